@@ -1,0 +1,256 @@
+#' Fits returned by the samplers
+#'
+#' [sgld()], [sgd()] and [gd()] return an object of class `sgld_fit`, a list with
+#' \describe{
+#'   \item{draws}{a [coda::mcmc.list], one [coda::mcmc] matrix per chain: rows
+#'     are kept iterations, columns the parameters on the user's scale (for
+#'     [model_linear()]: the coefficients and `sigma2`); `coda::mcpar()` gives
+#'     the first and last kept iteration and the thinning interval.}
+#'   \item{lr}{the learning rate of each kept draw, a matrix with one column per
+#'     chain, for step-weighted estimates.}
+#'   \item{last}{the final state of each chain (one row per chain, user's scale).}
+#'   \item{status}{per chain: `"done"`, `"diverged"` (a non-finite parameter or
+#'     gradient), `"interrupted"` or `"not run"`; `stop_iter` gives the
+#'     iteration at which a chain stopped early.}
+#'   \item{clipped}{per chain, how many iterations had their gradient clipped.}
+#'   \item{model, settings, method, call, time}{what was run, and its elapsed
+#'     time in seconds.}
+#' }
+#' Methods: `print()`, `summary()`, `coef()`, `vcov()`, `plot()`,
+#' `as.matrix()`, `as.array()`, `coda::as.mcmc()` and `coda::as.mcmc.list()`.
+#' @name sgld_fit
+NULL
+
+status_labels <- c("done", "diverged", "diverged", "interrupted", "not run")
+
+new_sgld_fit <- function(res, model, settings, lr, method, call, time) {
+  d <- model$d
+  chains <- settings$chains
+  nkeep <- floor((settings$iter - settings$burnin) / settings$thin)
+  kept <- res$kept
+  status <- status_labels[res$status + 1L]
+  K <- min(kept)
+  start <- settings$burnin + settings$thin
+  per_chain <- lapply(seq_len(chains), function(c) {
+    w <- res$draws[[c]]
+    if (K < nkeep) w <- w[seq_len(K), , drop = FALSE]
+    u <- to_user_scale(model, w)
+    colnames(u) <- model$names
+    coda::mcmc(u, start = start, end = start + max(K - 1, 0) * settings$thin,
+               thin = settings$thin)
+  })
+  eta <- if (K < nkeep) res$eta[seq_len(K), , drop = FALSE] else res$eta
+  last <- to_user_scale(model, t(res$last))
+  dimnames(last) <- list(paste("chain", seq_len(chains)), model$names)
+
+  fit <- structure(list(
+    draws = coda::mcmc.list(per_chain),
+    lr = eta,
+    last = last,
+    status = status,
+    stop_iter = res$stop_iter,
+    kept = kept,
+    clipped = res$clip_count,
+    model = model,
+    settings = c(settings[c("iter", "burnin", "thin", "chains", "batch_size", "temperature")],
+                 list(replace = as.logical(settings$replace), lr = lr)),
+    method = method,
+    call = call,
+    time = time
+  ), class = "sgld_fit")
+  warn_stopped(fit, K)
+  fit
+}
+
+warn_stopped <- function(fit, K) {
+  for (c in which(fit$status == "diverged")) {
+    warning(sprintf(paste0(
+      "chain %d diverged at iteration %s: the %s became non-finite. ",
+      "The %s draws kept before it are returned. Try a smaller learning rate (`lr`) ",
+      "or gradient clipping (`clip`)."),
+      c, format(fit$stop_iter[c]), "parameters or their gradient", format(fit$kept[c])),
+      call. = FALSE)
+  }
+  hit <- which(fit$status == "interrupted")
+  if (length(hit))
+    warning(sprintf("interrupted by the user at iteration %s of chain %d; returning the draws made so far.",
+                    format(fit$stop_iter[hit[1]]), hit[1]), call. = FALSE)
+  if (any(fit$kept > K))
+    warning(sprintf("chains kept different numbers of draws; all are truncated to the shortest (%d).", K),
+            call. = FALSE)
+}
+
+ndraws <- function(fit) nrow(fit$draws[[1]])
+
+pooled <- function(fit) do.call(rbind, lapply(fit$draws, unclass))
+
+#' @export
+print.sgld_fit <- function(x, digits = 4, ...) {
+  s <- x$settings
+  label <- c(sgld = "SGLD", sgd = "SGD", gd = "Gradient descent")[[x$method]]
+  cat(label, " on ", class(x$model)[1], ": ", s$chains, " chain", if (s$chains > 1) "s",
+      " x ", format(s$iter, big.mark = ","), " iterations, batch size ", s$batch_size,
+      if (x$method == "sgld") paste0(", temperature ", format(s$temperature)), "\n", sep = "")
+  cat("Kept ", format(ndraws(x), big.mark = ","), " draws per chain (burn-in ", s$burnin,
+      ", thin ", s$thin, "); ", format(x$time, digits = 3), " s\n", sep = "")
+  if (any(x$status != "done"))
+    cat("Stopped early: ", paste0("chain ", seq_along(x$status), " ", x$status,
+                                  collapse = ", "), "\n", sep = "")
+  if (any(x$clipped > 0))
+    cat("Gradient clipped in ", paste(format(x$clipped), collapse = ", "),
+        " iterations (per chain)\n", sep = "")
+  if (ndraws(x) > 0) {
+    cat("\n")
+    if (x$method == "sgld") {
+      sm <- summary(x)$statistics
+      print(sm[, c("mean", "sd", "2.5%", "97.5%"), drop = FALSE], digits = digits)
+    } else {
+      cat("Final iterate:\n")
+      print(coef(x), digits = digits)
+    }
+  }
+  invisible(x)
+}
+
+#' Summaries of a fit
+#'
+#' Posterior means (plain and step-weighted), standard deviations, quantiles,
+#' effective sample sizes and, for several chains, the potential scale
+#' reduction factor, all over the kept draws of every chain.
+#'
+#' The plain mean is \eqn{\frac1K \sum_k h(w_k)}; the step-weighted mean
+#' \eqn{\sum_k \eta_k h(w_k) / \sum_k \eta_k} weights each draw by its learning
+#' rate, which is what a decaying schedule calls for (the two agree for a
+#' constant one). ESS is [coda::effectiveSize()] summed over chains; R-hat is
+#' the point estimate of [coda::gelman.diag()].
+#'
+#' @param object,x An `sgld_fit`, or its summary for `print()`.
+#' @param probs Quantiles to report.
+#' @param digits Digits to print.
+#' @param ... Not used.
+#' @return `summary()` returns an object of class `summary.sgld_fit` whose
+#'   `statistics` is a matrix with one row per parameter.
+#' @export
+summary.sgld_fit <- function(object, probs = c(0.025, 0.25, 0.5, 0.75, 0.975), ...) {
+  if (ndraws(object) == 0) abort("the fit has no kept draws to summarise.")
+  x <- pooled(object)
+  w <- as.vector(object$lr)
+  stats <- cbind(
+    mean = colMeans(x),
+    weighted_mean = colSums(x * w) / sum(w),
+    sd = apply(x, 2, sd),
+    t(apply(x, 2, quantile, probs = probs, names = FALSE)),
+    ess = if (nrow(x) > 1) coda::effectiveSize(object$draws) else NA_real_
+  )
+  colnames(stats)[3 + seq_along(probs)] <- paste0(format(100 * probs, trim = TRUE), "%")
+  if (length(object$draws) > 1 && ndraws(object) > 1) {
+    rhat <- tryCatch(coda::gelman.diag(object$draws, autoburnin = FALSE,
+                                       multivariate = FALSE)$psrf[, 1],
+                     error = function(e) rep(NA_real_, ncol(x)))
+    stats <- cbind(stats, rhat = rhat)
+  }
+  structure(list(statistics = stats, method = object$method, chains = length(object$draws),
+                 draws = ndraws(object)), class = "summary.sgld_fit")
+}
+
+#' @rdname summary.sgld_fit
+#' @export
+print.summary.sgld_fit <- function(x, digits = 4, ...) {
+  cat(x$draws, " draws x ", x$chains, " chain", if (x$chains > 1) "s", "\n", sep = "")
+  print(x$statistics, digits = digits)
+  invisible(x)
+}
+
+#' Point estimates and covariance from a fit
+#'
+#' For a sampler (`sgld()`), `coef()` is the posterior mean over all kept draws
+#' (step-weighted with `weighted = TRUE`); for an optimiser (`sgd()`, `gd()`) it
+#' is the final iterate, averaged over chains. `vcov()` is the covariance of
+#' the pooled draws.
+#' @param object An `sgld_fit`.
+#' @param weighted Weight the draws by their learning rate?
+#' @param ... Not used.
+#' @return A named vector (`coef`) or matrix (`vcov`), on the user's scale.
+#' @export
+coef.sgld_fit <- function(object, weighted = FALSE, ...) {
+  if (object$method != "sgld") return(colMeans(object$last))
+  if (ndraws(object) == 0) abort("the fit has no kept draws.")
+  x <- pooled(object)
+  if (weighted) {
+    w <- as.vector(object$lr)
+    return(colSums(x * w) / sum(w))
+  }
+  colMeans(x)
+}
+
+#' @rdname coef.sgld_fit
+#' @export
+vcov.sgld_fit <- function(object, ...) stats::cov(pooled(object))
+
+#' Draws as matrices, arrays and coda objects
+#'
+#' `as.matrix()` stacks the kept draws of all chains (one row per draw);
+#' `as.array()` gives iterations x chains x parameters, the layout of
+#' bayesplot and rstan; `as.mcmc.list()` returns the chains for coda, and
+#' `as.mcmc()` the single chain of a one-chain fit.
+#'
+#' @param x An `sgld_fit`.
+#' @param scale `"user"` for the model's natural parameters (e.g. `sigma2`),
+#'   `"sampler"` for the unconstrained ones the sampler moved (e.g. `log_sigma2`).
+#' @param ... Not used.
+#' @export
+as.matrix.sgld_fit <- function(x, scale = c("user", "sampler"), ...) {
+  scale <- match.arg(scale)
+  m <- pooled(x)
+  if (scale == "sampler") {
+    m <- to_sampler_scale(x$model, m)
+    colnames(m) <- x$model$sampler_names
+  }
+  m
+}
+
+#' @rdname as.matrix.sgld_fit
+#' @export
+as.array.sgld_fit <- function(x, scale = c("user", "sampler"), ...) {
+  scale <- match.arg(scale)
+  K <- ndraws(x)
+  chains <- length(x$draws)
+  nm <- if (scale == "user") x$model$names else x$model$sampler_names
+  a <- array(NA_real_, c(K, chains, x$model$d),
+             dimnames = list(iteration = NULL, chain = paste0("chain:", seq_len(chains)),
+                             parameter = nm))
+  for (c in seq_len(chains)) {
+    m <- unclass(x$draws[[c]])
+    if (scale == "sampler") m <- to_sampler_scale(x$model, m)
+    a[, c, ] <- m
+  }
+  a
+}
+
+#' @rdname as.matrix.sgld_fit
+#' @method as.mcmc.list sgld_fit
+#' @export
+as.mcmc.list.sgld_fit <- function(x, ...) x$draws
+
+#' @rdname as.matrix.sgld_fit
+#' @method as.mcmc sgld_fit
+#' @export
+as.mcmc.sgld_fit <- function(x, ...) {
+  if (length(x$draws) > 1)
+    abort("the fit has ", length(x$draws), " chains; use as.mcmc.list() to keep them apart.")
+  x$draws[[1]]
+}
+
+#' Trace and density plots
+#'
+#' Plots each parameter's trace and density for every chain, by coda's
+#' [coda::plot.mcmc()].
+#' @param x An `sgld_fit`.
+#' @param ... Passed to [coda::plot.mcmc.list()].
+#' @return `x`, invisibly.
+#' @export
+plot.sgld_fit <- function(x, ...) {
+  if (ndraws(x) == 0) abort("the fit has no kept draws to plot.")
+  plot(x$draws, ...)
+  invisible(x)
+}

@@ -1,0 +1,85 @@
+#' Normal-inverse-gamma prior for linear regression
+#'
+#' The conjugate prior \eqn{\beta \mid \sigma^2 \sim N(\mu, \sigma^2 V)},
+#' \eqn{\sigma^2 \sim IG(\mathrm{shape}, \mathrm{rate})} of [model_linear()].
+#' The defaults are the lecture handout's: \eqn{\mu = 0}, \eqn{V = 100 I},
+#' shape = rate = 1.
+#'
+#' @param mean Prior mean \eqn{\mu} of the coefficients: one number (used for
+#'   all) or one per coefficient.
+#' @param V Prior scale matrix of the coefficients (multiplied by \eqn{\sigma^2}):
+#'   one positive number (\eqn{V = vI}), a vector of positive numbers (a
+#'   diagonal \eqn{V}), or a symmetric positive definite matrix.
+#' @param shape,rate Shape and rate of the inverse-gamma prior on \eqn{\sigma^2}.
+#' @return An object of class `sgld_prior`.
+#' @examples
+#' prior_nig(mean = 0, V = 100, shape = 1, rate = 1)
+#' @export
+prior_nig <- function(mean = 0, V = 100, shape = 1, rate = 1) {
+  if (!is.numeric(mean) || length(mean) < 1L || any(!is.finite(mean)))
+    abort("`mean` must be a numeric vector of finite values, not ", describe(mean), ".")
+  if (!is.numeric(V) || length(V) < 1L || any(!is.finite(V)))
+    abort("`V` must be a positive number, a vector of positive numbers or a ",
+          "positive definite matrix, with finite values.")
+  if (is.matrix(V) && !(nrow(V) == 1L && ncol(V) == 1L)) {
+    if (nrow(V) != ncol(V) || !isSymmetric(unname(V)))
+      abort("`V` must be a symmetric matrix.")
+    if (inherits(try(chol(V), silent = TRUE), "try-error"))
+      abort("`V` must be positive definite.")
+  } else if (any(V <= 0)) {
+    abort("`V` must be positive, not ", describe(V), ".")
+  }
+  check_number(shape, "shape", lower = 0, lower_open = TRUE)
+  check_number(rate, "rate", lower = 0, lower_open = TRUE)
+  structure(list(family = "nig", mean = as.double(mean), V = V,
+                 shape = as.double(shape), rate = as.double(rate)),
+            class = "sgld_prior")
+}
+
+#' @export
+print.sgld_prior <- function(x, ...) {
+  V <- x$V
+  v <- if (is.matrix(V) && length(V) > 1L) sprintf("a %d x %d matrix", nrow(V), ncol(V))
+       else paste(format(V), collapse = ", ")
+  cat("Normal-inverse-gamma prior\n",
+      "  beta | sigma2 ~ N(mean, sigma2 V), mean = ",
+      paste(format(x$mean), collapse = ", "), ", V = ", v, "\n",
+      "  sigma2 ~ IG(shape = ", format(x$shape), ", rate = ", format(x$rate), ")\n",
+      sep = "")
+  invisible(x)
+}
+
+# The prior made concrete for p coefficients: mean vector, V^{-1} (or its
+# diagonal) and the log normalising constant, as the C model reads them.
+resolve_prior_nig <- function(prior, p, coef_names) {
+  if (!inherits(prior, "sgld_prior") || !identical(prior$family, "nig"))
+    abort("`prior` must be made by prior_nig(), not ", describe(prior), ".")
+  mu <- prior$mean
+  if (length(mu) == 1L) mu <- rep(mu, p)
+  if (length(mu) != p)
+    abort("`prior` mean has length ", length(prior$mean), " but the model has ", p,
+          " coefficients (", paste(coef_names, collapse = ", "), ").")
+  V <- prior$V
+  if (is.matrix(V) && length(V) > 1L) {
+    if (nrow(V) != p)
+      abort("`prior` V is ", nrow(V), " x ", ncol(V), " but the model has ", p,
+            " coefficients.")
+    R <- chol(V)
+    vinv <- chol2inv(R)
+    logdet <- 2 * sum(log(diag(R)))
+    diag_only <- FALSE
+  } else {
+    v <- as.double(V)
+    if (length(v) == 1L) v <- rep(v, p)
+    if (length(v) != p)
+      abort("`prior` V has length ", length(V), " but the model has ", p, " coefficients.")
+    vinv <- 1 / v
+    logdet <- sum(log(v))
+    diag_only <- TRUE
+  }
+  list(mean = mu, vinv = as.double(vinv), vinv_diag = diag_only,
+       V = if (diag_only) diag(1 / vinv, p) else V,
+       shape = prior$shape, rate = prior$rate,
+       const = -0.5 * p * log(2 * pi) - 0.5 * logdet +
+         prior$shape * log(prior$rate) - lgamma(prior$shape))
+}

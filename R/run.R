@@ -1,0 +1,165 @@
+#' Stochastic gradient Langevin dynamics
+#'
+#' Draws from the posterior of `model` by stochastic gradient Langevin dynamics
+#' (Welling and Teh, 2011): each iteration moves the parameters by the learning
+#' rate times a minibatch estimate of the gradient of the log posterior, plus
+#' Gaussian noise of variance \eqn{2 \eta_t \tau} (see [sgld-package] for the
+#' update and its conversion to other conventions).
+#'
+#' With a constant learning rate the chain's stationary distribution is only
+#' close to the posterior: the discretisation and the minibatch noise both
+#' widen it, the more so the larger \eqn{\eta} and the smaller the batch.
+#' Decaying schedules ([lr_poly()]) remove that bias asymptotically; weight the
+#' draws by their learning rate (`summary()` reports both averages).
+#'
+#' @param model A model, e.g. from [model_linear()].
+#' @param lr Learning rate: a positive number or a schedule ([lr_constant()],
+#'   [lr_poly()], [lr_range()], [lr_piecewise()]).
+#' @param batch_size Minibatch size \eqn{m}, a whole number from 1 to the
+#'   number of observations; the default is 100 or all observations if fewer.
+#' @param iter Number of iterations (updates) per chain.
+#' @param ... Not used: every argument after `iter` must be given by its full
+#'   name, and unknown names are an error.
+#' @param burnin Number of initial iterations whose states are discarded;
+#'   defaults to half of `iter`.
+#' @param thin Keep every `thin`-th state after burn-in.
+#' @param temperature \eqn{\tau \ge 0}; 1 samples the posterior, 0 gives
+#'   stochastic gradient ascent.
+#' @param chains Number of chains. Each chain draws from its own random stream,
+#'   so chain \eqn{c} is the same whatever the number of chains.
+#' @param init Starting values on the user's scale (for [model_linear()]:
+#'   coefficients, then `sigma2`): `NULL` for the model's default start (see its
+#'   help page), a vector used for every chain, or a matrix with one row per
+#'   chain.
+#' @param replace Draw each minibatch with replacement? By default the items of
+#'   a minibatch are distinct (batches are still drawn independently).
+#' @param clip `NULL`, or gradient clipping from [clip_norm()] or [clip_value()].
+#' @return An object of class `sgld_fit`; see [sgld_fit].
+#' @section Reproducibility:
+#' The engine's generator is seeded from R's, so `set.seed()` before the call
+#' makes a run reproducible.
+#' @section Stopping early:
+#' If a parameter or the gradient becomes non-finite, that chain stops, the
+#' draws kept so far are returned, and a warning names the chain and the
+#' iteration. An interrupt (Ctrl-C / Esc) likewise returns the draws made so far.
+#' @references Welling, M. and Teh, Y. W. (2011). Bayesian learning via
+#'   stochastic gradient Langevin dynamics. *Proceedings of the 28th ICML*.
+#' @examples
+#' m <- model_linear(y ~ x, data = handout)
+#' set.seed(1)
+#' fit <- sgld(m, lr = 2e-7, batch_size = 1000, iter = 20000, thin = 10)
+#' summary(fit)
+#' @export
+sgld <- function(model, lr, batch_size = NULL, iter = 10000, ...,
+                 burnin = floor(iter / 2), thin = 1, temperature = 1, chains = 1,
+                 init = NULL, replace = FALSE, clip = NULL) {
+  check_dots_empty(...)
+  run_sampler(model, lr = lr, batch_size = batch_size, iter = iter, burnin = burnin,
+              thin = thin, temperature = temperature, chains = chains, init = init,
+              replace = replace, clip = clip, method = "sgld", call = match.call())
+}
+
+#' Stochastic gradient descent and gradient descent
+#'
+#' Follow the (minibatch) gradient of the log posterior from a start:
+#' `sgd()` is [sgld()] at temperature 0, and `gd()` is `sgd()` with the full
+#' data in every batch. The fit holds the whole trajectory (every iterate,
+#' unless thinned), and [coef()] gives its final point: the estimate of the
+#' posterior mode (the MAP estimate on the sampler's scale).
+#'
+#' @inheritParams sgld
+#' @param thin Keep every `thin`-th iterate.
+#' @return An object of class `sgld_fit`; see [sgld_fit].
+#' @examples
+#' m <- model_linear(y ~ x, data = handout)
+#' fit <- sgd(m, lr = 1e-5, batch_size = 10, iter = 1000,
+#'            init = c(1.1, -2, 1))
+#' coef(fit)
+#' coef(gd(m, lr = 1e-5, iter = 2000))
+#' @export
+sgd <- function(model, lr, batch_size = NULL, iter = 1000, ..., thin = 1, chains = 1,
+                init = NULL, replace = FALSE, clip = NULL) {
+  check_dots_empty(...)
+  run_sampler(model, lr = lr, batch_size = batch_size, iter = iter, burnin = 0,
+              thin = thin, temperature = 0, chains = chains, init = init,
+              replace = replace, clip = clip, method = "sgd", call = match.call())
+}
+
+#' @rdname sgd
+#' @export
+gd <- function(model, lr, iter = 1000, ..., thin = 1, init = NULL, clip = NULL) {
+  check_dots_empty(...)
+  check_model(model)
+  run_sampler(model, lr = lr, batch_size = model$n, iter = iter, burnin = 0,
+              thin = thin, temperature = 0, chains = 1, init = init,
+              replace = FALSE, clip = clip, method = "gd", call = match.call())
+}
+
+# The one runner behind every exported sampler: check everything once, call
+# the C driver, and turn what it returns into an sgld_fit.
+run_sampler <- function(model, lr, batch_size, iter, burnin, thin, temperature, chains,
+                        init, replace, clip, method, call, update = "sgld") {
+  check_model(model)
+  n <- model$n
+  d <- model$d
+  lr <- as_lr(lr)
+  check_count(iter, "iter", lower = 1)
+  if (is.null(batch_size)) batch_size <- min(100, n)
+  check_count(batch_size, "batch_size", lower = 1, upper = min(n, .Machine$integer.max))
+  check_count(burnin, "burnin", lower = 0)
+  if (burnin >= iter)
+    abort("`burnin` must be smaller than `iter` (", burnin, " >= ", iter, ").")
+  check_count(thin, "thin", lower = 1)
+  if (thin > iter - burnin)
+    abort("`thin` must be at most iter - burnin = ", iter - burnin, " so that a draw is kept.")
+  check_number(temperature, "temperature", lower = 0)
+  check_count(chains, "chains", lower = 1, upper = 1000)
+  check_flag(replace, "replace")
+  if (!is.null(clip) && !inherits(clip, "sgld_clip"))
+    abort("`clip` must be NULL, clip_norm() or clip_value(), not ", describe(clip), ".")
+  nkeep <- floor((iter - burnin) / thin)
+  if (nkeep * d * chains > 2^31)
+    abort("the run would keep ", format(nkeep * chains, big.mark = ","), " draws of ", d,
+          " parameters (", format(8 * nkeep * d * chains / 2^30, digits = 3),
+          " GiB); increase `thin` or reduce `iter`.")
+  init_w <- resolve_init(model, init, chains)
+
+  settings <- list(
+    iter = iter, burnin = burnin, thin = thin, chains = chains, batch_size = batch_size,
+    replace = as.integer(replace), temperature = temperature,
+    schedule = resolve_lr(lr, iter),
+    clip_type = if (is.null(clip)) 0L else clip$code,
+    clip_threshold = if (is.null(clip)) 0 else clip$threshold,
+    update = update, init = as.double(t(init_w)),
+    order = seq_len(chains)
+  )
+  start <- proc.time()[["elapsed"]]
+  res <- .Call(C_sgld_run, model, settings)
+  elapsed <- proc.time()[["elapsed"]] - start
+  new_sgld_fit(res, model = model, settings = settings, lr = lr, method = method,
+               call = call, time = elapsed)
+}
+
+# Starting values: one row per chain on the sampler's scale.
+resolve_init <- function(model, init, chains) {
+  d <- model$d
+  if (is.null(init)) init <- model$default_init
+  if (!is.numeric(init) || is.object(init))
+    abort("`init` must be NULL, a numeric vector of length ", d,
+          " or a matrix with one row per chain, not ", describe(init), ".")
+  if (is.matrix(init)) {
+    if (nrow(init) != chains || ncol(init) != d)
+      abort("`init` must be a ", chains, " x ", d, " matrix (one row per chain), not ",
+            nrow(init), " x ", ncol(init), ".")
+  } else {
+    if (length(init) != d)
+      abort("`init` must have length ", d, " (", paste(model$names, collapse = ", "),
+            "), not ", length(init), ".")
+    init <- matrix(init, chains, d, byrow = TRUE)
+  }
+  if (any(!is.finite(init))) abort("`init` must be finite.")
+  check_user_values(model, init, "init")
+  w <- to_sampler_scale(model, init)
+  if (any(!is.finite(w))) abort("`init` is outside the parameter space.")
+  w
+}

@@ -1,0 +1,142 @@
+#' Learning-rate schedules
+#'
+#' The learning rate \eqn{\eta_t} of iteration \eqn{t = 1, 2, \dots} (see
+#' [sgld-package] for the update it scales). Wherever a schedule is expected, a
+#' bare positive number means `lr_constant()` of it.
+#'
+#' * `lr_constant(eta)`: \eqn{\eta_t = \eta}.
+#' * `lr_poly(a, b, gamma)`: \eqn{\eta_t = a (b + t)^{-\gamma}}, the schedule of
+#'   Welling and Teh. With \eqn{0.5 < \gamma \le 1} it satisfies the
+#'   Robbins-Monro conditions \eqn{\sum \eta_t = \infty},
+#'   \eqn{\sum \eta_t^2 < \infty}; other values give a warning.
+#' * `lr_range(start, end, gamma)`: the polynomial schedule that decays from
+#'   `start` at the first iteration to `end` at the last one (the run's `iter`),
+#'   as in "step sizes decaying from 0.01 to 0.0001". With
+#'   \eqn{r = (start/end)^{1/\gamma}} it uses \eqn{b = (T - r)/(r - 1)} and
+#'   \eqn{a = start\,(b + 1)^\gamma}.
+#' * `lr_piecewise(C0, T0, T1, s)`: \eqn{C_0} up to iteration \eqn{T_0}, then
+#'   \eqn{C_0 (t - T_0)^{-s}} up to \eqn{T_1}, then constant at its value at
+#'   \eqn{T_1} (the computer practical uses \eqn{C_0 = 10^{-6}}, \eqn{s = 0.51},
+#'   \eqn{T_0 = 0.3\,T}, \eqn{T_1 = 0.6\,T}).
+#'
+#' `floor` keeps a decaying schedule from going below a critical level: it
+#' decreases, then holds.
+#'
+#' Note that Welling and Teh's step size \eqn{\epsilon_t} is \eqn{2 \eta_t}.
+#'
+#' @param eta A positive learning rate.
+#' @param a,b,gamma Scale, offset and exponent of the polynomial decay.
+#' @param start,end Learning rates at the first and at the last iteration,
+#'   `start > end > 0`.
+#' @param C0,T0,T1,s Level, end of the constant phase, end of the decay, and
+#'   exponent of the piecewise schedule (iteration counts for `T0 < T1`).
+#' @param floor A lower bound on the learning rate, 0 for none.
+#' @return An object of class `sgld_lr`.
+#' @examples
+#' lr_constant(1e-5)
+#' lr_poly(a = 0.01, b = 1, gamma = 0.55)
+#' lr_range(start = 0.01, end = 1e-4)
+#' lr_piecewise(C0 = 1e-6, T0 = 3000, T1 = 6000)
+#' @name schedules
+NULL
+
+new_lr <- function(type, ...) structure(list(type = type, ...), class = "sgld_lr")
+
+#' @rdname schedules
+#' @export
+lr_constant <- function(eta) {
+  check_number(eta, "eta", lower = 0, lower_open = TRUE)
+  new_lr("constant", eta = eta)
+}
+
+#' @rdname schedules
+#' @export
+lr_poly <- function(a, b = 0, gamma = 0.55, floor = 0) {
+  check_number(a, "a", lower = 0, lower_open = TRUE)
+  check_number(b, "b", lower = 0)
+  check_gamma(gamma)
+  check_number(floor, "floor", lower = 0)
+  new_lr("poly", a = a, b = b, gamma = gamma, floor = floor)
+}
+
+#' @rdname schedules
+#' @export
+lr_range <- function(start, end, gamma = 0.55, floor = 0) {
+  check_number(start, "start", lower = 0, lower_open = TRUE)
+  check_number(end, "end", lower = 0, lower_open = TRUE)
+  if (end >= start) abort("`end` must be smaller than `start` (", end, " >= ", start, ").")
+  check_gamma(gamma)
+  check_number(floor, "floor", lower = 0)
+  new_lr("range", start = start, end = end, gamma = gamma, floor = floor)
+}
+
+#' @rdname schedules
+#' @export
+lr_piecewise <- function(C0, T0, T1, s = 0.51, floor = 0) {
+  check_number(C0, "C0", lower = 0, lower_open = TRUE)
+  check_count(T0, "T0", lower = 0)
+  check_count(T1, "T1", lower = 1)
+  if (T1 <= T0) abort("`T1` must be greater than `T0` (", T1, " <= ", T0, ").")
+  check_number(s, "s", lower = 0, lower_open = TRUE)
+  check_number(floor, "floor", lower = 0)
+  new_lr("piecewise", C0 = C0, T0 = T0, T1 = T1, s = s, floor = floor)
+}
+
+check_gamma <- function(gamma) {
+  check_number(gamma, "gamma", lower = 0, lower_open = TRUE)
+  if (gamma <= 0.5 || gamma > 1)
+    warning("`gamma` = ", gamma, " is outside (0.5, 1]: the schedule does not satisfy ",
+            "the Robbins-Monro conditions.", call. = FALSE)
+  invisible(gamma)
+}
+
+#' @export
+print.sgld_lr <- function(x, ...) {
+  txt <- switch(x$type,
+    constant = sprintf("constant: eta = %g", x$eta),
+    poly = sprintf("polynomial: eta_t = %g (%g + t)^-%g", x$a, x$b, x$gamma),
+    range = sprintf("polynomial from %g at t = 1 to %g at the last iteration, gamma = %g",
+                    x$start, x$end, x$gamma),
+    piecewise = sprintf("piecewise: %g up to t = %g, then %g (t - %g)^-%g up to t = %g",
+                        x$C0, x$T0, x$C0, x$T0, x$s, x$T1))
+  if (!is.null(x$floor) && x$floor > 0) txt <- paste0(txt, ", floor ", format(x$floor))
+  cat("Learning-rate schedule, ", txt, "\n", sep = "")
+  invisible(x)
+}
+
+as_lr <- function(lr) {
+  if (inherits(lr, "sgld_lr")) return(lr)
+  if (is_number(lr) && is.numeric(lr)) {
+    if (!is.finite(lr) || lr <= 0)
+      abort("`lr` must be a positive finite learning rate or a schedule such as ",
+            "lr_poly(), not ", describe(lr), ".")
+    return(lr_constant(lr))
+  }
+  abort("`lr` must be a positive number or a schedule made by lr_constant(), lr_poly(), ",
+        "lr_range() or lr_piecewise(), not ", describe(lr), ".")
+}
+
+# The three shapes the C engine knows (constant, polynomial, piecewise).
+resolve_lr <- function(lr, iter) {
+  out <- list(code = 0L, a = 0, b = 0, gamma = 0, t0 = 0, t1 = 0, floor = 0)
+  switch(lr$type,
+    constant = {
+      out$a <- lr$eta
+    },
+    poly = {
+      out[c("code", "a", "b", "gamma", "floor")] <- list(1L, lr$a, lr$b, lr$gamma, lr$floor)
+    },
+    range = {
+      if (iter < 2) abort("`lr`: lr_range() needs at least 2 iterations.")
+      r <- (lr$start / lr$end)^(1 / lr$gamma)
+      b <- (iter - r) / (r - 1)
+      out[c("code", "a", "b", "gamma", "floor")] <-
+        list(1L, lr$start * (b + 1)^lr$gamma, b, lr$gamma, lr$floor)
+    },
+    piecewise = {
+      out[c("code", "a", "gamma", "t0", "t1", "floor")] <-
+        list(2L, lr$C0, lr$s, lr$T0, lr$T1, lr$floor)
+    },
+    abort("`lr` has an unknown schedule type."))
+  out
+}

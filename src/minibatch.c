@@ -1,0 +1,84 @@
+/*
+ * Minibatch indices.
+ *
+ * With replacement, m independent uniform draws. Without replacement (the
+ * default), the m items of a batch are distinct and each batch is a uniform
+ * m-subset drawn afresh; two exact methods, chosen by the batch's share of n:
+ *  - small batches (m <= n/2): draw uniformly and redraw items already in the
+ *    batch, remembered in a bitmap of n bits that is cleared after each batch;
+ *    cheap because repeats are rare, and the bitmap is small enough to stay in cache;
+ *  - large batches: a partial Fisher-Yates shuffle of a permutation of 0..n-1
+ *    that is kept between batches. Whatever its order, it always holds every
+ *    index once, so each batch is uniform and independent of the last;
+ *  - the full data (m = n) in a fixed order, which makes gradient descent exact.
+ */
+#include <string.h>
+#include "sgld.h"
+
+enum { MB_REPLACE, MB_BITMAP, MB_SHUFFLE, MB_ALL };
+
+static int minibatch_mode(R_xlen_t n, int m, int replace) {
+  if (replace) return MB_REPLACE;
+  if (m == n) return MB_ALL;
+  return (R_xlen_t) m * 2 <= n ? MB_BITMAP : MB_SHUFFLE;
+}
+
+size_t minibatch_bytes(R_xlen_t n, int m, int replace) {
+  switch (minibatch_mode(n, m, replace)) {
+  case MB_BITMAP: return (size_t) ((n + 63) / 64) * sizeof(uint64_t);
+  case MB_SHUFFLE:
+  case MB_ALL: return (size_t) n * sizeof(R_xlen_t);
+  default: return 0;
+  }
+}
+
+void minibatch_init(sgld_minibatch *mb, R_xlen_t n, int m, int replace, void *memory) {
+  mb->n = n;
+  mb->m = m;
+  mb->mode = minibatch_mode(n, m, replace);
+  mb->perm = NULL;
+  mb->seen = NULL;
+  if (mb->mode == MB_BITMAP) {
+    mb->seen = memory;
+    memset(mb->seen, 0, minibatch_bytes(n, m, replace));
+  } else if (mb->mode != MB_REPLACE) {
+    mb->perm = memory;
+    for (R_xlen_t i = 0; i < n; i++) mb->perm[i] = i;
+  }
+}
+
+const R_xlen_t *minibatch_draw(sgld_minibatch *mb, sgld_rng *r, R_xlen_t *idx) {
+  const uint64_t n = (uint64_t) mb->n;
+  const int m = mb->m;
+  switch (mb->mode) {
+  case MB_REPLACE:
+    for (int k = 0; k < m; k++) idx[k] = (R_xlen_t) rng_below(r, n);
+    return idx;
+  case MB_BITMAP: {
+    uint64_t *seen = mb->seen;
+    for (int k = 0; k < m; k++) {
+      uint64_t i, bit;
+      do {
+        i = rng_below(r, n);
+        bit = UINT64_C(1) << (i & 63);
+      } while (seen[i >> 6] & bit);
+      seen[i >> 6] |= bit;
+      idx[k] = (R_xlen_t) i;
+    }
+    for (int k = 0; k < m; k++) seen[idx[k] >> 6] = 0;
+    return idx;
+  }
+  case MB_SHUFFLE: {
+    R_xlen_t *perm = mb->perm;
+    for (int k = 0; k < m; k++) {
+      R_xlen_t j = k + (R_xlen_t) rng_below(r, n - (uint64_t) k);
+      R_xlen_t tmp = perm[k];
+      perm[k] = perm[j];
+      perm[j] = tmp;
+    }
+    return perm;
+  }
+  default:
+    return mb->perm;
+  }
+}

@@ -1,0 +1,33 @@
+/*
+ * Learning-rate schedules. The R side resolves every user-facing schedule
+ * (lr_constant, lr_poly, lr_range, lr_piecewise) into one of three shapes.
+ */
+#include "sgld.h"
+
+sgld_schedule schedule_build(SEXP spec) {
+  sgld_schedule s;
+  s.type = list_int(spec, "code");
+  s.a = list_real(spec, "a");
+  s.b = list_real(spec, "b");
+  s.gamma = list_real(spec, "gamma");
+  s.t0 = list_real(spec, "t0");
+  s.t1 = list_real(spec, "t1");
+  s.floor = list_real(spec, "floor");
+  return s;
+}
+
+double schedule_eta(const sgld_schedule *s, double t) {
+  double eta;
+  switch (s->type) {
+  case SCHEDULE_POLY:
+    eta = s->a * pow(s->b + t, -s->gamma);
+    break;
+  case SCHEDULE_PIECEWISE:
+    if (t <= s->t0) eta = s->a;
+    else eta = s->a * pow((t < s->t1 ? t : s->t1) - s->t0, -s->gamma);
+    break;
+  default:
+    return s->a;
+  }
+  return eta < s->floor ? s->floor : eta;
+}

@@ -1,0 +1,157 @@
+/*
+ * Shared types of the sgld engine.
+ *
+ * A run is three independent pieces plugged into one driver (run.c):
+ *   - a model: log density and gradients over read-only data,
+ *   - an update rule: how a state moves given a gradient estimate,
+ *   - a learning-rate schedule.
+ * The driver never knows which model or rule it runs. Nothing declared here
+ * touches the R API, so every function can run outside the main thread.
+ */
+#ifndef SGLD_H
+#define SGLD_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <math.h>
+#include <Rinternals.h>   /* R_xlen_t, SEXP for the builders only */
+
+/* ---------------------------------------------------------------- RNG -- */
+
+/* xoshiro256++ state; one per chain, chains sit 2^128 draws apart. */
+typedef struct sgld_rng {
+  uint64_t s[4];
+} sgld_rng;
+
+static inline uint64_t sgld_rotl(uint64_t x, int k) {
+  return (x << k) | (x >> (64 - k));
+}
+
+static inline uint64_t rng_next(sgld_rng *r) {
+  uint64_t *s = r->s;
+  uint64_t out = sgld_rotl(s[0] + s[3], 23) + s[0];
+  uint64_t t = s[1] << 17;
+  s[2] ^= s[0];
+  s[3] ^= s[1];
+  s[1] ^= s[2];
+  s[0] ^= s[3];
+  s[2] ^= t;
+  s[3] = sgld_rotl(s[3], 45);
+  return out;
+}
+
+/* uniform on the open interval (0, 1): 53 random bits, shifted by half a step */
+static inline double rng_unif(sgld_rng *r) {
+  return ((double) (rng_next(r) >> 11) + 0.5) * 0x1.0p-53;
+}
+
+void rng_seed_from_r(sgld_rng *r);            /* main thread only: uses R's RNG */
+void rng_jump(sgld_rng *r);                   /* advance by 2^128 draws */
+uint64_t rng_below_large(sgld_rng *r, uint64_t n);
+
+/* Uniform on {0, ..., n-1}, n >= 1, without bias: Lemire's multiply-and-reject
+   on 32 bits, so it needs no 128-bit arithmetic. */
+static inline uint64_t rng_below(sgld_rng *r, uint64_t n) {
+  if (n > UINT64_C(0xFFFFFFFF)) return rng_below_large(r, n);
+  uint64_t prod = (rng_next(r) >> 32) * n;
+  if ((uint32_t) prod < (uint32_t) n) {
+    const uint32_t threshold = (uint32_t) (-(uint32_t) n) % (uint32_t) n;
+    while ((uint32_t) prod < threshold) prod = (rng_next(r) >> 32) * n;
+  }
+  return prod >> 32;
+}
+
+/* Standard normal by a 256-layer ziggurat; the fast path is inline. */
+extern double sgld_zig_x[257];
+double rng_norm_slow(sgld_rng *r, uint64_t bits);
+void rng_init_tables(void);                   /* once, when the library loads */
+
+static inline double rng_norm(sgld_rng *r) {
+  uint64_t bits = rng_next(r);
+  int i = (int) (bits & 0xFF);
+  /* top 53 bits as a signed fraction in [-1, 1) */
+  double u = (double) ((int64_t) bits >> 11) * 0x1.0p-52;
+  double z = u * sgld_zig_x[i];
+  if (fabs(z) < sgld_zig_x[i + 1]) return z;
+  return rng_norm_slow(r, bits);
+}
+
+/* ---------------------------------------------------------- models -- */
+
+typedef struct sgld_model {
+  int d;               /* unconstrained parameters */
+  R_xlen_t n;          /* data items */
+  const void *data;    /* model's own data, read-only during a run */
+  /* add sum over idx[0..m) of grad log f(z_i | w) into g */
+  void   (*grad_loglik)(const void *data, const double *w, const R_xlen_t *idx,
+                        int m, double *g, double *work);
+  /* sum over idx[0..m) of log f(z_i | w); idx NULL means all n items */
+  double (*loglik)(const void *data, const double *w, const R_xlen_t *idx, R_xlen_t m);
+  void   (*grad_logprior)(const void *data, const double *w, double *g);   /* adds */
+  double (*logprior)(const void *data, const double *w);
+  size_t work_size;    /* doubles of scratch per chain */
+} sgld_model;
+
+/* the model named by spec$type, built from the R-side model object */
+sgld_model find_model(SEXP spec);
+
+/* builders: unpack the R-side model object (main thread, may allocate with R_alloc) */
+sgld_model model_linear_build(SEXP spec);
+
+/* --------------------------------------------------------- updates -- */
+
+typedef struct sgld_update {
+  size_t state_size;   /* doubles of per-chain state per parameter (momentum, ...) */
+  int needs_g_bar;     /* does step() read the mean per-item likelihood gradient? */
+  void (*init)(double *state, const double *w, int d);
+  /* move w given g_hat (the posterior gradient estimate) and g_bar (mean per-item
+     likelihood gradient, NULL unless needs_g_bar) at learning rate eta, temperature tau */
+  void (*step)(double *w, const double *g_hat, const double *g_bar, double eta,
+               double tau, double *state, sgld_rng *rng, int d, const void *opts);
+} sgld_update;
+
+extern const sgld_update update_sgld;
+
+/* ------------------------------------------------------- schedules -- */
+
+enum { SCHEDULE_CONSTANT = 0, SCHEDULE_POLY = 1, SCHEDULE_PIECEWISE = 2 };
+
+typedef struct sgld_schedule {
+  int type;
+  double a, b, gamma;       /* constant: eta = a; poly: a (b + t)^-gamma */
+  double t0, t1;            /* piecewise: a for t <= t0, a (t - t0)^-gamma up to t1 */
+  double floor;             /* eta never goes below this */
+} sgld_schedule;
+
+sgld_schedule schedule_build(SEXP spec);
+double schedule_eta(const sgld_schedule *s, double t);
+
+/* ------------------------------------------------------ minibatches -- */
+
+typedef struct sgld_minibatch {
+  R_xlen_t n;
+  int m;
+  int mode;         /* how batches are drawn: see minibatch.c */
+  R_xlen_t *perm;   /* permutation of 0..n-1 (large batches without replacement) */
+  uint64_t *seen;   /* one bit per item (small batches without replacement) */
+} sgld_minibatch;
+
+/* memory the minibatch needs, in bytes, given n, m and replace */
+size_t minibatch_bytes(R_xlen_t n, int m, int replace);
+void minibatch_init(sgld_minibatch *mb, R_xlen_t n, int m, int replace, void *memory);
+const R_xlen_t *minibatch_draw(sgld_minibatch *mb, sgld_rng *r, R_xlen_t *idx);
+
+/* -------------------------------------------------------- clipping -- */
+
+enum { CLIP_NONE = 0, CLIP_NORM = 1, CLIP_VALUE = 2 };
+int clip_gradient(double *g, int d, int type, double threshold);  /* 1 if it fired */
+
+/* ------------------------------------------------------ R helpers -- */
+
+SEXP list_elt(SEXP list, const char *name);          /* error if missing */
+double list_real(SEXP list, const char *name);
+int list_int(SEXP list, const char *name);
+/* a double vector of the given length (any length when len < 0) */
+const double *list_doubles(SEXP list, const char *name, R_xlen_t len);
+
+#endif
