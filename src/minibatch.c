@@ -5,8 +5,9 @@
  * default), the m items of a batch are distinct and each batch is a uniform
  * m-subset drawn afresh; two exact methods, chosen by the batch's share of n:
  *  - small batches (m <= n/2): draw uniformly and redraw items already in the
- *    batch, remembered in a bitmap of n bits that is cleared after each batch;
- *    cheap because repeats are rare, and the bitmap is small enough to stay in cache;
+ *    batch, marked in a byte per item that is cleared after each batch; cheap
+ *    because repeats are rare. Bytes rather than bits: neighbouring items then
+ *    never share a memory word, so marking one never stalls the check of the next;
  *  - large batches: a partial Fisher-Yates shuffle of a permutation of 0..n-1
  *    that is kept between batches. Whatever its order, it always holds every
  *    index once, so each batch is uniform and independent of the last;
@@ -25,7 +26,7 @@ static int minibatch_mode(R_xlen_t n, int m, int replace) {
 
 size_t minibatch_bytes(R_xlen_t n, int m, int replace) {
   switch (minibatch_mode(n, m, replace)) {
-  case MB_BITMAP: return (size_t) ((n + 63) / 64) * sizeof(uint64_t);
+  case MB_BITMAP: return (size_t) n;
   case MB_SHUFFLE:
   case MB_ALL: return (size_t) n * sizeof(R_xlen_t);
   default: return 0;
@@ -55,17 +56,14 @@ const R_xlen_t *minibatch_draw(sgld_minibatch *mb, sgld_rng *r, R_xlen_t *idx) {
     for (int k = 0; k < m; k++) idx[k] = (R_xlen_t) rng_below(r, n);
     return idx;
   case MB_BITMAP: {
-    uint64_t *seen = mb->seen;
+    unsigned char *seen = mb->seen;
     for (int k = 0; k < m; k++) {
-      uint64_t i, bit;
-      do {
-        i = rng_below(r, n);
-        bit = UINT64_C(1) << (i & 63);
-      } while (seen[i >> 6] & bit);
-      seen[i >> 6] |= bit;
+      uint64_t i;
+      do i = rng_below(r, n); while (seen[i]);
+      seen[i] = 1;
       idx[k] = (R_xlen_t) i;
     }
-    for (int k = 0; k < m; k++) seen[idx[k] >> 6] = 0;
+    for (int k = 0; k < m; k++) seen[idx[k]] = 0;
     return idx;
   }
   case MB_SHUFFLE: {

@@ -22,14 +22,30 @@ typedef struct linear_data {
   double prior_const;    /* normalising constant of the prior in (beta, gamma) */
 } linear_data;
 
-/* The batch sum of residual times covariates, and of squared residuals. Two
-   passes over blocks of the batch (residuals first, then one dot product per
-   coefficient) keep every running sum in a register. Inlined with a constant p
-   for the small models that dominate per-iteration overhead. */
+/* The batch sums of residual times covariates (into xr) and of squared
+   residuals (returned). For a handful of coefficients, one pass with the sums in
+   registers (inlined with a constant p); beyond that, two passes over blocks of
+   the batch (residuals, then one dot product per coefficient). */
+#define LINEAR_SMALL_P 4
 #define LINEAR_BLOCK 64
 
-static inline double linear_batch_sums(const double *z, int p, const double *w,
+static inline double linear_sums_small(const double *z, const int p, const double *w,
                                        const R_xlen_t *idx, int m, double *xr) {
+  const int stride = p + 1;
+  double acc[LINEAR_SMALL_P] = {0.0, 0.0, 0.0, 0.0}, ssr = 0.0;
+  for (int k = 0; k < m; k++) {
+    const double *zi = z + idx[k] * stride;
+    double r = zi[p];
+    for (int j = 0; j < p; j++) r -= zi[j] * w[j];
+    for (int j = 0; j < p; j++) acc[j] += r * zi[j];
+    ssr += r * r;
+  }
+  for (int j = 0; j < p; j++) xr[j] = acc[j];
+  return ssr;
+}
+
+static double linear_sums_blocked(const double *z, const int p, const double *w,
+                                  const R_xlen_t *idx, int m, double *xr) {
   const int stride = p + 1;
   double r[LINEAR_BLOCK], ssr = 0.0;
   for (int j = 0; j < p; j++) xr[j] = 0.0;
@@ -58,10 +74,11 @@ static void linear_grad_loglik(const void *data, const double *w, const R_xlen_t
   const int p = L->p;
   double ssr;
   switch (p) {
-  case 1: ssr = linear_batch_sums(L->z, 1, w, idx, m, work); break;
-  case 2: ssr = linear_batch_sums(L->z, 2, w, idx, m, work); break;
-  case 3: ssr = linear_batch_sums(L->z, 3, w, idx, m, work); break;
-  default: ssr = linear_batch_sums(L->z, p, w, idx, m, work);
+  case 1: ssr = linear_sums_small(L->z, 1, w, idx, m, work); break;
+  case 2: ssr = linear_sums_small(L->z, 2, w, idx, m, work); break;
+  case 3: ssr = linear_sums_small(L->z, 3, w, idx, m, work); break;
+  case 4: ssr = linear_sums_small(L->z, 4, w, idx, m, work); break;
+  default: ssr = linear_sums_blocked(L->z, p, w, idx, m, work);
   }
   const double prec = exp(-w[p]);
   for (int j = 0; j < p; j++) g[j] += prec * work[j];

@@ -133,7 +133,7 @@ typedef struct sgld_minibatch {
   int m;
   int mode;         /* how batches are drawn: see minibatch.c */
   R_xlen_t *perm;   /* permutation of 0..n-1 (large batches without replacement) */
-  uint64_t *seen;   /* one bit per item (small batches without replacement) */
+  unsigned char *seen;  /* one mark per item (small batches without replacement) */
 } sgld_minibatch;
 
 /* memory the minibatch needs, in bytes, given n, m and replace */

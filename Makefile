@@ -1,0 +1,37 @@
+# Developer entry points. `make demo` and `make test` are the two README commands.
+PKG     := sgld
+VERSION := $(shell sed -n 's/^Version: //p' DESCRIPTION)
+TARBALL := $(PKG)_$(VERSION).tar.gz
+
+.PHONY: deps document install demo test check warnings bench clean
+
+deps:
+	bash tools/install-deps.sh
+
+document:
+	Rscript -e 'roxygen2::roxygenise(load_code = roxygen2::load_source)'
+
+install: deps
+	R CMD INSTALL --preclean .
+
+demo: install
+	Rscript -e 'demo("handout", package = "sgld", ask = FALSE)'
+
+# every test, the vignettes and R CMD check --as-cran on the built tarball,
+# after a strict compile (-Wall -Wextra -pedantic -Werror)
+test: deps warnings
+	bash tools/check.sh
+
+check: deps
+	bash tools/check.sh
+
+warnings:
+	R_MAKEVARS_USER=$(CURDIR)/tools/Makevars.strict R CMD INSTALL --preclean --no-test-load \
+	  --library=$$(mktemp -d) . >/tmp/sgld-strict.log 2>&1 || { cat /tmp/sgld-strict.log; exit 1; }
+	@echo "C code compiles without warnings under -Wall -Wextra -pedantic"
+
+bench: install
+	Rscript bench/sgld-throughput.R
+
+clean:
+	rm -rf $(PKG).Rcheck $(PKG)_*.tar.gz src/*.o src/*.so sgld-demo.png

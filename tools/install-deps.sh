@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Installs what building, checking and demonstrating sgld needs on a Debian
+# machine with R: Debian's r-cran-* packages through apt (as root, or with sudo),
+# plus pandoc and qpdf for the vignettes and R CMD check --as-cran.
+set -euo pipefail
+
+r_pkgs="coda testthat knitr rmarkdown mvtnorm roxygen2"
+debs="r-cran-coda r-cran-testthat r-cran-knitr r-cran-rmarkdown r-cran-mvtnorm r-cran-roxygen2 pandoc qpdf tidy make"
+
+missing=$(Rscript -e "p <- strsplit('$r_pkgs', ' ')[[1]]; cat(p[!vapply(p, requireNamespace, NA, quietly = TRUE)])")
+tools_missing=""
+for t in pandoc qpdf tidy make; do command -v "$t" >/dev/null 2>&1 || tools_missing="$tools_missing $t"; done
+
+if [ -z "$missing" ] && [ -z "$tools_missing" ]; then
+  echo "install-deps: everything is already installed"
+  exit 0
+fi
+echo "install-deps: missing R packages: ${missing:-none}; missing tools:${tools_missing:- none}"
+
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo >/dev/null 2>&1 || { echo "install-deps: run as root or install sudo" >&2; exit 1; }
+  sudo="sudo"
+fi
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+# shellcheck disable=SC2086
+$sudo apt-get install -y -qq --no-install-recommends $debs >/dev/null
+
+still=$(Rscript -e "p <- strsplit('$r_pkgs', ' ')[[1]]; cat(p[!vapply(p, requireNamespace, NA, quietly = TRUE)])")
+if [ -n "$still" ]; then
+  # fall back to CRAN for anything Debian could not provide
+  Rscript -e "install.packages(strsplit('$still', ' ')[[1]], repos = 'https://cloud.r-project.org')"
+fi
+echo "install-deps: done"
