@@ -8,8 +8,11 @@ TARBALL := $(PKG)_$(VERSION).tar.gz
 deps:
 	bash tools/install-deps.sh
 
+# roxygen reads the installed package, so the source tree gets no debug build
 document:
-	Rscript -e 'roxygen2::roxygenise(load_code = roxygen2::load_source)'
+	R CMD INSTALL --preclean . >/dev/null
+	Rscript -e 'roxygen2::roxygenise(load_code = roxygen2::load_installed)'
+	rm -f src/*.o src/*.so
 
 install: deps
 	R CMD INSTALL --preclean .

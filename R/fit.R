@@ -7,7 +7,10 @@
 #'     [model_linear()]: the coefficients and `sigma2`); `coda::mcpar()` gives
 #'     the first and last kept iteration and the thinning interval.}
 #'   \item{lr}{the learning rate of each kept draw, a matrix with one column per
-#'     chain, for step-weighted estimates.}
+#'     chain of `draws`, for step-weighted estimates.}
+#'   \item{chain_ids, partial}{which chains `draws` holds: all of them, unless
+#'     some stopped early (see [sgld()]); `partial` holds the draws of chains
+#'     that stopped early, as [coda::mcmc] objects named by chain.}
 #'   \item{last}{the final state of each chain (one row per chain, user's scale).}
 #'   \item{status}{per chain: `"done"`, `"diverged"` (a non-finite parameter or
 #'     gradient), `"interrupted"` or `"not run"`; `stop_iter` gives the
@@ -29,23 +32,35 @@ new_sgld_fit <- function(res, model, settings, lr, method, call, time) {
   nkeep <- floor((settings$iter - settings$burnin) / settings$thin)
   kept <- res$kept
   status <- status_labels[res$status + 1L]
-  K <- min(kept)
   start <- settings$burnin + settings$thin
-  per_chain <- lapply(seq_len(chains), function(c) {
+  as_chain <- function(c, K) {
     w <- res$draws[[c]]
     if (K < nkeep) w <- w[seq_len(K), , drop = FALSE]
     u <- to_user_scale(model, w)
     colnames(u) <- model$names
-    coda::mcmc(u, start = start, end = start + max(K - 1, 0) * settings$thin,
-               thin = settings$thin)
-  })
-  eta <- if (K < nkeep) res$eta[seq_len(K), , drop = FALSE] else res$eta
+    if (K == 0)   # coda cannot make an empty chain; keep the shape for as.matrix()
+      return(structure(u, mcpar = c(start, start - settings$thin, settings$thin),
+                       class = "mcmc"))
+    coda::mcmc(u, start = start, end = start + (K - 1) * settings$thin, thin = settings$thin)
+  }
+  # coda needs chains of equal length: `draws` holds the chains that ran to the
+  # end, or, if none did, every chain that kept something, cut to the shortest.
+  # The draws of a chain that stopped early are never lost: they are in `partial`.
+  complete <- which(status == "done")
+  in_draws <- if (length(complete)) complete else which(kept > 0)
+  if (!length(in_draws)) in_draws <- seq_len(chains)
+  K <- min(kept[in_draws])
+  stopped <- which(status != "done" & kept > 0)
+  partial <- lapply(stopped, function(c) as_chain(c, kept[c]))
+  names(partial) <- sprintf("chain %d", stopped)
   last <- to_user_scale(model, t(res$last))
   dimnames(last) <- list(paste("chain", seq_len(chains)), model$names)
 
   fit <- structure(list(
-    draws = coda::mcmc.list(per_chain),
-    lr = eta,
+    draws = coda::mcmc.list(lapply(in_draws, as_chain, K = K)),
+    lr = res$eta[seq_len(K), in_draws, drop = FALSE],
+    chain_ids = in_draws,
+    partial = partial,
     last = last,
     status = status,
     stop_iter = res$stop_iter,
@@ -53,31 +68,35 @@ new_sgld_fit <- function(res, model, settings, lr, method, call, time) {
     clipped = res$clip_count,
     model = model,
     settings = c(settings[c("iter", "burnin", "thin", "chains", "batch_size", "temperature")],
-                 list(replace = as.logical(settings$replace), lr = lr)),
+                 list(replace = as.logical(settings$replace), lr = lr,
+                      init = to_user_scale(model, matrix(settings$init, chains, d, byrow = TRUE)))),
     method = method,
     call = call,
     time = time
   ), class = "sgld_fit")
-  warn_stopped(fit, K)
+  warn_stopped(fit)
   fit
 }
 
-warn_stopped <- function(fit, K) {
+warn_stopped <- function(fit) {
   for (c in which(fit$status == "diverged")) {
     warning(sprintf(paste0(
-      "chain %d diverged at iteration %s: the %s became non-finite. ",
-      "The %s draws kept before it are returned. Try a smaller learning rate (`lr`) ",
-      "or gradient clipping (`clip`)."),
-      c, format(fit$stop_iter[c]), "parameters or their gradient", format(fit$kept[c])),
+      "chain %d diverged at iteration %s: the parameters or their gradient became ",
+      "non-finite or left the model's range. The %s draws kept before it are returned. ",
+      "Try a smaller learning rate (`lr`) or gradient clipping (`clip`)."),
+      c, format(fit$stop_iter[c], scientific = FALSE), format(fit$kept[c], scientific = FALSE)),
       call. = FALSE)
   }
   hit <- which(fit$status == "interrupted")
   if (length(hit))
     warning(sprintf("interrupted by the user at iteration %s of chain %d; returning the draws made so far.",
-                    format(fit$stop_iter[hit[1]]), hit[1]), call. = FALSE)
-  if (any(fit$kept > K))
-    warning(sprintf("chains kept different numbers of draws; all are truncated to the shortest (%d).", K),
-            call. = FALSE)
+                    format(fit$stop_iter[hit[1]], scientific = FALSE), hit[1]), call. = FALSE)
+  dropped <- setdiff(seq_along(fit$status), fit$chain_ids)
+  if (length(dropped) || length(unique(fit$kept[fit$chain_ids])) > 1)
+    warning(sprintf(paste0("`draws` holds chain%s %s (%d draws each); the draws of chains ",
+                           "that stopped early are in `partial`."),
+                    if (length(fit$chain_ids) > 1) "s" else "",
+                    paste(fit$chain_ids, collapse = ", "), ndraws(fit)), call. = FALSE)
 }
 
 ndraws <- function(fit) nrow(fit$draws[[1]])
@@ -89,10 +108,10 @@ print.sgld_fit <- function(x, digits = 4, ...) {
   s <- x$settings
   label <- c(sgld = "SGLD", sgd = "SGD", gd = "Gradient descent")[[x$method]]
   cat(label, " on ", class(x$model)[1], ": ", s$chains, " chain", if (s$chains > 1) "s",
-      " x ", format(s$iter, big.mark = ","), " iterations, batch size ", s$batch_size,
+      " x ", format(s$iter, big.mark = ",", scientific = FALSE), " iterations, batch size ", s$batch_size,
       if (x$method == "sgld") paste0(", temperature ", format(s$temperature)), "\n", sep = "")
-  cat("Kept ", format(ndraws(x), big.mark = ","), " draws per chain (burn-in ", s$burnin,
-      ", thin ", s$thin, "); ", format(x$time, digits = 3), " s\n", sep = "")
+  cat("Kept ", format(ndraws(x), big.mark = ","), " draws per chain (burn-in ",
+      format(s$burnin, big.mark = ",", scientific = FALSE), ", thin ", s$thin, "); ", format(x$time, digits = 3), " s\n", sep = "")
   if (any(x$status != "done"))
     cat("Stopped early: ", paste0("chain ", seq_along(x$status), " ", x$status,
                                   collapse = ", "), "\n", sep = "")
@@ -142,7 +161,8 @@ summary.sgld_fit <- function(object, probs = c(0.025, 0.25, 0.5, 0.75, 0.975), .
     t(apply(x, 2, quantile, probs = probs, names = FALSE)),
     ess = if (nrow(x) > 1) coda::effectiveSize(object$draws) else NA_real_
   )
-  colnames(stats)[3 + seq_along(probs)] <- paste0(format(100 * probs, trim = TRUE), "%")
+  colnames(stats)[3 + seq_along(probs)] <-
+    paste0(format(100 * probs, trim = TRUE, drop0trailing = TRUE), "%")
   if (length(object$draws) > 1 && ndraws(object) > 1) {
     rhat <- tryCatch(coda::gelman.diag(object$draws, autoburnin = FALSE,
                                        multivariate = FALSE)$psrf[, 1],

@@ -99,6 +99,20 @@ gd <- function(model, lr, iter = 1000, ..., thin = 1, init = NULL, clip = NULL) 
 # the C driver, and turn what it returns into an sgld_fit.
 run_sampler <- function(model, lr, batch_size, iter, burnin, thin, temperature, chains,
                         init, replace, clip, method, call, update = "sgld") {
+  settings <- run_settings(model, lr = lr, batch_size = batch_size, iter = iter,
+                           burnin = burnin, thin = thin, temperature = temperature,
+                           chains = chains, init = init, replace = replace, clip = clip,
+                           update = update)
+  start <- proc.time()[["elapsed"]]
+  res <- .Call(C_sgld_run, model, settings)
+  elapsed <- proc.time()[["elapsed"]] - start
+  new_sgld_fit(res, model = model, settings = settings, lr = settings$lr, method = method,
+               call = call, time = elapsed)
+}
+
+# Every argument checked, and resolved into the plain list the C driver reads.
+run_settings <- function(model, lr, batch_size, iter, burnin, thin, temperature, chains,
+                         init, replace, clip, update) {
   check_model(model)
   n <- model$n
   d <- model$d
@@ -123,21 +137,16 @@ run_sampler <- function(model, lr, batch_size, iter, burnin, thin, temperature, 
           " parameters (", format(8 * nkeep * d * chains / 2^30, digits = 3),
           " GiB); increase `thin` or reduce `iter`.")
   init_w <- resolve_init(model, init, chains)
-
-  settings <- list(
+  list(
     iter = iter, burnin = burnin, thin = thin, chains = chains, batch_size = batch_size,
     replace = as.integer(replace), temperature = temperature,
-    schedule = resolve_lr(lr, iter),
+    lr = lr, schedule = resolve_lr(lr, iter),
     clip_type = if (is.null(clip)) 0L else clip$code,
     clip_threshold = if (is.null(clip)) 0 else clip$threshold,
     update = update, init = as.double(t(init_w)),
+    # chains run in this order; each has its own stream, so the order cannot matter
     order = seq_len(chains)
   )
-  start <- proc.time()[["elapsed"]]
-  res <- .Call(C_sgld_run, model, settings)
-  elapsed <- proc.time()[["elapsed"]] - start
-  new_sgld_fit(res, model = model, settings = settings, lr = lr, method = method,
-               call = call, time = elapsed)
 }
 
 # Starting values: one row per chain on the sampler's scale.

@@ -28,4 +28,6 @@
 #'   pt dt dgamma coef vcov delete.response .getXlevels na.pass
 #' @importFrom graphics plot
 #' @keywords internal
-"_PACKAGE"
+#' @docType package
+#' @name sgld-package
+NULL

@@ -137,6 +137,15 @@ static void linear_grad_logprior(const void *data, const double *w, double *g) {
   g[p] += -0.5 * p + 0.5 * prec * q - (L->a + 1.0) + L->b * prec + 1.0;
 }
 
+/* A step too large can throw log sigma^2 so far that 1/sigma^2 underflows to 0
+   and the gradient vanishes: the chain would drift on with finite but meaningless
+   numbers. Beyond log(DBL_MAX) sigma^2 or 1/sigma^2 is not a double, and the
+   driver treats the state as diverged. */
+static int linear_in_domain(const void *data, const double *w) {
+  const linear_data *L = data;
+  return fabs(w[L->p]) < 709.78;
+}
+
 sgld_model model_linear_build(SEXP spec) {
   linear_data *L = (linear_data *) R_alloc(1, sizeof(linear_data));
   L->p = list_int(spec, "p");
@@ -158,6 +167,7 @@ sgld_model model_linear_build(SEXP spec) {
   m.loglik = linear_loglik;
   m.grad_logprior = linear_grad_logprior;
   m.logprior = linear_logprior;
+  m.in_domain = linear_in_domain;
   m.work_size = (size_t) L->p;
   return m;
 }

@@ -125,7 +125,7 @@ static void run_chain(const sgld_model *model, const sgld_update *rule, const ru
 
     memcpy(sc->w_prev, w, d * sizeof(double));
     rule->step(w, g, g_bar, eta, s->tau, sc->state, &rng, d, NULL);
-    if (!all_finite(w, d)) {
+    if (!all_finite(w, d) || (model->in_domain && !model->in_domain(model->data, w))) {
       memcpy(w, sc->w_prev, d * sizeof(double));   /* leave the last finite state */
       res->status = STATUS_NONFINITE_PARAMETER;
       res->stop_iter = (double) t;

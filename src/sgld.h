@@ -89,6 +89,8 @@ typedef struct sgld_model {
   double (*loglik)(const void *data, const double *w, const R_xlen_t *idx, R_xlen_t m);
   void   (*grad_logprior)(const void *data, const double *w, double *g);   /* adds */
   double (*logprior)(const void *data, const double *w);
+  /* may be NULL; 0 when a finite w is still outside what the model can represent */
+  int    (*in_domain)(const void *data, const double *w);
   size_t work_size;    /* doubles of scratch per chain */
 } sgld_model;
 

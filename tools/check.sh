@@ -10,7 +10,9 @@ tarball="${pkg}_${version}.tar.gz"
 
 rm -rf "$pkg.Rcheck" "$tarball"
 R CMD build . || exit 1
+# offline: no CRAN incoming checks, and no time server to compare file stamps with
 _R_CHECK_CRAN_INCOMING_=false _R_CHECK_CRAN_INCOMING_REMOTE_=false \
+  _R_CHECK_FUTURE_FILE_TIMESTAMPS_=false \
   _R_CHECK_FORCE_SUGGESTS_=true NOT_CRAN=true \
   R CMD check --as-cran --no-manual "$tarball"
 status=$?

@@ -1,0 +1,4 @@
+library(testthat)
+library(sgld)
+
+test_check("sgld")

@@ -1,0 +1,29 @@
+# Shared fixtures for the tests.
+handout_model <- function(...) model_linear(y ~ x, data = sgld::handout, ...)
+
+# A small simulated regression, for fast tests that do not need the handout data.
+small_data <- function(n = 200, seed = 3) {
+  set.seed(seed)
+  x1 <- rnorm(n)
+  x2 <- rnorm(n)
+  g <- factor(sample(c("a", "b", "c"), n, replace = TRUE))
+  y <- 1 + 0.5 * x1 - 0.25 * x2 + c(a = 0, b = 0.3, c = -0.2)[as.character(g)] + rnorm(n, sd = 0.7)
+  data.frame(y = y, x1 = x1, x2 = x2, g = g)
+}
+
+central_difference <- function(f, w, h = 1e-5) {
+  vapply(seq_along(w), function(j) {
+    e <- replace(numeric(length(w)), j, h * max(1, abs(w[j])))
+    (f(w + e) - f(w - e)) / (2 * e[j])
+  }, numeric(1))
+}
+
+# Evaluate expr, returning its value and the messages of every warning it gave.
+with_warnings <- function(expr) {
+  msgs <- character()
+  value <- withCallingHandlers(expr, warning = function(w) {
+    msgs <<- c(msgs, conditionMessage(w))
+    invokeRestart("muffleWarning")
+  })
+  list(value = value, warnings = msgs)
+}

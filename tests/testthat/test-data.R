@@ -1,0 +1,12 @@
+test_that("the handout data are what data-raw/handout.R makes", {
+  expect_identical(dim(sgld::handout), c(10000L, 2L))
+  expect_identical(names(sgld::handout), c("x", "y"))
+  skip_if_not_installed("mvtnorm")
+  old <- if (exists(".Random.seed", globalenv())) get(".Random.seed", globalenv())
+  on.exit(if (!is.null(old)) assign(".Random.seed", old, globalenv()))
+  set.seed(2023)
+  xy <- mvtnorm::rmvnorm(10000, mean = c(0, 0), sigma = matrix(c(1, 0.9, 0.9, 1), 2))
+  expect_identical(sgld::handout$x, xy[, 1])
+  expect_identical(sgld::handout$y, xy[, 2])
+  expect_equal(cor(sgld::handout$x, sgld::handout$y), 0.9, tolerance = 0.01)
+})

@@ -1,0 +1,60 @@
+fit2 <- local({
+  set.seed(10)
+  sgld(handout_model(), lr = lr_poly(a = 2e-6, b = 100, gamma = 0.55), batch_size = 100,
+       iter = 4000, burnin = 1000, thin = 3, chains = 2)
+})
+
+test_that("draws are an mcmc.list on the user's scale with named columns", {
+  expect_s3_class(fit2$draws, "mcmc.list")
+  expect_identical(coda::varnames(fit2$draws), c("(Intercept)", "x", "sigma2"))
+  expect_true(all(as.matrix(fit2)[, "sigma2"] > 0))
+  expect_equal(as.matrix(fit2, scale = "sampler")[, "log_sigma2"],
+               log(as.matrix(fit2)[, "sigma2"]))
+  expect_identical(coda::as.mcmc.list(fit2), fit2$draws)
+  expect_error(coda::as.mcmc(fit2), "use as.mcmc.list")
+})
+
+test_that("as.matrix and as.array arrange the same draws", {
+  K <- nrow(fit2$draws[[1]])
+  a <- as.array(fit2)
+  expect_identical(dim(a), c(K, 2L, 3L))
+  expect_identical(dimnames(a)$parameter, c("(Intercept)", "x", "sigma2"))
+  expect_identical(as.matrix(fit2), rbind(a[, 1, ], a[, 2, ]), ignore_attr = TRUE)
+  expect_identical(dim(as.matrix(fit2)), c(2L * K, 3L))
+})
+
+test_that("summary gives plain and step-weighted means, sd, quantiles, ESS and R-hat", {
+  s <- summary(fit2)$statistics
+  expect_identical(colnames(s), c("mean", "weighted_mean", "sd", "2.5%", "25%", "50%",
+                                  "75%", "97.5%", "ess", "rhat"))
+  x <- as.matrix(fit2)
+  w <- as.vector(fit2$lr)
+  expect_equal(s[, "mean"], colMeans(x))
+  expect_equal(s[, "weighted_mean"], colSums(x * w) / sum(w))
+  expect_false(isTRUE(all.equal(s[, "mean"], s[, "weighted_mean"])))
+  expect_equal(s[, "sd"], apply(x, 2, sd))
+  expect_equal(s[, "ess"], coda::effectiveSize(fit2$draws))
+  expect_equal(coef(fit2), s[, "mean"])
+  expect_equal(coef(fit2, weighted = TRUE), s[, "weighted_mean"])
+  expect_equal(vcov(fit2), cov(x))
+  expect_output(print(summary(fit2)), "weighted_mean")
+  expect_output(print(fit2), "SGLD on sgld_model_linear: 2 chains")
+})
+
+test_that("one chain: no R-hat, as.mcmc works, plot draws traces", {
+  set.seed(1)
+  f <- sgld(handout_model(), lr = 1e-7, batch_size = 10, iter = 200)
+  expect_false("rhat" %in% colnames(summary(f)$statistics))
+  expect_s3_class(coda::as.mcmc(f), "mcmc")
+  pdf(NULL)
+  on.exit(dev.off())
+  expect_identical(plot(f), f)
+})
+
+test_that("the fit records its settings and starting values", {
+  expect_identical(fit2$settings$chains, 2)
+  expect_identical(fit2$settings$thin, 3)
+  expect_equal(unname(fit2$settings$init[1, ]), c(0, 0, var(sgld::handout$y)))
+  expect_identical(fit2$status, c("done", "done"))
+  expect_identical(dim(fit2$last), c(2L, 3L))
+})
