@@ -33,15 +33,20 @@ new_sgld_fit <- function(res, model, settings, lr, method, call, time) {
   kept <- res$kept
   status <- status_labels[res$status + 1L]
   start <- settings$burnin + settings$thin
+  # An mcmc object is a matrix with an mcpar attribute (first and last kept
+  # iteration, thinning interval) and class "mcmc". Setting them here on the
+  # engine's own matrix, rather than through coda::mcmc(), avoids copying
+  # long runs; the drawn matrix is released from `res` so it is not shared.
+  stopped <- which(status != "done" & kept > 0)
   as_chain <- function(c, K) {
-    w <- res$draws[[c]]
-    if (K < nkeep) w <- w[seq_len(K), , drop = FALSE]
-    u <- to_user_scale(model, w)
-    colnames(u) <- model$names
-    if (K == 0)   # coda cannot make an empty chain; keep the shape for as.matrix()
-      return(structure(u, mcpar = c(start, start - settings$thin, settings$thin),
-                       class = "mcmc"))
-    coda::mcmc(u, start = start, end = start + (K - 1) * settings$thin, thin = settings$thin)
+    u <- res$draws[[c]]
+    if (!c %in% stopped) res$draws[c] <<- list(NULL)
+    if (K < nkeep) u <- u[seq_len(K), , drop = FALSE]
+    u <- to_user_scale(model, u)
+    dimnames(u) <- list(NULL, model$names)
+    attr(u, "mcpar") <- c(start, start + (K - 1) * settings$thin, settings$thin)
+    class(u) <- "mcmc"
+    u
   }
   # coda needs chains of equal length: `draws` holds the chains that ran to the
   # end, or, if none did, every chain that kept something, cut to the shortest.
@@ -50,7 +55,6 @@ new_sgld_fit <- function(res, model, settings, lr, method, call, time) {
   in_draws <- if (length(complete)) complete else which(kept > 0)
   if (!length(in_draws)) in_draws <- seq_len(chains)
   K <- min(kept[in_draws])
-  stopped <- which(status != "done" & kept > 0)
   partial <- lapply(stopped, function(c) as_chain(c, kept[c]))
   names(partial) <- sprintf("chain %d", stopped)
   last <- to_user_scale(model, t(res$last))
@@ -58,7 +62,8 @@ new_sgld_fit <- function(res, model, settings, lr, method, call, time) {
 
   fit <- structure(list(
     draws = coda::mcmc.list(lapply(in_draws, as_chain, K = K)),
-    lr = res$eta[seq_len(K), in_draws, drop = FALSE],
+    lr = if (K == nkeep && length(in_draws) == chains) res$eta
+         else res$eta[seq_len(K), in_draws, drop = FALSE],
     chain_ids = in_draws,
     partial = partial,
     last = last,

@@ -1,6 +1,5 @@
-#' Objects exported from other packages
-#'
-#' So that `as.mcmc.list(fit)` works without attaching coda.
+# So that as.mcmc.list(fit) and as.mcmc(fit) work without attaching coda.
+
 #' @importFrom coda as.mcmc.list
 #' @export
 coda::as.mcmc.list

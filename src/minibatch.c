@@ -17,6 +17,7 @@
 #include "sgld.h"
 
 enum { MB_REPLACE, MB_BITMAP, MB_SHUFFLE, MB_ALL };
+#define MB_SCAN_MAX 16
 
 static int minibatch_mode(R_xlen_t n, int m, int replace) {
   if (replace) return MB_REPLACE;
@@ -56,14 +57,32 @@ const R_xlen_t *minibatch_draw(sgld_minibatch *mb, sgld_rng *r, R_xlen_t *idx) {
     for (int k = 0; k < m; k++) idx[k] = (R_xlen_t) rng_below(r, n);
     return idx;
   case MB_BITMAP: {
+    if (m <= MB_SCAN_MAX) {
+      /* tiny batches: compare each draw with the few before it, no memory traffic */
+      for (int k = 0; k < m; k++) {
+        R_xlen_t i;
+        int dup;
+        do {
+          i = (R_xlen_t) rng_below(r, n);
+          dup = 0;
+          for (int l = 0; l < k; l++) dup |= idx[l] == i;
+        } while (dup);
+        idx[k] = i;
+      }
+      return idx;
+    }
     unsigned char *seen = mb->seen;
+    /* a private copy of the generator: a store through a char pointer may alias
+       anything, and would otherwise force the state out to memory every draw */
+    sgld_rng local = *r;
     for (int k = 0; k < m; k++) {
       uint64_t i;
-      do i = rng_below(r, n); while (seen[i]);
+      do i = rng_below(&local, n); while (seen[i]);
       seen[i] = 1;
       idx[k] = (R_xlen_t) i;
     }
     for (int k = 0; k < m; k++) seen[idx[k]] = 0;
+    *r = local;
     return idx;
   }
   case MB_SHUFFLE: {

@@ -69,9 +69,10 @@ typedef struct chain_scratch {
   void *batch_memory;
 } chain_scratch;
 
+/* C99's isfinite, inlined (R_FINITE may be a call into libR) */
 static int all_finite(const double *x, int d) {
   for (int j = 0; j < d; j++)
-    if (!R_FINITE(x[j])) return 0;
+    if (!isfinite(x[j])) return 0;
   return 1;
 }
 

@@ -1,0 +1,31 @@
+# SGLD throughput on the handout data (n = 10^4, d = 3): 10^6 iterations at
+# batch size 10, every draw kept, repeated; prints iterations per second.
+#   engine: the C driver alone (fit$time, measured around the .Call)
+#   call:   the whole sgld() call, including checks and building the fit
+# Run with `make bench` or `Rscript bench/sgld-throughput.R [reps]`.
+suppressPackageStartupMessages(library(sgld))
+
+args <- commandArgs(trailingOnly = TRUE)
+reps <- if (length(args)) as.integer(args[1]) else 7L
+iter <- 1e6
+
+m <- model_linear(y ~ x, data = handout)
+run <- function(batch_size, thin) {
+  set.seed(1)
+  call <- system.time(fit <- sgld(m, lr = 1e-7, batch_size = batch_size, iter = iter,
+                                  burnin = 0, thin = thin))[["elapsed"]]
+  c(engine = fit$time, call = call)
+}
+
+cat(sprintf("sgld throughput, %s, R %s, %s\n", Sys.info()[["nodename"]],
+            getRversion(), format(Sys.time(), "%Y-%m-%d %H:%M")))
+cat(sprintf("%d repetitions of %g iterations; median [min, max] in million iterations/s\n\n",
+            reps, iter))
+for (cfg in list(c(10, 1), c(10, 100), c(100, 1))) {
+  t <- replicate(reps, run(cfg[1], cfg[2]))
+  rate <- iter / t / 1e6
+  cat(sprintf("batch %3d, thin %3d: engine %5.2f [%5.2f, %5.2f]   call %5.2f [%5.2f, %5.2f]\n",
+              cfg[1], cfg[2],
+              median(rate["engine", ]), min(rate["engine", ]), max(rate["engine", ]),
+              median(rate["call", ]), min(rate["call", ]), max(rate["call", ])))
+}
