@@ -29,3 +29,15 @@ for (cfg in list(c(10, 1), c(10, 100), c(100, 1))) {
               median(rate["engine", ]), min(rate["engine", ]), max(rate["engine", ]),
               median(rate["call", ]), min(rate["call", ]), max(rate["call", ])))
 }
+
+# The same arithmetic as a bare C loop (bench/floor.c), for how close the
+# engine comes to the machine; needs gcc and R's headers.
+floor_script <- file.path("bench", "floor.sh")
+if (file.exists(floor_script) && nzchar(Sys.which("gcc"))) {
+  for (b in c(10, 100)) {
+    rates <- as.numeric(system2("bash", c(floor_script, format(iter, scientific = FALSE), b, reps),
+                                stdout = TRUE))
+    cat(sprintf("C floor, batch %3d:    %5.2f [%5.2f, %5.2f]  (every draw kept, like thin 1)\n",
+                b, median(rates), min(rates), max(rates)))
+  }
+}

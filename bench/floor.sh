@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Build the standalone floor program against the package's own generator
+# (src/rng.c) and time it: prints million iterations per second for each run.
+# usage: bench/floor.sh ITER BATCH REPS
+set -euo pipefail
+cd "$(dirname "$0")/.."
+iter=${1:-1000000}; batch=${2:-10}; reps=${3:-7}
+out=$(mktemp -d)
+Rscript -e "write.table(sgld::handout, '$out/handout.txt', row.names = FALSE, col.names = FALSE)"
+inc=$(R RHOME)/include
+[ -d "$inc" ] || inc=/usr/share/R/include
+gcc -O2 -std=gnu99 -I"$inc" -o "$out/floor" bench/floor.c src/rng.c \
+  -L"$(R RHOME)/lib" -lR -lm
+for _ in $(seq "$reps"); do
+  LD_LIBRARY_PATH="$(R RHOME)/lib" "$out/floor" "$out/handout.txt" "$iter" "$batch" |
+    awk -v it="$iter" '{ printf "%.3f\n", it / $1 / 1e6 }'
+done
+rm -rf "$out"
