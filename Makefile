@@ -3,7 +3,7 @@ PKG     := sgld
 VERSION := $(shell sed -n 's/^Version: //p' DESCRIPTION)
 TARBALL := $(PKG)_$(VERSION).tar.gz
 
-.PHONY: deps document install demo test check warnings bench clean
+.PHONY: deps document install demo test check warnings valgrind bench clean
 
 deps:
 	bash tools/install-deps.sh
@@ -32,6 +32,10 @@ warnings:
 	R_MAKEVARS_USER=$(CURDIR)/tools/Makevars.strict R CMD INSTALL --preclean --no-test-load \
 	  --library=$$(mktemp -d) . >/tmp/sgld-strict.log 2>&1 || { cat /tmp/sgld-strict.log; exit 1; }
 	@echo "C code compiles without warnings under -Wall -Wextra -pedantic"
+
+# every entry point on a small run under valgrind memcheck; fails on any error
+valgrind: install
+	R -d "valgrind --error-exitcode=1 --track-origins=yes" --vanilla -f tools/valgrind-smoke.R
 
 bench: install
 	Rscript bench/sgld-throughput.R
