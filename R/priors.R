@@ -38,6 +38,13 @@ prior_nig <- function(mean = 0, V = 100, shape = 1, rate = 1) {
 
 #' @export
 print.sgld_prior <- function(x, ...) {
+  if (x$family %in% c("normal", "laplace")) {
+    cat(if (x$family == "normal") "Normal prior: mean " else "Laplace prior: location ",
+        paste(format(x$location), collapse = ", "),
+        if (x$family == "normal") ", sd " else ", scale ",
+        paste(format(x$scale), collapse = ", "), "\n", sep = "")
+    return(invisible(x))
+  }
   V <- x$V
   v <- if (is.matrix(V) && length(V) > 1L) sprintf("a %d x %d matrix", nrow(V), ncol(V))
        else paste(format(V), collapse = ", ")
@@ -82,4 +89,75 @@ resolve_prior_nig <- function(prior, p, coef_names) {
        shape = prior$shape, rate = prior$rate,
        const = -0.5 * p * log(2 * pi) - 0.5 * logdet +
          prior$shape * log(prior$rate) - lgamma(prior$shape))
+}
+
+#' Normal and Laplace priors for regression coefficients
+#'
+#' Independent priors on each coefficient of [model_logistic()]:
+#' `prior_normal()` is \eqn{\beta_j \sim N(\mathrm{mean}, \mathrm{sd}^2)}, and
+#' `prior_laplace()` is the double-exponential prior
+#' \eqn{p(\beta_j) = \exp(-|\beta_j - \mathrm{location}| / \mathrm{scale}) / (2\,\mathrm{scale})}
+#' that Welling and Teh (2011) use with scale 1. Its gradient is taken as 0 at
+#' the kink.
+#'
+#' @param mean,location Centre of the prior: one number, or one per coefficient.
+#' @param sd,scale Its spread: one positive number, or one per coefficient.
+#' @return An object of class `sgld_prior`.
+#' @examples
+#' prior_normal(0, 10)
+#' prior_laplace(scale = 1)
+#' @export
+prior_normal <- function(mean = 0, sd = 10) {
+  new_coef_prior("normal", mean, sd, "mean", "sd")
+}
+
+#' @rdname prior_normal
+#' @export
+prior_laplace <- function(location = 0, scale = 1) {
+  new_coef_prior("laplace", location, scale, "location", "scale")
+}
+
+new_coef_prior <- function(family, loc, scale, loc_arg, scale_arg) {
+  if (!is.numeric(loc) || length(loc) < 1L || any(!is.finite(loc)))
+    abort("`", loc_arg, "` must be a numeric vector of finite values, not ", describe(loc), ".")
+  if (!is.numeric(scale) || length(scale) < 1L || any(!is.finite(scale)) || any(scale <= 0))
+    abort("`", scale_arg, "` must be positive and finite, not ", describe(scale), ".")
+  structure(list(family = family, location = as.double(loc), scale = as.double(scale)),
+            class = "sgld_prior")
+}
+
+# Per-coefficient prior codes and parameters as the C models read them; the
+# intercept (by name) may have a prior of its own.
+resolve_coef_prior <- function(prior, prior_intercept, coef_names, arg = "prior") {
+  p <- length(coef_names)
+  check_coef_prior(prior, arg)
+  out <- list(type = integer(p), loc = numeric(p), scale = numeric(p))
+  fill <- function(out, pr, j, arg) {
+    rep_to <- function(v, what) {
+      if (length(v) == 1L) return(rep(v, length(j)))
+      if (length(v) != length(j))
+        abort("`", arg, "` ", what, " has length ", length(v), " but it applies to ",
+              length(j), " coefficient", if (length(j) > 1) "s", ".")
+      v
+    }
+    out$type[j] <- if (pr$family == "laplace") 1L else 0L
+    out$loc[j] <- rep_to(pr$location, if (pr$family == "laplace") "location" else "mean")
+    out$scale[j] <- rep_to(pr$scale, if (pr$family == "laplace") "scale" else "sd")
+    out
+  }
+  icpt <- which(coef_names == "(Intercept)")
+  if (!is.null(prior_intercept) && length(icpt)) {
+    check_coef_prior(prior_intercept, "prior_intercept")
+    out <- fill(out, prior_intercept, icpt, "prior_intercept")
+    out <- fill(out, prior, setdiff(seq_len(p), icpt), arg)
+  } else {
+    out <- fill(out, prior, seq_len(p), arg)
+  }
+  out
+}
+
+check_coef_prior <- function(prior, arg) {
+  if (!inherits(prior, "sgld_prior") || !prior$family %in% c("normal", "laplace"))
+    abort("`", arg, "` must be made by prior_normal() or prior_laplace(), not ",
+          describe(prior), ".")
 }

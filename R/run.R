@@ -34,6 +34,9 @@
 #' @param replace Draw each minibatch with replacement? By default the items of
 #'   a minibatch are distinct (batches are still drawn independently).
 #' @param clip `NULL`, or gradient clipping from [clip_norm()] or [clip_value()].
+#' @param threads Number of threads to run chains in parallel (OpenMP); the
+#'   default is `getOption("sgld.threads", 1)`. The draws are identical for
+#'   any number of threads.
 #' @return An object of class `sgld_fit`; see [sgld_fit].
 #' @section Reproducibility:
 #' The engine's generator is seeded from R's, so `set.seed()` before the call
@@ -52,11 +55,13 @@
 #' @export
 sgld <- function(model, lr, batch_size = NULL, iter = 10000, ...,
                  burnin = floor(iter / 2), thin = 1, temperature = 1, chains = 1,
-                 init = NULL, replace = FALSE, clip = NULL) {
+                 init = NULL, replace = FALSE, clip = NULL,
+                 threads = getOption("sgld.threads", 1L)) {
   check_dots_empty(...)
   run_sampler(model, lr = lr, batch_size = batch_size, iter = iter, burnin = burnin,
               thin = thin, temperature = temperature, chains = chains, init = init,
-              replace = replace, clip = clip, method = "sgld", call = match.call())
+              replace = replace, clip = clip, threads = threads, method = "sgld",
+              call = match.call())
 }
 
 #' Stochastic gradient descent and gradient descent
@@ -78,11 +83,13 @@ sgld <- function(model, lr, batch_size = NULL, iter = 10000, ...,
 #' coef(gd(m, lr = 1e-5, iter = 2000))
 #' @export
 sgd <- function(model, lr, batch_size = NULL, iter = 1000, ..., thin = 1, chains = 1,
-                init = NULL, replace = FALSE, clip = NULL) {
+                init = NULL, replace = FALSE, clip = NULL,
+                threads = getOption("sgld.threads", 1L)) {
   check_dots_empty(...)
   run_sampler(model, lr = lr, batch_size = batch_size, iter = iter, burnin = 0,
               thin = thin, temperature = 0, chains = chains, init = init,
-              replace = replace, clip = clip, method = "sgd", call = match.call())
+              replace = replace, clip = clip, threads = threads, method = "sgd",
+              call = match.call())
 }
 
 #' @rdname sgd
@@ -92,17 +99,17 @@ gd <- function(model, lr, iter = 1000, ..., thin = 1, init = NULL, clip = NULL) 
   check_model(model)
   run_sampler(model, lr = lr, batch_size = model$n, iter = iter, burnin = 0,
               thin = thin, temperature = 0, chains = 1, init = init,
-              replace = FALSE, clip = clip, method = "gd", call = match.call())
+              replace = FALSE, clip = clip, threads = 1L, method = "gd", call = match.call())
 }
 
 # The one runner behind every exported sampler: check everything once, call
 # the C driver, and turn what it returns into an sgld_fit.
 run_sampler <- function(model, lr, batch_size, iter, burnin, thin, temperature, chains,
-                        init, replace, clip, method, call, update = "sgld") {
+                        init, replace, clip, threads, method, call, update = "sgld") {
   settings <- run_settings(model, lr = lr, batch_size = batch_size, iter = iter,
                            burnin = burnin, thin = thin, temperature = temperature,
                            chains = chains, init = init, replace = replace, clip = clip,
-                           update = update)
+                           threads = threads, update = update)
   start <- proc.time()[["elapsed"]]
   res <- .Call(C_sgld_run, model, settings)
   elapsed <- proc.time()[["elapsed"]] - start
@@ -112,7 +119,7 @@ run_sampler <- function(model, lr, batch_size, iter, burnin, thin, temperature, 
 
 # Every argument checked, and resolved into the plain list the C driver reads.
 run_settings <- function(model, lr, batch_size, iter, burnin, thin, temperature, chains,
-                         init, replace, clip, update) {
+                         init, replace, clip, update, threads = 1L) {
   check_model(model)
   n <- model$n
   d <- model$d
@@ -129,6 +136,7 @@ run_settings <- function(model, lr, batch_size, iter, burnin, thin, temperature,
   check_number(temperature, "temperature", lower = 0)
   check_count(chains, "chains", lower = 1, upper = 1000)
   check_flag(replace, "replace")
+  check_count(threads, "threads", lower = 1, upper = 1024)
   if (!is.null(clip) && !inherits(clip, "sgld_clip"))
     abort("`clip` must be NULL, clip_norm() or clip_value(), not ", describe(clip), ".")
   nkeep <- floor((iter - burnin) / thin)
@@ -143,7 +151,7 @@ run_settings <- function(model, lr, batch_size, iter, burnin, thin, temperature,
     lr = lr, schedule = resolve_lr(lr, iter),
     clip_type = if (is.null(clip)) 0L else clip$code,
     clip_threshold = if (is.null(clip)) 0 else clip$threshold,
-    update = update, init = as.double(t(init_w)),
+    update = update, init = as.double(t(init_w)), threads = threads,
     # chains run in this order; each has its own stream, so the order cannot matter
     order = seq_len(chains)
   )

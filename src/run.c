@@ -7,10 +7,19 @@
  * value, and keep the state if burn-in and thinning say so. Everything is
  * allocated before the loop; a divergence or a user interrupt ends the run
  * early but keeps every draw made so far.
+ *
+ * Chains run in OpenMP threads when asked. Each chain owns its random stream,
+ * scratch memory and output, so its draws are the same bits whichever thread
+ * runs it and in whatever order. Inside the parallel region only the calling
+ * thread touches R, and only to poll for an interrupt through R_ToplevelExec,
+ * which cannot jump out of the region; the other threads see a flag.
  */
 #include <string.h>
 #include <R.h>
 #include "sgld.h"
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 enum { STATUS_DONE = 0, STATUS_NONFINITE_PARAMETER = 1, STATUS_NONFINITE_GRADIENT = 2,
        STATUS_INTERRUPTED = 3, STATUS_NOT_RUN = 4 };
@@ -20,6 +29,7 @@ enum { STATUS_DONE = 0, STATUS_NONFINITE_PARAMETER = 1, STATUS_NONFINITE_GRADIEN
 typedef struct { const char *name; sgld_model (*build)(SEXP); } model_entry;
 static const model_entry model_table[] = {
   {"linear", model_linear_build},
+  {"logistic", model_logistic_build},
 };
 
 typedef struct { const char *name; const sgld_update *rule; } update_entry;
@@ -52,6 +62,7 @@ typedef struct run_settings {
   int clip_type;
   double clip_threshold;
   R_xlen_t check_every;        /* iterations between interrupt checks */
+  int threads;
 } run_settings;
 
 /* what one chain leaves behind, besides its draws */
@@ -89,9 +100,18 @@ static int user_interrupted(void) {
 
 /* ------------------------------------------------------ one chain -- */
 
+static int on_main_thread(void) {
+#ifdef _OPENMP
+  return omp_get_thread_num() == 0;
+#else
+  return 1;
+#endif
+}
+
 static void run_chain(const sgld_model *model, const sgld_update *rule, const run_settings *s,
                       const double *init, sgld_rng rng, chain_scratch *sc,
-                      double *draws, double *eta_kept, double *last, chain_result *res) {
+                      double *draws, double *eta_kept, double *last, chain_result *res,
+                      volatile int *stop_all) {
   const int d = model->d, m = s->m;
   const double scale = (double) model->n / (double) m;
   double *w = sc->w, *g = sc->g, *g_bar = rule->needs_g_bar ? sc->g_bar : NULL;
@@ -141,7 +161,8 @@ static void run_chain(const sgld_model *model, const sgld_update *rule, const ru
     }
     if (t == next_check) {
       next_check += s->check_every;
-      if (user_interrupted()) {
+      if (on_main_thread() && user_interrupted()) *stop_all = 1;
+      if (*stop_all) {
         res->status = STATUS_INTERRUPTED;
         res->stop_iter = (double) t;
         break;
@@ -172,6 +193,7 @@ static run_settings read_settings(SEXP settings, const sgld_model *model) {
   s.schedule = schedule_build(list_elt(settings, "schedule"));
   s.clip_type = list_int(settings, "clip_type");
   s.clip_threshold = list_real(settings, "clip_threshold");
+  s.threads = (int) setting_count(settings, "threads", 1);
   if (s.burnin >= s.iter) error("internal: burnin must be below iter");
   if (s.m > model->n) error("internal: batch_size exceeds the number of data items");
   if (!(s.tau >= 0)) error("internal: temperature must be >= 0");
@@ -223,32 +245,48 @@ SEXP sgld_run(SEXP model_spec, SEXP settings) {
     rng_jump(&rngs[c]);
   }
 
-  chain_scratch sc;
-  sc.w = (double *) R_alloc(d, sizeof(double));
-  sc.w_prev = (double *) R_alloc(d, sizeof(double));
-  sc.g = (double *) R_alloc(d, sizeof(double));
-  sc.g_bar = (double *) R_alloc(d, sizeof(double));
-  sc.state = (double *) R_alloc(rule->state_size * d + 1, sizeof(double));
-  sc.work = (double *) R_alloc(model.work_size + 1, sizeof(double));
-  sc.idx = (R_xlen_t *) R_alloc(s.m, sizeof(R_xlen_t));
-  sc.batch_memory = R_alloc(minibatch_bytes(model.n, s.m, s.replace) + 1, 1);
+  chain_scratch *sc = (chain_scratch *) R_alloc(chains, sizeof(chain_scratch));
+  for (int c = 0; c < chains; c++) {
+    sc[c].w = (double *) R_alloc(d, sizeof(double));
+    sc[c].w_prev = (double *) R_alloc(d, sizeof(double));
+    sc[c].g = (double *) R_alloc(d, sizeof(double));
+    sc[c].g_bar = (double *) R_alloc(d, sizeof(double));
+    sc[c].state = (double *) R_alloc(rule->state_size * d + 1, sizeof(double));
+    sc[c].work = (double *) R_alloc(model.work_size + 1, sizeof(double));
+    sc[c].idx = (R_xlen_t *) R_alloc(s.m, sizeof(R_xlen_t));
+    sc[c].batch_memory = R_alloc(minibatch_bytes(model.n, s.m, s.replace) + 1, 1);
+  }
+  chain_result *res = (chain_result *) R_alloc(chains, sizeof(chain_result));
+  double **draw_ptr = (double **) R_alloc(chains, sizeof(double *));
+  for (int c = 0; c < chains; c++) {
+    chain_result none = {0, 0, STATUS_NOT_RUN, 0};
+    res[c] = none;
+    draw_ptr[c] = REAL(VECTOR_ELT(draws, c));
+  }
+  double *eta_ptr = REAL(eta), *last_ptr = REAL(last);
 
-  int stopped = 0;
+  volatile int stop_all = 0;
+  const int nth = s.threads < chains ? s.threads : chains;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nth) schedule(dynamic, 1)
+#endif
   for (int k = 0; k < chains; k++) {
-    int c = order[k] - 1;
-    chain_result res = {0, 0, STATUS_NOT_RUN, 0};
-    if (!stopped) {
-      run_chain(&model, rule, &s, init + (R_xlen_t) c * d, rngs[c], &sc,
-                REAL(VECTOR_ELT(draws, c)), REAL(eta) + (R_xlen_t) c * s.nkeep,
-                REAL(last) + (R_xlen_t) c * d, &res);
-      stopped = res.status == STATUS_INTERRUPTED;
-    } else {
-      memcpy(REAL(last) + (R_xlen_t) c * d, init + (R_xlen_t) c * d, d * sizeof(double));
+    const int c = order[k] - 1;
+    if (stop_all) {
+      memcpy(last_ptr + (R_xlen_t) c * d, init + (R_xlen_t) c * d, d * sizeof(double));
+      continue;
     }
-    REAL(kept)[c] = (double) res.kept;
-    INTEGER(status)[c] = res.status;
-    REAL(stop_iter)[c] = res.stop_iter;
-    REAL(clip_count)[c] = res.clip_count;
+    run_chain(&model, rule, &s, init + (R_xlen_t) c * d, rngs[c], &sc[c], draw_ptr[c],
+              eta_ptr + (R_xlen_t) c * s.nkeep, last_ptr + (R_xlen_t) c * d, &res[c],
+              &stop_all);
+  }
+  (void) nth;
+
+  for (int c = 0; c < chains; c++) {
+    REAL(kept)[c] = (double) res[c].kept;
+    INTEGER(status)[c] = res[c].status;
+    REAL(stop_iter)[c] = res[c].stop_iter;
+    REAL(clip_count)[c] = res[c].clip_count;
   }
   UNPROTECT(1);
   return out;

@@ -99,6 +99,7 @@ sgld_model find_model(SEXP spec);
 
 /* builders: unpack the R-side model object (main thread, may allocate with R_alloc) */
 sgld_model model_linear_build(SEXP spec);
+sgld_model model_logistic_build(SEXP spec);
 
 /* --------------------------------------------------------- updates -- */
 

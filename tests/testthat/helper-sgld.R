@@ -27,3 +27,34 @@ with_warnings <- function(expr) {
   })
   list(value = value, warnings = msgs)
 }
+
+# MASS::Pima.tr with standardised covariates: a real data set for logistic regression.
+pima <- function() {
+  d <- MASS::Pima.tr
+  d[1:7] <- scale(d[1:7])
+  d
+}
+
+# A long random-walk Metropolis run on a model's log posterior (sampler scale),
+# with a Gaussian proposal of covariance `scale^2 * S`: an exact reference.
+rwm <- function(model, start, S, iter, scale = 2.38 / sqrt(length(start))) {
+  R <- chol(S) * scale
+  d <- length(start)
+  out <- matrix(NA_real_, iter, d)
+  w <- start
+  lp <- log_posterior(model, w)$logpost
+  accepted <- 0
+  z <- matrix(rnorm(iter * d), iter, d) %*% R
+  u <- log(runif(iter))
+  for (t in seq_len(iter)) {
+    prop <- w + z[t, ]
+    lp_prop <- log_posterior(model, prop)$logpost
+    if (u[t] < lp_prop - lp) {
+      w <- prop
+      lp <- lp_prop
+      accepted <- accepted + 1
+    }
+    out[t, ] <- w
+  }
+  structure(out, acceptance = accepted / iter)
+}

@@ -24,7 +24,8 @@ test_that("the data are checked: missing, non-finite and non-numeric columns", {
 test_that("the matrix face is checked", {
   X <- cbind(1, rnorm(10))
   expect_error(model_linear(X, 1:9), "`y` has length 9 but `x` has 10 rows")
-  expect_error(model_linear(X, c(1:9, NA)), "`y` must be finite; it has NA at position 10")
+  expect_error(model_linear(X, c(1:9, NA)), "`y` must not be NA; it is at position 10")
+  expect_error(model_linear(X, c(1:9, Inf)), "`y` must be a finite numeric vector; it has Inf at position 10")
   X2 <- X; X2[3, 2] <- Inf
   expect_error(model_linear(X2, 1:10), "`x` must be finite; it has Inf in row 3, column 2")
   expect_error(model_linear(X), "`y` is missing")

@@ -37,75 +37,24 @@ model_linear <- function(x, ...) UseMethod("model_linear")
 #' @export
 model_linear.formula <- function(x, data, prior = prior_nig(), ...) {
   check_dots_empty(...)
-  if (missing(data) || !is.data.frame(data))
-    abort("`data` must be a data frame holding the variables of the formula.")
-  if (nrow(data) < 1L) abort("`data` has no rows.")
-  used <- intersect(all.vars(x), names(data))
-  missing_vars <- setdiff(all.vars(x), c(names(data), "."))
-  if (length(missing_vars))
-    abort("`data` has no column", if (length(missing_vars) > 1) "s", " named ",
-          paste0("'", missing_vars, "'", collapse = ", "), ".")
-  if ("." %in% all.vars(x)) used <- names(data)
-  for (v in used) check_data_column(data[[v]], v)
-  mf <- tryCatch(model.frame(x, data = data, na.action = na.pass, drop.unused.levels = TRUE),
-                 error = function(e) abort("`x`: the formula cannot be evaluated on `data`: ",
-                                           conditionMessage(e)))
-  y <- model.response(mf)
-  if (is.null(y)) abort("`x` must be a formula with a response, such as y ~ x.")
+  design <- design_from_formula(x, data)
+  y <- design$y
   if (!is.numeric(y) || is.matrix(y))
     abort("the response of `x` must be a numeric vector, not ", class(y)[1], ".")
-  tt <- terms(mf)
-  X <- tryCatch(model.matrix(tt, mf),
-                error = function(e) abort("`data`: a column cannot be made numeric: ",
-                                          conditionMessage(e)))
-  m <- new_model_linear(X, as.double(y), prior)
-  m$terms <- tt
-  m$xlevels <- .getXlevels(tt, mf)
-  m$contrasts <- attr(X, "contrasts")
-  m$formula <- x
-  m
+  add_formula_parts(new_model_linear(design$X, as.double(y), prior), design)
 }
 
 #' @rdname model_linear
 #' @export
 model_linear.default <- function(x, y, prior = prior_nig(), ...) {
   check_dots_empty(...)
-  if (is.data.frame(x))
-    abort("`x` is a data frame: give a formula and `data`, or a numeric matrix and `y`.")
-  if (is.numeric(x) && is.null(dim(x))) x <- matrix(x, ncol = 1L)
-  if (!is.matrix(x) || !is.numeric(x))
-    abort("`x` must be a formula or a numeric design matrix, not ", describe(x), ".")
-  if (nrow(x) < 1L || ncol(x) < 1L) abort("`x` must have at least one row and one column.")
-  if (any(!is.finite(x))) {
-    bad <- which(!is.finite(x), arr.ind = TRUE)[1, ]
-    abort("`x` must be finite; it has ", format(x[bad[1], bad[2]]), " in row ", bad[1],
-          ", column ", bad[2], ".")
-  }
-  if (missing(y)) abort("`y` is missing: the matrix face needs a response vector.")
-  if (!is.numeric(y) || !is.null(dim(y)) && length(dim(y)) > 1L && ncol(y) != 1L)
-    abort("`y` must be a numeric vector, not ", describe(y), ".")
-  if (length(y) != nrow(x))
-    abort("`y` has length ", length(y), " but `x` has ", nrow(x), " rows.")
-  if (any(!is.finite(y)))
-    abort("`y` must be finite; it has ", format(y[!is.finite(y)][1]), " at position ",
-          which(!is.finite(y))[1], ".")
-  if (is.null(colnames(x))) colnames(x) <- paste0("x", seq_len(ncol(x)))
+  x <- check_design_matrix(x)
+  check_response_length(y, x)
+  if (!is.numeric(y) || any(!is.finite(y)))
+    abort("`y` must be a finite numeric vector; it has ",
+          if (is.numeric(y)) format(y[!is.finite(y)][1]) else class(y)[1],
+          if (is.numeric(y)) paste0(" at position ", which(!is.finite(y))[1]), ".")
   new_model_linear(x, as.double(y), prior)
-}
-
-check_data_column <- function(v, name) {
-  if (is.list(v) && !is.data.frame(v))
-    abort("`data` column '", name, "' is a list and cannot be made numeric.")
-  ok_type <- is.numeric(v) || is.logical(v) || is.factor(v) || is.character(v)
-  if (!ok_type || is.object(v) && !is.factor(v) && !inherits(v, "AsIs"))
-    abort("`data` column '", name, "' (class ", class(v)[1],
-          ") cannot be made numeric; convert it to a number or a factor first.")
-  if (anyNA(v))
-    abort("`data` column '", name, "' has missing values (first at row ",
-          which(is.na(v))[1], "); remove or impute them first.")
-  if (is.numeric(v) && any(!is.finite(v)))
-    abort("`data` column '", name, "' has non-finite values (first at row ",
-          which(!is.finite(v))[1], ").")
 }
 
 new_model_linear <- function(X, y, prior) {
@@ -114,12 +63,9 @@ new_model_linear <- function(X, y, prior) {
   coef_names <- colnames(X)
   pr <- resolve_prior_nig(prior, p, coef_names)
   if (n < 2L) abort("`data` must have at least 2 observations, not ", n, ".")
-  z <- rbind(t(unname(X)), y)
-  storage.mode(z) <- "double"
-  dimnames(z) <- NULL
   structure(list(
     type = "linear",
-    z = z, p = p, n = as.double(n),
+    z = stack_data(X, y), p = p, n = as.double(n),
     prior_mean = pr$mean, prior_vinv = pr$vinv, prior_vinv_diag = as.integer(pr$vinv_diag),
     prior_shape = pr$shape, prior_rate = pr$rate, prior_const = pr$const,
     prior = prior, prior_V = pr$V,

@@ -1,0 +1,117 @@
+# Design matrices shared by the regression models: the formula + data frame
+# face (through model.frame / model.matrix, keeping what predict() needs to
+# rebuild the design for new data) and the checks of the matrix face.
+
+design_from_formula <- function(formula, data) {
+  if (missing(data) || !is.data.frame(data))
+    abort("`data` must be a data frame holding the variables of the formula.")
+  if (nrow(data) < 1L) abort("`data` has no rows.")
+  vars <- all.vars(formula)
+  missing_vars <- setdiff(vars, c(names(data), "."))
+  if (length(missing_vars))
+    abort("`data` has no column", if (length(missing_vars) > 1) "s", " named ",
+          paste0("'", missing_vars, "'", collapse = ", "), ".")
+  used <- if ("." %in% vars) names(data) else intersect(vars, names(data))
+  for (v in used) check_data_column(data[[v]], v)
+  mf <- tryCatch(model.frame(formula, data = data, na.action = na.pass,
+                             drop.unused.levels = TRUE),
+                 error = function(e) abort("`x`: the formula cannot be evaluated on `data`: ",
+                                           conditionMessage(e)))
+  y <- model.response(mf)
+  if (is.null(y)) abort("`x` must be a formula with a response, such as y ~ x.")
+  tt <- terms(mf)
+  X <- tryCatch(model.matrix(tt, mf),
+                error = function(e) abort("`data`: a column cannot be made numeric: ",
+                                          conditionMessage(e)))
+  list(X = X, y = y, terms = tt, xlevels = .getXlevels(tt, mf),
+       contrasts = attr(X, "contrasts"), formula = formula)
+}
+
+check_data_column <- function(v, name) {
+  if (is.list(v) && !is.data.frame(v))
+    abort("`data` column '", name, "' is a list and cannot be made numeric.")
+  ok_type <- is.numeric(v) || is.logical(v) || is.factor(v) || is.character(v)
+  if (!ok_type || is.object(v) && !is.factor(v) && !inherits(v, "AsIs"))
+    abort("`data` column '", name, "' (class ", class(v)[1],
+          ") cannot be made numeric; convert it to a number or a factor first.")
+  if (anyNA(v))
+    abort("`data` column '", name, "' has missing values (first at row ",
+          which(is.na(v))[1], "); remove or impute them first.")
+  if (is.numeric(v) && any(!is.finite(v)))
+    abort("`data` column '", name, "' has non-finite values (first at row ",
+          which(!is.finite(v))[1], ").")
+}
+
+# The matrix face: a finite numeric matrix (a vector is one column), named.
+check_design_matrix <- function(x) {
+  if (is.data.frame(x))
+    abort("`x` is a data frame: give a formula and `data`, or a numeric matrix and `y`.")
+  if (is.numeric(x) && is.null(dim(x))) x <- matrix(x, ncol = 1L)
+  if (!is.matrix(x) || !is.numeric(x))
+    abort("`x` must be a formula or a numeric design matrix, not ", describe(x), ".")
+  if (nrow(x) < 1L || ncol(x) < 1L) abort("`x` must have at least one row and one column.")
+  if (any(!is.finite(x))) {
+    bad <- which(!is.finite(x), arr.ind = TRUE)[1, ]
+    abort("`x` must be finite; it has ", format(x[bad[1], bad[2]]), " in row ", bad[1],
+          ", column ", bad[2], ".")
+  }
+  if (is.null(colnames(x))) colnames(x) <- paste0("x", seq_len(ncol(x)))
+  storage.mode(x) <- "double"
+  x
+}
+
+check_response_length <- function(y, x) {
+  if (missing(y)) abort("`y` is missing: the matrix face needs a response vector.")
+  if (!is.null(dim(y)) && !(length(dim(y)) == 2L && ncol(y) == 1L))
+    abort("`y` must be a vector, not ", describe(y), ".")
+  if (length(y) != nrow(x))
+    abort("`y` has length ", length(y), " but `x` has ", nrow(x), " rows.")
+  if (anyNA(y))
+    abort("`y` must not be NA; it is at position ", which(is.na(y))[1], ".")
+  invisible(y)
+}
+
+# Observation-contiguous storage: column i is (x_i, y_i).
+stack_data <- function(X, y) {
+  z <- rbind(t(unname(X)), as.double(y))
+  storage.mode(z) <- "double"
+  dimnames(z) <- NULL
+  z
+}
+
+# Keep what predict() needs from a formula fit.
+add_formula_parts <- function(model, design) {
+  model$terms <- design$terms
+  model$xlevels <- design$xlevels
+  model$contrasts <- design$contrasts
+  model$formula <- design$formula
+  model
+}
+
+# The design matrix of new data, with the training formula's levels and contrasts.
+design_for_newdata <- function(model, newdata) {
+  if (is.null(newdata)) return(t(model$z[seq_len(model$p), , drop = FALSE]))
+  if (is.null(model$terms)) {
+    X <- check_design_matrix(newdata)
+    if (ncol(X) != model$p)
+      abort("`newdata` must have ", model$p, " columns like the training matrix, not ",
+            ncol(X), ".")
+    return(X)
+  }
+  if (!is.data.frame(newdata)) abort("`newdata` must be a data frame.")
+  tt <- delete.response(model$terms)
+  need <- setdiff(all.vars(tt), names(newdata))
+  if (length(need))
+    abort("`newdata` has no column", if (length(need) > 1) "s", " named ",
+          paste0("'", need, "'", collapse = ", "), ".")
+  for (v in intersect(all.vars(tt), names(newdata))) check_data_column(newdata[[v]], v)
+  for (v in names(model$xlevels)) {
+    if (!v %in% names(newdata)) next
+    new <- setdiff(unique(as.character(newdata[[v]])), model$xlevels[[v]])
+    if (length(new))
+      abort("`newdata` column '", v, "' has level", if (length(new) > 1) "s", " ",
+            paste0("'", new, "'", collapse = ", "), " not seen in the training data.")
+  }
+  mf <- model.frame(tt, newdata, na.action = na.pass, xlev = model$xlevels)
+  model.matrix(tt, mf, contrasts.arg = model$contrasts)
+}

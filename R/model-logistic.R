@@ -1,0 +1,114 @@
+#' Bayesian logistic regression
+#'
+#' The model \eqn{P(y_i = 1 \mid x_i, \beta) = 1 / (1 + e^{-x_i^\top \beta})}
+#' with independent normal or Laplace priors on the coefficients. Welling and
+#' Teh (2011) use a Laplace prior of scale 1 (`prior = prior_laplace(1)`).
+#'
+#' The response may be 0/1 numbers, `TRUE`/`FALSE`, \eqn{\pm 1}, or a factor
+#' with two levels, whose second level is the event (as in [glm()]). As with
+#' [model_linear()] there is a formula face and a matrix face; with a matrix
+#' no intercept is added, and `prior_intercept` applies to a column named
+#' `"(Intercept)"`.
+#'
+#' The log likelihood and its gradient are computed without overflow for
+#' linear predictors of any size.
+#'
+#' @inheritParams model_linear
+#' @param y The response, for the matrix face.
+#' @param prior Prior of the coefficients: [prior_normal()] (the default,
+#'   `prior_normal(0, 10)`) or [prior_laplace()].
+#' @param prior_intercept `NULL` to give the intercept the same prior as the
+#'   other coefficients, or its own [prior_normal()] or [prior_laplace()].
+#' @return An object of class `sgld_model_logistic` (and `sgld_model`).
+#' @section Starting values:
+#' Unless `init` is given, samplers start every chain at the prior's centre.
+#' @examples
+#' m <- model_logistic(type ~ glu + bmi + age, data = MASS::Pima.tr,
+#'                     prior = prior_normal(0, 10))
+#' m
+#' @export
+model_logistic <- function(x, ...) UseMethod("model_logistic")
+
+#' @rdname model_logistic
+#' @export
+model_logistic.formula <- function(x, data, prior = prior_normal(0, 10),
+                                   prior_intercept = NULL, ...) {
+  check_dots_empty(...)
+  design <- design_from_formula(x, data)
+  m <- new_model_logistic(design$X, binary_response(design$y, "the response of `x`"),
+                          prior, prior_intercept)
+  add_formula_parts(m, design)
+}
+
+#' @rdname model_logistic
+#' @export
+model_logistic.default <- function(x, y, prior = prior_normal(0, 10),
+                                   prior_intercept = NULL, ...) {
+  check_dots_empty(...)
+  x <- check_design_matrix(x)
+  check_response_length(y, x)
+  new_model_logistic(x, binary_response(y, "`y`"), prior, prior_intercept)
+}
+
+# The response as -1 / +1, with the labels of the two classes.
+binary_response <- function(y, what) {
+  if (anyNA(y)) abort(what, " has missing values (first at ", which(is.na(y))[1], ").")
+  if (is.factor(y)) {
+    lev <- levels(droplevels(y))
+    if (nlevels(y) != 2L || length(lev) != 2L)
+      abort(what, " must have two classes; the factor has ", length(lev), " (",
+            paste0("'", lev, "'", collapse = ", "), ").")
+    return(structure(ifelse(y == levels(y)[2], 1, -1), labels = levels(y)))
+  }
+  if (is.logical(y)) {
+    if (length(unique(y)) < 2L) abort(what, " must have two classes; it is all ", y[1], ".")
+    return(structure(ifelse(y, 1, -1), labels = c("FALSE", "TRUE")))
+  }
+  if (is.numeric(y) && is.null(dim(y))) {
+    u <- sort(unique(y))
+    if (length(u) < 2L && all(u %in% c(-1, 0, 1)))
+      abort(what, " must have two classes; every value is ", u, ".")
+    if (identical(u, c(0, 1)))
+      return(structure(ifelse(y == 1, 1, -1), labels = c("0", "1")))
+    if (identical(u, c(-1, 1)))
+      return(structure(as.double(y), labels = c("-1", "1")))
+    abort(what, " must be 0/1, -1/+1, logical or a two-level factor; it has the values ",
+          paste(utils::head(format(u), 5), collapse = ", "), if (length(u) > 5) ", ...", ".")
+  }
+  abort(what, " must be 0/1, -1/+1, logical or a two-level factor, not ", class(y)[1], ".")
+}
+
+new_model_logistic <- function(X, y, prior, prior_intercept) {
+  n <- nrow(X)
+  if (n < 2L) abort("`data` must have at least 2 observations, not ", n, ".")
+  pr <- resolve_coef_prior(prior, prior_intercept, colnames(X))
+  structure(list(
+    type = "logistic",
+    z = stack_data(X, y), p = ncol(X), n = as.double(n),
+    prior_type = pr$type, prior_loc = pr$loc, prior_scale = pr$scale,
+    prior = prior, prior_intercept = prior_intercept,
+    labels = attr(y, "labels"),
+    d = ncol(X),
+    names = colnames(X),
+    sampler_names = colnames(X),
+    default_init = pr$loc
+  ), class = c("sgld_model_logistic", "sgld_model"))
+}
+
+#' @export
+print.sgld_model_logistic <- function(x, ...) {
+  cat("Bayesian logistic regression: ", format(x$n, big.mark = ","), " observations, ",
+      x$p, " coefficient", if (x$p > 1) "s", "; event: y = '", x$labels[2], "'\n", sep = "")
+  if (!is.null(x$formula)) cat("Formula: ", deparse(x$formula), "\n", sep = "")
+  cat("Prior: ")
+  print(x$prior)
+  if (!is.null(x$prior_intercept)) {
+    cat("Intercept: ")
+    print(x$prior_intercept)
+  }
+  invisible(x)
+}
+
+to_user_scale.sgld_model_logistic <- function(model, w) w
+to_sampler_scale.sgld_model_logistic <- function(model, w) w
+check_user_values.sgld_model_logistic <- function(model, w, arg) invisible()

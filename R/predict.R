@@ -1,0 +1,51 @@
+#' Predictions from a fit
+#'
+#' Predictions for new data (or the training data) that average over the
+#' posterior draws. For [model_logistic()]: `type = "response"` gives the
+#' posterior mean of the predictive probability of the event, `"link"` the
+#' posterior mean of the linear predictor, `"class"` the label of the more
+#' probable class. For [model_linear()]: the posterior mean of
+#' \eqn{x^\top \beta}.
+#'
+#' For [sgd()] and [gd()] fits the prediction is that of the final iterate.
+#'
+#' @param object An `sgld_fit`.
+#' @param newdata A data frame with the variables of the model's formula (or,
+#'   for a model built from a matrix, a matrix with the same columns); `NULL`
+#'   for the training data. Factor levels not seen in training are an error.
+#' @param type `"response"`, `"link"` or `"class"`.
+#' @param draws Return the prediction for every kept draw (a matrix with one
+#'   column per draw) instead of its average?
+#' @param ... Not used.
+#' @return A vector with one prediction per row of `newdata` (a factor for
+#'   `"class"`), or with `draws = TRUE` a matrix of rows x draws.
+#' @export
+predict.sgld_fit <- function(object, newdata = NULL, type = c("response", "link", "class"),
+                             draws = FALSE, ...) {
+  check_dots_empty(...)
+  type <- match.arg(type)
+  check_flag(draws, "draws")
+  model <- object$model
+  if (!inherits(model, c("sgld_model_linear", "sgld_model_logistic")))
+    abort("predict() is not available for ", class(model)[1], ".")
+  if (ndraws(object) == 0) abort("the fit has no kept draws to predict from.")
+  X <- design_for_newdata(model, newdata)
+  # a sampler predicts by its draws, an optimiser by its final iterate (as coef())
+  W <- if (object$method == "sgld") as.matrix(object, scale = "sampler")
+       else matrix(colMeans(to_sampler_scale(model, object$last)), 1L)
+  W <- W[, seq_len(ncol(X)), drop = FALSE]
+  eta <- unname(X %*% t(W))
+  if (inherits(model, "sgld_model_linear")) {
+    if (type == "class") abort("`type` = \"class\" is for logistic models.")
+    return(if (draws) eta else rowMeans(eta))
+  }
+  if (type == "link") return(if (draws) eta else rowMeans(eta))
+  prob <- stats::plogis(eta)
+  if (type == "response") return(if (draws) prob else rowMeans(prob))
+  cls <- function(p) factor(model$labels[1 + (p > 0.5)], levels = model$labels)
+  if (draws) {
+    out <- apply(prob, 2, function(p) as.character(cls(p)))
+    return(matrix(out, nrow(prob)))
+  }
+  cls(rowMeans(prob))
+}

@@ -1,0 +1,108 @@
+test_that("gradients equal central finite differences, for both priors", {
+  d <- pima()
+  for (pr in list(prior_normal(c(0.5, 0, 0, 0, 0, 0, -1), 2),
+                  prior_laplace(0.2, 1.5))) {
+    m <- model_logistic(type ~ ., data = d, prior = pr, prior_intercept = prior_normal(1, 3))
+    set.seed(41)
+    for (k in 1:20) {
+      w <- rnorm(m$d)
+      ev <- log_posterior(m, w)
+      fd_lik <- central_difference(function(v) log_posterior(m, v)$loglik, w)
+      fd_prior <- central_difference(function(v) log_posterior(m, v)$logprior, w)
+      expect_lt(max(abs(ev$grad_loglik - fd_lik) / pmax(1, abs(fd_lik))), 1e-6)
+      expect_lt(max(abs(ev$grad_logprior - fd_prior) / pmax(1, abs(fd_prior))), 1e-6)
+    }
+  }
+})
+
+test_that("log densities are the model's and stay finite for huge linear predictors", {
+  d <- pima()
+  m <- model_logistic(type ~ glu + bmi, data = d, prior = prior_laplace(0, 2),
+                      prior_intercept = prior_normal(0, 3))
+  X <- cbind(1, d$glu, d$bmi)
+  y <- as.numeric(d$type == "Yes")
+  w <- c(-0.5, 1.2, 0.4)
+  ll <- sum(dbinom(y, 1, plogis(X %*% w), log = TRUE))
+  lp <- dnorm(w[1], 0, 3, log = TRUE) + sum(-abs(w[2:3]) / 2 - log(4))
+  ev <- log_posterior(m, w)
+  expect_equal(ev$loglik, ll, tolerance = 1e-12)
+  expect_equal(ev$logprior, lp, tolerance = 1e-12)
+  big <- log_posterior(m, c(0, 500, -500))
+  expect_true(is.finite(big$loglik) && all(is.finite(big$grad_loglik)))
+  expect_equal(big$loglik,
+               sum(plogis((2 * y - 1) * (X %*% c(0, 500, -500)), log.p = TRUE)))
+})
+
+test_that("full-batch descent with a vague prior matches glm()", {
+  d <- pima()
+  m <- model_logistic(type ~ ., data = d, prior = prior_normal(0, 1e4))
+  fit <- gd(m, lr = 0.01, iter = 5000)
+  g <- glm(type ~ ., data = d, family = binomial)
+  expect_lt(max(abs(coef(fit) - coef(g))), 1e-3)
+})
+
+test_that("SGLD agrees with a long random-walk Metropolis reference", {
+  d <- pima()
+  m <- model_logistic(type ~ ., data = d, prior = prior_normal(0, 5))
+  g <- glm(type ~ ., data = d, family = binomial)
+  set.seed(51)
+  ref <- rwm(m, coef(g), vcov(g), iter = 1.5e5)
+  ref <- ref[-(1:5000), ]
+  ref_mean <- colMeans(ref)
+  ref_sd <- apply(ref, 2, sd)
+  expect_true(all(coda::effectiveSize(coda::mcmc(ref)) > 1500))
+  set.seed(52)
+  fit <- sgld(m, lr = 2e-4, batch_size = 20, iter = 1e6, burnin = 2e4, thin = 20, chains = 2)
+  s <- summary(fit)$statistics
+  expect_true(all(s[, "ess"] > 500))
+  z <- abs(s[, "mean"] - ref_mean) / ref_sd
+  expect_true(all(z < 0.2), info = paste(format(z, digits = 2), collapse = " "))
+  ratio <- s[, "sd"] / ref_sd
+  expect_true(all(abs(ratio - 1) < 0.2), info = paste(format(ratio, digits = 3), collapse = " "))
+})
+
+test_that("responses: 0/1, logical, +-1 and two-level factors give the same model", {
+  d <- pima()
+  X <- model.matrix(~ glu + bmi, d)
+  yes <- d$type == "Yes"
+  m_factor <- model_logistic(type ~ glu + bmi, data = d)
+  expect_identical(m_factor$labels, c("No", "Yes"))
+  for (y in list(as.numeric(yes), yes, ifelse(yes, 1, -1), factor(yes))) {
+    m <- model_logistic(X, y)
+    expect_identical(m$z, m_factor$z)
+  }
+  # the second level is the event, as in glm()
+  flipped <- model_logistic(X, factor(d$type, levels = c("Yes", "No")))
+  expect_identical(flipped$z[4, ], -m_factor$z[4, ])
+})
+
+test_that("bad responses and priors are clear errors", {
+  d <- pima()
+  X <- model.matrix(~ glu, d)
+  expect_error(model_logistic(X, rep(1, nrow(d))), "must have two classes; every value is 1")
+  expect_error(model_logistic(X, rep(TRUE, nrow(d))), "must have two classes; it is all TRUE")
+  expect_error(model_logistic(X, factor(rep("a", nrow(d)), levels = c("a", "b"))),
+               "must have two classes; the factor has 1")
+  three <- factor(sample(c("a", "b", "c"), nrow(d), replace = TRUE))
+  expect_error(model_logistic(X, three), "must have two classes; the factor has 3")
+  expect_error(model_logistic(X, c(NA, as.numeric(d$type == "Yes")[-1])), "`y` must not be NA")
+  expect_error(model_logistic(X, seq_len(nrow(d))), "must be 0/1, -1/\\+1, logical or a two-level factor")
+  expect_error(model_logistic(X, as.character(d$type)), "must be 0/1, -1/\\+1, logical or a two-level factor, not character")
+  bad <- d; bad$type[3] <- NA
+  expect_error(model_logistic(type ~ glu, data = bad), "column 'type' has missing values")
+  bad <- d; bad$when <- as.POSIXct("2020-01-01") + seq_len(nrow(d))
+  expect_error(model_logistic(type ~ when, data = bad), "column 'when' \\(class POSIXct\\) cannot be made numeric")
+  expect_error(model_logistic(X, d$type, prior = prior_nig()), "`prior` must be made by prior_normal\\(\\) or prior_laplace\\(\\)")
+  expect_error(model_logistic(X, d$type, prior = prior_normal(0, c(1, 2, 3))),
+               "`prior` sd has length 3 but it applies to 2 coefficients")
+  expect_error(prior_normal(0, -1), "`sd` must be positive and finite")
+  expect_error(prior_laplace(NA), "`location` must be a numeric vector of finite values")
+})
+
+test_that("the intercept can have its own prior", {
+  d <- pima()
+  m <- model_logistic(type ~ glu + bmi, data = d, prior = prior_laplace(0, 1),
+                      prior_intercept = prior_normal(0, 10))
+  expect_identical(m$prior_type, c(0L, 1L, 1L))
+  expect_identical(m$prior_scale, c(10, 1, 1))
+})

@@ -1,0 +1,40 @@
+fit_logistic <- local({
+  d <- pima()
+  set.seed(71)
+  sgld(model_logistic(type ~ glu + bmi + age, data = d), lr = 2e-4, batch_size = 20,
+       iter = 20000, thin = 10)
+})
+
+test_that("predictions average the predictive probability over the draws", {
+  d <- pima()
+  W <- as.matrix(fit_logistic)
+  X <- model.matrix(~ glu + bmi + age, d)
+  expect_equal(predict(fit_logistic, d), rowMeans(plogis(X %*% t(W))), ignore_attr = TRUE)
+  expect_equal(predict(fit_logistic, d, type = "link"), rowMeans(X %*% t(W)), ignore_attr = TRUE)
+  expect_equal(predict(fit_logistic), predict(fit_logistic, d))
+  cls <- predict(fit_logistic, d, type = "class")
+  expect_identical(levels(cls), c("No", "Yes"))
+  expect_identical(as.character(cls), ifelse(predict(fit_logistic, d) > 0.5, "Yes", "No"))
+  expect_identical(dim(predict(fit_logistic, d, draws = TRUE)), c(nrow(d), nrow(W)))
+  # a training accuracy well above the base rate of 0.66
+  expect_gt(mean(cls == d$type), 0.72)
+})
+
+test_that("factor levels and contrasts of the training formula are reused", {
+  df <- small_data(300)
+  fit <- sgd(model_linear(y ~ x1 + g, data = df), lr = 1e-4, batch_size = 300, iter = 3000)
+  new <- data.frame(x1 = c(0, 1), g = factor(c("c", "a"), levels = c("c", "a")))
+  b <- coef(fit)
+  expect_equal(predict(fit, new), c(b[[1]] + b[["gc"]], b[[1]] + b[["x1"]]), ignore_attr = TRUE)
+})
+
+test_that("newdata must carry every column and no unseen level", {
+  df <- small_data(100)
+  fit <- sgd(model_linear(y ~ x1 + g, data = df), lr = 1e-4, batch_size = 10, iter = 10)
+  expect_error(predict(fit, data.frame(x1 = 1)), "`newdata` has no column named 'g'")
+  expect_error(predict(fit, data.frame(x1 = 1, g = "z")), "column 'g' has level 'z' not seen")
+  expect_error(predict(fit, data.frame(x1 = NA, g = "a")), "column 'x1' has missing values")
+  expect_error(predict(fit, data.frame(x1 = 1, g = "a"), type = "class"), "is for logistic models")
+  expect_error(predict(fit, list(x1 = 1)), "`newdata` must be a data frame")
+  expect_error(predict(fit, data.frame(x1 = 1, g = "a"), foo = 1), "unknown argument: `foo`")
+})
