@@ -88,9 +88,27 @@ add_formula_parts <- function(model, design) {
   model
 }
 
+# A model holding other data of the same kind (held-out data for the monitor).
+set_model_data <- function(model, X, y) UseMethod("set_model_data")
+
+set_model_data.default <- function(model, X, y) {
+  model$z <- stack_data(X, y)
+  model$n <- as.double(nrow(X))
+  model
+}
+
+# The training design matrix, back from the model's storage.
+design_matrix <- function(model) UseMethod("design_matrix")
+
+design_matrix.default <- function(model) {
+  X <- t(model$z[seq_len(model$p), , drop = FALSE])
+  colnames(X) <- model$names[seq_len(model$p)]
+  X
+}
+
 # The design matrix of new data, with the training formula's levels and contrasts.
 design_for_newdata <- function(model, newdata) {
-  if (is.null(newdata)) return(t(model$z[seq_len(model$p), , drop = FALSE]))
+  if (is.null(newdata)) return(design_matrix(model))
   if (is.null(model$terms)) {
     X <- check_design_matrix(newdata)
     if (ncol(X) != model$p)

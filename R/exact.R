@@ -26,7 +26,7 @@ linear_exact_posterior <- function(model) {
   if (!inherits(model, "sgld_model_linear"))
     abort("`model` must be made by model_linear(), not ", describe(model), ".")
   p <- model$p
-  X <- t(model$z[seq_len(p), , drop = FALSE])
+  X <- design_matrix(model)
   y <- model$z[p + 1, ]
   n <- length(y)
   mu <- model$prior_mean

@@ -16,6 +16,8 @@
 #'     gradient), `"interrupted"` or `"not run"`; `stop_iter` gives the
 #'     iteration at which a chain stopped early.}
 #'   \item{clipped}{per chain, how many iterations had their gradient clipped.}
+#'   \item{monitor}{with [monitor_every()], a data frame of the log joint
+#'     probability per datum and held-out metrics during the run; else `NULL`.}
 #'   \item{model, settings, method, call, time}{what was run, and its elapsed
 #'     time in seconds.}
 #' }
@@ -71,6 +73,7 @@ new_sgld_fit <- function(res, model, settings, lr, method, call, time) {
     stop_iter = res$stop_iter,
     kept = kept,
     clipped = res$clip_count,
+    monitor = monitor_frame(res, model, settings, has_test = !is.null(settings$test)),
     model = model,
     settings = c(settings[c("iter", "burnin", "thin", "chains", "batch_size", "temperature")],
                  list(replace = as.logical(settings$replace), lr = lr,

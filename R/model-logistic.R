@@ -19,6 +19,10 @@
 #'   `prior_normal(0, 10)`) or [prior_laplace()].
 #' @param prior_intercept `NULL` to give the intercept the same prior as the
 #'   other coefficients, or its own [prior_normal()] or [prior_laplace()].
+#' @param sparse Store only the non-zero covariates of each observation? `NULL`
+#'   (the default) does so when at most a quarter of the design is non-zero,
+#'   as with one-hot encoded factors; the results are the same either way, up
+#'   to the order of floating-point sums.
 #' @return An object of class `sgld_model_logistic` (and `sgld_model`).
 #' @section Starting values:
 #' Unless `init` is given, samplers start every chain at the prior's centre.
@@ -32,22 +36,22 @@ model_logistic <- function(x, ...) UseMethod("model_logistic")
 #' @rdname model_logistic
 #' @export
 model_logistic.formula <- function(x, data, prior = prior_normal(0, 10),
-                                   prior_intercept = NULL, ...) {
+                                   prior_intercept = NULL, sparse = NULL, ...) {
   check_dots_empty(...)
   design <- design_from_formula(x, data)
   m <- new_model_logistic(design$X, binary_response(design$y, "the response of `x`"),
-                          prior, prior_intercept)
+                          prior, prior_intercept, sparse)
   add_formula_parts(m, design)
 }
 
 #' @rdname model_logistic
 #' @export
 model_logistic.default <- function(x, y, prior = prior_normal(0, 10),
-                                   prior_intercept = NULL, ...) {
+                                   prior_intercept = NULL, sparse = NULL, ...) {
   check_dots_empty(...)
   x <- check_design_matrix(x)
   check_response_length(y, x)
-  new_model_logistic(x, binary_response(y, "`y`"), prior, prior_intercept)
+  new_model_logistic(x, binary_response(y, "`y`"), prior, prior_intercept, sparse)
 }
 
 # The response as -1 / +1, with the labels of the two classes.
@@ -78,13 +82,15 @@ binary_response <- function(y, what) {
   abort(what, " must be 0/1, -1/+1, logical or a two-level factor, not ", class(y)[1], ".")
 }
 
-new_model_logistic <- function(X, y, prior, prior_intercept) {
+new_model_logistic <- function(X, y, prior, prior_intercept, sparse = NULL) {
   n <- nrow(X)
   if (n < 2L) abort("`data` must have at least 2 observations, not ", n, ".")
+  if (is.null(sparse)) sparse <- mean(X != 0) <= 0.25
+  check_flag(sparse, "sparse")
   pr <- resolve_coef_prior(prior, prior_intercept, colnames(X))
-  structure(list(
+  m <- structure(list(
     type = "logistic",
-    z = stack_data(X, y), p = ncol(X), n = as.double(n),
+    p = ncol(X), n = as.double(n), sparse = as.integer(sparse),
     prior_type = pr$type, prior_loc = pr$loc, prior_scale = pr$scale,
     prior = prior, prior_intercept = prior_intercept,
     labels = attr(y, "labels"),
@@ -93,6 +99,7 @@ new_model_logistic <- function(X, y, prior, prior_intercept) {
     sampler_names = colnames(X),
     default_init = pr$loc
   ), class = c("sgld_model_logistic", "sgld_model"))
+  set_model_data(m, X, y)
 }
 
 #' @export
@@ -107,6 +114,32 @@ print.sgld_model_logistic <- function(x, ...) {
     print(x$prior_intercept)
   }
   invisible(x)
+}
+
+# Dense storage keeps (x_i, y_i) together; sparse storage keeps, per
+# observation, the non-zero covariates (0-based column, value) and y apart.
+set_model_data.sgld_model_logistic <- function(model, X, y) {
+  model$n <- as.double(nrow(X))
+  if (!model$sparse) {
+    model$z <- stack_data(X, y)
+    return(model)
+  }
+  tX <- t(unname(X))
+  nz <- which(tX != 0)
+  model$sp_col <- as.integer((nz - 1) %% nrow(tX))
+  model$sp_val <- as.double(tX[nz])
+  model$sp_binary <- as.integer(all(model$sp_val == 1))
+  model$sp_start <- c(0, cumsum(tabulate((nz - 1) %/% nrow(tX) + 1, nbins = nrow(X))))
+  model$sp_y <- as.double(y)
+  model
+}
+
+design_matrix.sgld_model_logistic <- function(model) {
+  if (!model$sparse) return(NextMethod())
+  X <- matrix(0, model$n, model$p, dimnames = list(NULL, model$names))
+  row <- rep(seq_len(model$n), diff(model$sp_start))
+  X[cbind(row, model$sp_col + 1L)] <- model$sp_val
+  X
 }
 
 to_user_scale.sgld_model_logistic <- function(model, w) w

@@ -34,6 +34,8 @@
 #' @param replace Draw each minibatch with replacement? By default the items of
 #'   a minibatch are distinct (batches are still drawn independently).
 #' @param clip `NULL`, or gradient clipping from [clip_norm()] or [clip_value()].
+#' @param monitor `NULL`, or [monitor_every()] to record the log joint
+#'   probability and held-out metrics during the run (in `fit$monitor`).
 #' @param threads Number of threads to run chains in parallel (OpenMP); the
 #'   default is `getOption("sgld.threads", 1)`. The draws are identical for
 #'   any number of threads.
@@ -55,13 +57,13 @@
 #' @export
 sgld <- function(model, lr, batch_size = NULL, iter = 10000, ...,
                  burnin = floor(iter / 2), thin = 1, temperature = 1, chains = 1,
-                 init = NULL, replace = FALSE, clip = NULL,
+                 init = NULL, replace = FALSE, clip = NULL, monitor = NULL,
                  threads = getOption("sgld.threads", 1L)) {
   check_dots_empty(...)
   run_sampler(model, lr = lr, batch_size = batch_size, iter = iter, burnin = burnin,
               thin = thin, temperature = temperature, chains = chains, init = init,
-              replace = replace, clip = clip, threads = threads, method = "sgld",
-              call = match.call())
+              replace = replace, clip = clip, monitor = monitor, threads = threads,
+              method = "sgld", call = match.call())
 }
 
 #' Stochastic gradient descent and gradient descent
@@ -83,13 +85,13 @@ sgld <- function(model, lr, batch_size = NULL, iter = 10000, ...,
 #' coef(gd(m, lr = 1e-5, iter = 2000))
 #' @export
 sgd <- function(model, lr, batch_size = NULL, iter = 1000, ..., thin = 1, chains = 1,
-                init = NULL, replace = FALSE, clip = NULL,
+                init = NULL, replace = FALSE, clip = NULL, monitor = NULL,
                 threads = getOption("sgld.threads", 1L)) {
   check_dots_empty(...)
   run_sampler(model, lr = lr, batch_size = batch_size, iter = iter, burnin = 0,
               thin = thin, temperature = 0, chains = chains, init = init,
-              replace = replace, clip = clip, threads = threads, method = "sgd",
-              call = match.call())
+              replace = replace, clip = clip, monitor = monitor, threads = threads,
+              method = "sgd", call = match.call())
 }
 
 #' @rdname sgd
@@ -99,17 +101,18 @@ gd <- function(model, lr, iter = 1000, ..., thin = 1, init = NULL, clip = NULL) 
   check_model(model)
   run_sampler(model, lr = lr, batch_size = model$n, iter = iter, burnin = 0,
               thin = thin, temperature = 0, chains = 1, init = init,
-              replace = FALSE, clip = clip, threads = 1L, method = "gd", call = match.call())
+              replace = FALSE, clip = clip, monitor = NULL, threads = 1L, method = "gd",
+              call = match.call())
 }
 
 # The one runner behind every exported sampler: check everything once, call
 # the C driver, and turn what it returns into an sgld_fit.
 run_sampler <- function(model, lr, batch_size, iter, burnin, thin, temperature, chains,
-                        init, replace, clip, threads, method, call, update = "sgld") {
+                        init, replace, clip, monitor, threads, method, call, update = "sgld") {
   settings <- run_settings(model, lr = lr, batch_size = batch_size, iter = iter,
                            burnin = burnin, thin = thin, temperature = temperature,
                            chains = chains, init = init, replace = replace, clip = clip,
-                           threads = threads, update = update)
+                           monitor = monitor, threads = threads, update = update)
   start <- proc.time()[["elapsed"]]
   res <- .Call(C_sgld_run, model, settings)
   elapsed <- proc.time()[["elapsed"]] - start
@@ -119,7 +122,7 @@ run_sampler <- function(model, lr, batch_size, iter, burnin, thin, temperature, 
 
 # Every argument checked, and resolved into the plain list the C driver reads.
 run_settings <- function(model, lr, batch_size, iter, burnin, thin, temperature, chains,
-                         init, replace, clip, update, threads = 1L) {
+                         init, replace, clip, update, threads = 1L, monitor = NULL) {
   check_model(model)
   n <- model$n
   d <- model$d
@@ -144,6 +147,12 @@ run_settings <- function(model, lr, batch_size, iter, burnin, thin, temperature,
     abort("the run would keep ", format(nkeep * chains, big.mark = ","), " draws of ", d,
           " parameters (", format(8 * nkeep * d * chains / 2^30, digits = 3),
           " GiB); increase `thin` or reduce `iter`.")
+  if (!is.null(monitor) && !inherits(monitor, "sgld_monitor"))
+    abort("`monitor` must be NULL or made by monitor_every(), not ", describe(monitor), ".")
+  if (!is.null(monitor) && monitor$every > iter)
+    abort("`monitor`: `every` (", monitor$every, ") must be at most `iter` (", iter, ").")
+  test <- if (!is.null(monitor) && !is.null(monitor$newdata))
+    held_out_model(model, monitor$newdata)
   init_w <- resolve_init(model, init, chains)
   list(
     iter = iter, burnin = burnin, thin = thin, chains = chains, batch_size = batch_size,
@@ -152,6 +161,7 @@ run_settings <- function(model, lr, batch_size, iter, burnin, thin, temperature,
     clip_type = if (is.null(clip)) 0L else clip$code,
     clip_threshold = if (is.null(clip)) 0 else clip$threshold,
     update = update, init = as.double(t(init_w)), threads = threads,
+    monitor_every = if (is.null(monitor)) 0 else monitor$every, test = test,
     # chains run in this order; each has its own stream, so the order cannot matter
     order = seq_len(chains)
   )

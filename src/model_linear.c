@@ -146,6 +146,21 @@ static int linear_in_domain(const void *data, const double *w) {
   return fabs(w[L->p]) < 709.78;
 }
 
+/* mean log likelihood per datum and root mean squared error of x' beta */
+static void linear_metrics(const void *data, const double *w, double *out) {
+  const linear_data *L = data;
+  const int p = L->p, stride = p + 1;
+  double ssr = 0.0;
+  for (R_xlen_t i = 0; i < L->n; i++) {
+    const double *zi = L->z + i * stride;
+    double r = zi[p];
+    for (int j = 0; j < p; j++) r -= zi[j] * w[j];
+    ssr += r * r;
+  }
+  out[0] = -0.5 * (M_LN_2PI + w[p]) - 0.5 * exp(-w[p]) * ssr / (double) L->n;
+  out[1] = sqrt(ssr / (double) L->n);
+}
+
 sgld_model model_linear_build(SEXP spec) {
   linear_data *L = (linear_data *) R_alloc(1, sizeof(linear_data));
   L->p = list_int(spec, "p");
@@ -168,6 +183,8 @@ sgld_model model_linear_build(SEXP spec) {
   m.grad_logprior = linear_grad_logprior;
   m.logprior = linear_logprior;
   m.in_domain = linear_in_domain;
+  m.n_metrics = 2;
+  m.metrics = linear_metrics;
   m.work_size = (size_t) L->p;
   return m;
 }

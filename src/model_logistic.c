@@ -3,7 +3,8 @@
  * y_i in {-1, +1}, with an independent normal or Laplace prior on each
  * coefficient (so the intercept can have its own).
  *
- * The data are one (p + 1) x n matrix whose column i is (x_i, y_i). Every
+ * The data are one (p + 1) x n matrix whose column i is (x_i, y_i), or, for a
+ * design that is mostly zeros, each observation's non-zeros. Every
  * exponential is taken of a non-positive number, so nothing overflows however
  * large |x_i' beta| is.
  */
@@ -16,7 +17,12 @@ enum { PRIOR_NORMAL = 0, PRIOR_LAPLACE = 1 };
 typedef struct logistic_data {
   int p;
   R_xlen_t n;
-  const double *z;         /* (p + 1) x n: covariates then y in {-1, +1} */
+  const double *z;         /* dense: (p + 1) x n, covariates then y in {-1, +1} */
+  /* sparse (mostly-zero designs such as one-hot features): observation i has
+     the non-zeros val[k], in columns col[k], for k in start[i] .. start[i+1]-1;
+     val is NULL when every non-zero is 1 (indicator columns) */
+  const double *start, *val, *y;
+  const int *col;
   const int *prior_type;   /* per coefficient */
   const double *prior_loc, *prior_scale;
 } logistic_data;
@@ -41,6 +47,57 @@ static inline double linear_predictor(const double *zi, const double *w, int p) 
   return eta;
 }
 
+/* the linear predictor of observation i, whichever the storage */
+static inline double eta_of(const logistic_data *L, R_xlen_t i, const double *w) {
+  if (L->z) return linear_predictor(L->z + i * (L->p + 1), w, L->p);
+  double eta = 0.0;
+  for (R_xlen_t k = (R_xlen_t) L->start[i]; k < (R_xlen_t) L->start[i + 1]; k++)
+    eta += (L->val ? L->val[k] : 1.0) * w[L->col[k]];
+  return eta;
+}
+
+static inline double y_of(const logistic_data *L, R_xlen_t i) {
+  return L->z ? L->z[i * (L->p + 1) + L->p] : L->y[i];
+}
+
+#ifdef __GNUC__
+#define PREFETCH(p) __builtin_prefetch(p)
+#else
+#define PREFETCH(p) ((void) 0)
+#endif
+
+/* Minibatch rows sit at random places in a data set larger than the cache, so
+   the time goes to waiting for memory: ask for every row's offsets, then every
+   row's entries, before using any, so the waits overlap. */
+static void sparse_grad_loglik(const void *data, const double *w, const R_xlen_t *idx,
+                               int m, double *g, double *work) {
+  (void) work;
+  const logistic_data *L = data;
+  for (int k = 0; k < m; k++) PREFETCH(L->start + idx[k]);
+  for (int k = 0; k < m; k++) {
+    const R_xlen_t lo = (R_xlen_t) L->start[idx[k]];
+    PREFETCH(L->col + lo);
+    if (L->val) PREFETCH(L->val + lo);
+    PREFETCH(L->y + idx[k]);
+  }
+  for (int k = 0; k < m; k++) {
+    const R_xlen_t i = idx[k];
+    const R_xlen_t lo = (R_xlen_t) L->start[i], hi = (R_xlen_t) L->start[i + 1];
+    double eta = 0.0;
+    if (L->val) {
+      for (R_xlen_t q = lo; q < hi; q++) eta += L->val[q] * w[L->col[q]];
+    } else {
+      for (R_xlen_t q = lo; q < hi; q++) eta += w[L->col[q]];
+    }
+    const double y = L->y[i], c = y * sigmoid_neg(y * eta);
+    if (L->val) {
+      for (R_xlen_t q = lo; q < hi; q++) g[L->col[q]] += c * L->val[q];
+    } else {
+      for (R_xlen_t q = lo; q < hi; q++) g[L->col[q]] += c;
+    }
+  }
+}
+
 static void logistic_grad_loglik(const void *data, const double *w, const R_xlen_t *idx,
                                  int m, double *g, double *work) {
   (void) work;
@@ -57,12 +114,11 @@ static void logistic_grad_loglik(const void *data, const double *w, const R_xlen
 static double logistic_loglik(const void *data, const double *w, const R_xlen_t *idx,
                               R_xlen_t m) {
   const logistic_data *L = data;
-  const int p = L->p, stride = p + 1;
   if (!idx) m = L->n;
   double ll = 0.0;
   for (R_xlen_t k = 0; k < m; k++) {
-    const double *zi = L->z + (idx ? idx[k] : k) * stride;
-    ll += log_sigmoid(zi[p] * linear_predictor(zi, w, p));
+    const R_xlen_t i = idx ? idx[k] : k;
+    ll += log_sigmoid(y_of(L, i) * eta_of(L, i, w));
   }
   return ll;
 }
@@ -88,12 +144,45 @@ static void logistic_grad_logprior(const void *data, const double *w, double *g)
   }
 }
 
+/* mean log likelihood per datum and accuracy (the sign of x' beta) */
+static void logistic_metrics(const void *data, const double *w, double *out) {
+  const logistic_data *L = data;
+  double ll = 0.0, correct = 0.0;
+  for (R_xlen_t i = 0; i < L->n; i++) {
+    const double u = y_of(L, i) * eta_of(L, i, w);
+    ll += log_sigmoid(u);
+    correct += u > 0;
+  }
+  out[0] = ll / (double) L->n;
+  out[1] = correct / (double) L->n;
+}
+
 sgld_model model_logistic_build(SEXP spec) {
   logistic_data *L = (logistic_data *) R_alloc(1, sizeof(logistic_data));
   L->p = list_int(spec, "p");
   L->n = (R_xlen_t) list_real(spec, "n");
   if (L->p < 1 || L->n < 1) error("internal: logistic model needs p >= 1 and n >= 1");
-  L->z = list_doubles(spec, "z", (R_xlen_t) (L->p + 1) * L->n);
+  const int sparse = list_int(spec, "sparse");
+  L->z = NULL;
+  L->start = L->val = L->y = NULL;
+  L->col = NULL;
+  if (sparse) {
+    L->start = list_doubles(spec, "sp_start", L->n + 1);
+    if (L->start[0] != 0) error("internal: 'sp_start' must begin at 0");
+    R_xlen_t nnz = (R_xlen_t) L->start[L->n];
+    L->val = list_int(spec, "sp_binary") ? NULL : list_doubles(spec, "sp_val", nnz);
+    L->y = list_doubles(spec, "sp_y", L->n);
+    SEXP col = list_elt(spec, "sp_col");
+    if (TYPEOF(col) != INTSXP || XLENGTH(col) != nnz)
+      error("internal: 'sp_col' must be an integer vector with one entry per non-zero");
+    L->col = INTEGER(col);
+    for (R_xlen_t k = 0; k < nnz; k++)
+      if (L->col[k] < 0 || L->col[k] >= L->p) error("internal: 'sp_col' out of range");
+    for (R_xlen_t i = 0; i < L->n; i++)
+      if (!(L->start[i] <= L->start[i + 1])) error("internal: 'sp_start' must not decrease");
+  } else {
+    L->z = list_doubles(spec, "z", (R_xlen_t) (L->p + 1) * L->n);
+  }
   SEXP type = list_elt(spec, "prior_type");
   if (TYPEOF(type) != INTSXP || XLENGTH(type) != L->p)
     error("internal: 'prior_type' must be an integer vector of length p");
@@ -105,11 +194,13 @@ sgld_model model_logistic_build(SEXP spec) {
   m.d = L->p;
   m.n = L->n;
   m.data = L;
-  m.grad_loglik = logistic_grad_loglik;
+  m.grad_loglik = sparse ? sparse_grad_loglik : logistic_grad_loglik;
   m.loglik = logistic_loglik;
   m.grad_logprior = logistic_grad_logprior;
   m.logprior = logistic_logprior;
   m.in_domain = NULL;
+  m.n_metrics = 2;
+  m.metrics = logistic_metrics;
   m.work_size = 0;
   return m;
 }

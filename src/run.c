@@ -63,6 +63,9 @@ typedef struct run_settings {
   double clip_threshold;
   R_xlen_t check_every;        /* iterations between interrupt checks */
   int threads;
+  R_xlen_t monitor_every;      /* 0: no monitor */
+  R_xlen_t n_monitor;          /* evaluations per chain */
+  const sgld_model *test;      /* held-out data for the monitor, or NULL */
 } run_settings;
 
 /* what one chain leaves behind, besides its draws */
@@ -71,6 +74,7 @@ typedef struct chain_result {
   double stop_iter;            /* iteration at which the chain stopped early, or 0 */
   int status;
   double clip_count;
+  R_xlen_t monitored;          /* monitor rows written */
 } chain_result;
 
 /* per-chain memory, allocated before the loop */
@@ -110,8 +114,8 @@ static int on_main_thread(void) {
 
 static void run_chain(const sgld_model *model, const sgld_update *rule, const run_settings *s,
                       const double *init, sgld_rng rng, chain_scratch *sc,
-                      double *draws, double *eta_kept, double *last, chain_result *res,
-                      volatile int *stop_all) {
+                      double *draws, double *eta_kept, double *last, double *monitor,
+                      chain_result *res, volatile int *stop_all) {
   const int d = model->d, m = s->m;
   const double scale = (double) model->n / (double) m;
   double *w = sc->w, *g = sc->g, *g_bar = rule->needs_g_bar ? sc->g_bar : NULL;
@@ -124,8 +128,12 @@ static void run_chain(const sgld_model *model, const sgld_update *rule, const ru
   res->stop_iter = 0;
   res->status = STATUS_DONE;
   res->clip_count = 0;
+  res->monitored = 0;
 
   R_xlen_t next_keep = s->burnin + s->thin, next_check = s->check_every;
+  /* monitor rows: iteration, log joint per datum, then the test metrics */
+  const int n_cols = 2 + (s->test ? s->test->n_metrics : 0);
+  R_xlen_t next_monitor = s->monitor_every > 0 ? s->monitor_every : -1;
   for (R_xlen_t t = 1; t <= s->iter; t++) {
     const double eta = schedule_eta(&s->schedule, (double) t);
     const R_xlen_t *idx = minibatch_draw(&mb, &rng, sc->idx);
@@ -158,6 +166,15 @@ static void run_chain(const sgld_model *model, const sgld_update *rule, const ru
       eta_kept[res->kept] = eta;
       res->kept++;
       next_keep += s->thin;
+    }
+    if (t == next_monitor) {
+      double *row = monitor + (R_xlen_t) res->monitored * n_cols;
+      row[0] = (double) t;
+      row[1] = (model->loglik(model->data, w, NULL, model->n) +
+                model->logprior(model->data, w)) / (double) model->n;
+      if (s->test) s->test->metrics(s->test->data, w, row + 2);
+      res->monitored++;
+      next_monitor += s->monitor_every;
     }
     if (t == next_check) {
       next_check += s->check_every;
@@ -194,6 +211,9 @@ static run_settings read_settings(SEXP settings, const sgld_model *model) {
   s.clip_type = list_int(settings, "clip_type");
   s.clip_threshold = list_real(settings, "clip_threshold");
   s.threads = (int) setting_count(settings, "threads", 1);
+  s.monitor_every = setting_count(settings, "monitor_every", 0);
+  s.n_monitor = s.monitor_every > 0 ? s.iter / s.monitor_every : 0;
+  s.test = NULL;
   if (s.burnin >= s.iter) error("internal: burnin must be below iter");
   if (s.m > model->n) error("internal: batch_size exceeds the number of data items");
   if (!(s.tau >= 0)) error("internal: temperature must be >= 0");
@@ -208,6 +228,14 @@ SEXP sgld_run(SEXP model_spec, SEXP settings) {
   sgld_model model = find_model(model_spec);
   const sgld_update *rule = find_update(CHAR(asChar(list_elt(settings, "update"))));
   run_settings s = read_settings(settings, &model);
+  SEXP test_spec = list_elt(settings, "test");
+  sgld_model test;
+  if (test_spec != R_NilValue) {
+    test = find_model(test_spec);
+    if (test.d != model.d || !test.metrics)
+      error("internal: the held-out data do not fit the model");
+    s.test = &test;
+  }
   const int d = model.d, chains = s.chains;
   const double *init = list_doubles(settings, "init", (R_xlen_t) d * chains);
   SEXP order_ = list_elt(settings, "order");
@@ -218,7 +246,8 @@ SEXP sgld_run(SEXP model_spec, SEXP settings) {
     if (order[k] < 1 || order[k] > chains) error("internal: 'order' out of range");
 
   /* outputs, allocated once */
-  const char *names[] = {"draws", "eta", "kept", "status", "stop_iter", "clip_count", "last", ""};
+  const char *names[] = {"draws", "eta", "kept", "status", "stop_iter", "clip_count", "last",
+                         "monitor", "monitored", ""};
   SEXP out = PROTECT(mkNamed(VECSXP, names));
   /* one kept-draws x parameters matrix per chain, filled in place */
   SEXP draws = allocVector(VECSXP, chains);
@@ -236,6 +265,12 @@ SEXP sgld_run(SEXP model_spec, SEXP settings) {
   SET_VECTOR_ELT(out, 5, clip_count);
   SEXP last = allocMatrix(REALSXP, d, chains);
   SET_VECTOR_ELT(out, 6, last);
+  /* per chain, one column per evaluation: iteration, log joint per datum, metrics */
+  const int n_cols = 2 + (s.test ? s.test->n_metrics : 0);
+  SEXP monitor = allocVector(REALSXP, (R_xlen_t) n_cols * s.n_monitor * chains);
+  SET_VECTOR_ELT(out, 7, monitor);
+  SEXP monitored = allocVector(REALSXP, chains);
+  SET_VECTOR_ELT(out, 8, monitored);
 
   /* one stream per chain: chain c is the base stream jumped c times */
   sgld_rng *rngs = (sgld_rng *) R_alloc(chains, sizeof(sgld_rng));
@@ -259,11 +294,11 @@ SEXP sgld_run(SEXP model_spec, SEXP settings) {
   chain_result *res = (chain_result *) R_alloc(chains, sizeof(chain_result));
   double **draw_ptr = (double **) R_alloc(chains, sizeof(double *));
   for (int c = 0; c < chains; c++) {
-    chain_result none = {0, 0, STATUS_NOT_RUN, 0};
+    chain_result none = {0, 0, STATUS_NOT_RUN, 0, 0};
     res[c] = none;
     draw_ptr[c] = REAL(VECTOR_ELT(draws, c));
   }
-  double *eta_ptr = REAL(eta), *last_ptr = REAL(last);
+  double *eta_ptr = REAL(eta), *last_ptr = REAL(last), *monitor_ptr = REAL(monitor);
 
   volatile int stop_all = 0;
   const int nth = s.threads < chains ? s.threads : chains;
@@ -277,8 +312,8 @@ SEXP sgld_run(SEXP model_spec, SEXP settings) {
       continue;
     }
     run_chain(&model, rule, &s, init + (R_xlen_t) c * d, rngs[c], &sc[c], draw_ptr[c],
-              eta_ptr + (R_xlen_t) c * s.nkeep, last_ptr + (R_xlen_t) c * d, &res[c],
-              &stop_all);
+              eta_ptr + (R_xlen_t) c * s.nkeep, last_ptr + (R_xlen_t) c * d,
+              monitor_ptr + (R_xlen_t) c * s.n_monitor * n_cols, &res[c], &stop_all);
   }
   (void) nth;
 
@@ -287,6 +322,7 @@ SEXP sgld_run(SEXP model_spec, SEXP settings) {
     INTEGER(status)[c] = res[c].status;
     REAL(stop_iter)[c] = res[c].stop_iter;
     REAL(clip_count)[c] = res[c].clip_count;
+    REAL(monitored)[c] = (double) res[c].monitored;
   }
   UNPROTECT(1);
   return out;

@@ -91,6 +91,10 @@ typedef struct sgld_model {
   double (*logprior)(const void *data, const double *w);
   /* may be NULL; 0 when a finite w is still outside what the model can represent */
   int    (*in_domain)(const void *data, const double *w);
+  /* held-out metrics over the model's own data (a test set built like the
+     training data): per-datum log likelihood first, then model-specific ones */
+  int n_metrics;
+  void   (*metrics)(const void *data, const double *w, double *out);
   size_t work_size;    /* doubles of scratch per chain */
 } sgld_model;
 

@@ -1,0 +1,95 @@
+#' Watch a run: log joint probability and held-out metrics
+#'
+#' Every `every` iterations of every chain, the engine evaluates (in C, over
+#' the full data) the average log joint probability per datum,
+#' \eqn{(\log f(w) + \sum_i \log f(z_i \mid w)) / n}, and, when `newdata` is
+#' given, metrics on those held-out data: the average log likelihood per datum
+#' (`test_loglik`) and, for [model_logistic()], the accuracy of the sign of
+#' \eqn{x^\top\beta} (`test_accuracy`), for [model_linear()] the root mean
+#' squared error (`test_rmse`). Each evaluation reads all the data, so choose
+#' `every` so that it costs little next to `every` minibatch steps.
+#'
+#' The fit's `monitor` is a data frame with one row per evaluation: `chain`,
+#' `iteration`, `sweep` (iterations times batch size over n, the number of
+#' passes through the data), `log_joint` and the metrics.
+#'
+#' @param every Evaluate every this many iterations.
+#' @param newdata Held-out data: a data frame with the variables of the model's
+#'   formula, response included, or for a model built from a matrix a list
+#'   with `x` and `y`; `NULL` for the log joint probability only.
+#' @return An object of class `sgld_monitor`, for the `monitor` argument of
+#'   [sgld()] and [sgd()].
+#' @examples
+#' d <- MASS::Pima.tr
+#' m <- model_logistic(type ~ glu + bmi, data = d)
+#' fit <- sgld(m, lr = 1e-5, batch_size = 10, iter = 2000,
+#'             monitor = monitor_every(100, newdata = MASS::Pima.te))
+#' head(fit$monitor)
+#' @export
+monitor_every <- function(every, newdata = NULL) {
+  check_count(every, "every", lower = 1)
+  structure(list(every = every, newdata = newdata), class = "sgld_monitor")
+}
+
+# The held-out data as a model object of the same kind, which the engine
+# evaluates with the model's own metric function.
+held_out_model <- function(model, newdata) {
+  if (is.null(model$terms)) {
+    if (!is.list(newdata) || is.data.frame(newdata) || !all(c("x", "y") %in% names(newdata)))
+      abort("`newdata` must be a list with `x` and `y` for a model built from a matrix.")
+    X <- design_for_newdata(model, newdata$x)
+    y <- newdata$y
+  } else {
+    X <- design_for_newdata(model, newdata)
+    resp <- model$formula[[2L]]
+    missing_resp <- setdiff(all.vars(resp), names(newdata))
+    if (length(missing_resp))
+      abort("`newdata` has no response column '", missing_resp[1], "'.")
+    y <- eval(resp, newdata, environment(model$formula))
+  }
+  if (length(y) != nrow(X))
+    abort("`newdata`: the response has length ", length(y), " but there are ", nrow(X), " rows.")
+  set_model_data(model, X, response_like(model, y))
+}
+
+response_like <- function(model, y) UseMethod("response_like")
+
+response_like.sgld_model_linear <- function(model, y) {
+  if (!is.numeric(y) || any(!is.finite(y)))
+    abort("`newdata`: the response must be finite numbers.")
+  as.double(y)
+}
+
+# held-out responses coded with the training labels: the event is labels[2]
+response_like.sgld_model_logistic <- function(model, y) {
+  if (anyNA(y)) abort("`newdata`: the response has missing values.")
+  yy <- as.character(if (is.factor(y)) y else as.vector(y))
+  unknown <- setdiff(unique(yy), model$labels)
+  if (length(unknown))
+    abort("`newdata`: the response has value", if (length(unknown) > 1) "s", " ",
+          paste0("'", utils::head(unknown, 3), "'", collapse = ", "),
+          " not among the training classes (", paste0("'", model$labels, "'", collapse = ", "), ").")
+  ifelse(yy == model$labels[2], 1, -1)
+}
+
+metric_names <- function(model) UseMethod("metric_names")
+metric_names.sgld_model_linear <- function(model) c("test_loglik", "test_rmse")
+metric_names.sgld_model_logistic <- function(model) c("test_loglik", "test_accuracy")
+
+# The engine's monitor rows as a tidy data frame.
+monitor_frame <- function(res, model, settings, has_test) {
+  if (settings$monitor_every == 0) return(NULL)
+  cols <- c("iteration", "log_joint", if (has_test) metric_names(model))
+  n_mon <- floor(settings$iter / settings$monitor_every)
+  per_chain <- lapply(seq_len(settings$chains), function(c) {
+    k <- res$monitored[c]
+    block <- res$monitor[(c - 1) * n_mon * length(cols) + seq_len(k * length(cols))]
+    m <- matrix(block, ncol = length(cols), byrow = TRUE, dimnames = list(NULL, cols))
+    data.frame(chain = rep(c, k), m[, 1, drop = FALSE],
+               sweep = m[, 1] * settings$batch_size / model$n,
+               m[, -1, drop = FALSE])
+  })
+  out <- do.call(rbind, per_chain)
+  rownames(out) <- NULL
+  out
+}
