@@ -39,6 +39,7 @@ valgrind: install
 
 bench: install
 	Rscript bench/sgld-throughput.R
+	Rscript bench/logistic-adult.R
 
 clean:
 	rm -rf $(PKG).Rcheck $(PKG)_*.tar.gz src/*.o src/*.so sgld-demo.png

@@ -13,3 +13,13 @@ z <- .Call(sgld:::C_sgld_rng_draws, 1e5, 0L, 0, 2L)
 X <- model_linear(cbind(1, matrix(rnorm(500*6), 500)), rnorm(500), prior = prior_nig(V = diag(7) + 0.1))
 f <- sgld(X, lr = 1e-6, batch_size = 20, iter = 300)
 print(summary(f)$statistics[1, 1])
+d <- MASS::Pima.tr
+lm2 <- model_logistic(type ~ glu + bmi, data = d, prior = prior_laplace(0, 1),
+                      prior_intercept = prior_normal(0, 5))
+f <- sgld(lm2, lr = 1e-4, batch_size = 10, iter = 500, chains = 2, threads = 2,
+          monitor = monitor_every(100, newdata = MASS::Pima.te))
+p <- predict(f, MASS::Pima.te, type = "class")
+a <- adult[1:300, ]
+sp <- model_logistic(cbind(1, adult_design(a)), adult_response(a))
+f <- sgld(sp, lr = 1e-5, batch_size = 10, iter = 300, monitor = monitor_every(100))
+print(nrow(f$monitor))
