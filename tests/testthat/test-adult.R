@@ -53,3 +53,24 @@ test_that("sparse and dense storage give the same model and the same draws", {
   expect_equal(as.matrix(f1), as.matrix(f2), tolerance = 1e-10)
   expect_equal(predict(f1, X[1:5, ]), predict(f1)[1:5])
 })
+
+test_that("repeated splits record each run and summarise over them", {
+  d <- sgld::adult[sgld::adult$set == "train", ][1:5000, ]
+  X <- cbind("(Intercept)" = 1, adult_design(d))
+  y <- adult_response(d)
+  set.seed(82)
+  r <- logistic_split_runs(X, y, runs = 3, sweeps = 2, per_sweep = 4)
+  expect_s3_class(r, "sgld_split_runs")
+  expect_identical(sort(unique(r$run)), 1:3)
+  expect_identical(as.vector(table(r$run)), rep(8L, 3))
+  s <- summary(r)
+  expect_identical(nrow(s), 8L)
+  first <- r[r$iteration == s$iteration[8], ]
+  expect_equal(s$test_accuracy_mean[8], mean(first$test_accuracy))
+  expect_equal(s$log_joint_sd[8], sd(first$log_joint))
+  expect_gt(s$test_accuracy_mean[8], 0.8)
+  pdf(NULL)
+  on.exit(dev.off())
+  expect_identical(plot(r), r)
+  expect_error(logistic_split_runs(X, y, train = 1), "`train` must leave")
+})
