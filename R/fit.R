@@ -8,6 +8,12 @@
 #'     the first and last kept iteration and the thinning interval.}
 #'   \item{lr}{the learning rate of each kept draw, a matrix with one column per
 #'     chain of `draws`, for step-weighted estimates.}
+#'   \item{iteration}{the iteration of each kept draw (same layout as `lr`).}
+#'   \item{collect_from}{per chain, the first iteration whose draw could be
+#'     kept (after burn-in, or once the sampling threshold was met; 0 if never).}
+#'   \item{diagnostics}{with [diagnostics_every()], a data frame of the
+#'     sampling threshold, noise variances and rejection probability.}
+#'   \item{acceptance}{for [mala()], the acceptance rate of each chain.}
 #'   \item{chain_ids, partial}{which chains `draws` holds: all of them, unless
 #'     some stopped early (see [sgld()]); `partial` holds the draws of chains
 #'     that stopped early, as [coda::mcmc] objects named by chain.}
@@ -31,28 +37,32 @@ status_labels <- c("done", "diverged", "diverged", "interrupted", "not run")
 new_sgld_fit <- function(res, model, settings, lr, method, call, time) {
   d <- model$d
   chains <- settings$chains
-  nkeep <- floor((settings$iter - settings$burnin) / settings$thin)
+  capacity <- settings$capacity
   kept <- res$kept
   status <- status_labels[res$status + 1L]
-  start <- settings$burnin + settings$thin
+  stopped <- which(status != "done" & kept > 0)
   # An mcmc object is a matrix with an mcpar attribute (first and last kept
   # iteration, thinning interval) and class "mcmc". Setting them here on the
   # engine's own matrix, rather than through coda::mcmc(), avoids copying
   # long runs; the drawn matrix is released from `res` so it is not shared.
-  stopped <- which(status != "done" & kept > 0)
+  # Irregular collection policies have no such spacing: mcpar then counts
+  # kept draws, and fit$iteration says where each was taken.
+  start <- if (settings$regular) settings$burnin + settings$thin else 1
+  step <- if (settings$regular) settings$thin else 1
   as_chain <- function(c, K) {
     u <- res$draws[[c]]
     if (!c %in% stopped) res$draws[c] <<- list(NULL)
-    if (K < nkeep) u <- u[seq_len(K), , drop = FALSE]
+    if (K < capacity) u <- u[seq_len(K), , drop = FALSE]
     u <- to_user_scale(model, u)
     dimnames(u) <- list(NULL, model$names)
-    attr(u, "mcpar") <- c(start, start + (K - 1) * settings$thin, settings$thin)
+    attr(u, "mcpar") <- c(start, start + (K - 1) * step, step)
     class(u) <- "mcmc"
     u
   }
   # coda needs chains of equal length: `draws` holds the chains that ran to the
-  # end, or, if none did, every chain that kept something, cut to the shortest.
-  # The draws of a chain that stopped early are never lost: they are in `partial`.
+  # end (cut to the shortest when a collection policy kept different numbers),
+  # or, if none did, every chain that kept something. Chains that stopped early
+  # keep all their draws in `partial`.
   complete <- which(status == "done")
   in_draws <- if (length(complete)) complete else which(kept > 0)
   if (!length(in_draws)) in_draws <- seq_len(chains)
@@ -61,19 +71,25 @@ new_sgld_fit <- function(res, model, settings, lr, method, call, time) {
   names(partial) <- sprintf("chain %d", stopped)
   last <- to_user_scale(model, t(res$last))
   dimnames(last) <- list(paste("chain", seq_len(chains)), model$names)
+  pick <- function(x) if (K == capacity && length(in_draws) == chains) x
+                      else x[seq_len(K), in_draws, drop = FALSE]
 
   fit <- structure(list(
     draws = coda::mcmc.list(lapply(in_draws, as_chain, K = K)),
-    lr = if (K == nkeep && length(in_draws) == chains) res$eta
-         else res$eta[seq_len(K), in_draws, drop = FALSE],
+    lr = pick(res$eta),
+    iteration = pick(res$iteration),
     chain_ids = in_draws,
     partial = partial,
     last = last,
     status = status,
     stop_iter = res$stop_iter,
     kept = kept,
+    collect_from = res$collect_from,
     clipped = res$clip_count,
+    acceptance = if (settings$mala) res$accepted / pmax(1, ifelse(status == "done",
+                 settings$iter, res$stop_iter)) else NULL,
     monitor = monitor_frame(res, model, settings, has_test = !is.null(settings$test)),
+    diagnostics = diagnostics_frame(res, settings),
     model = model,
     settings = c(settings[c("iter", "burnin", "thin", "chains", "batch_size", "temperature")],
                  list(replace = as.logical(settings$replace), lr = lr,
@@ -82,11 +98,26 @@ new_sgld_fit <- function(res, model, settings, lr, method, call, time) {
     call = call,
     time = time
   ), class = "sgld_fit")
-  warn_stopped(fit)
+  warn_stopped(fit, settings$regular)
   fit
 }
 
-warn_stopped <- function(fit) {
+diagnostics_frame <- function(res, settings) {
+  if (settings$diag_every == 0) return(NULL)
+  cols <- c("iteration", "lr", "alpha", "var_injected", "var_gradient", "rejection")
+  n_diag <- floor(settings$iter / settings$diag_every)
+  per_chain <- lapply(seq_len(settings$chains), function(c) {
+    k <- res$diagnosed[c]
+    block <- res$diagnostics[(c - 1) * n_diag * 6 + seq_len(k * 6)]
+    m <- matrix(block, ncol = 6, byrow = TRUE, dimnames = list(NULL, cols))
+    data.frame(chain = rep(c, k), m)
+  })
+  out <- do.call(rbind, per_chain)
+  rownames(out) <- NULL
+  out
+}
+
+warn_stopped <- function(fit, regular = TRUE) {
   for (c in which(fit$status == "diverged")) {
     warning(sprintf(paste0(
       "chain %d diverged at iteration %s: the parameters or their gradient became ",
@@ -100,7 +131,7 @@ warn_stopped <- function(fit) {
     warning(sprintf("interrupted by the user at iteration %s of chain %d; returning the draws made so far.",
                     format(fit$stop_iter[hit[1]], scientific = FALSE), hit[1]), call. = FALSE)
   dropped <- setdiff(seq_along(fit$status), fit$chain_ids)
-  if (length(dropped) || length(unique(fit$kept[fit$chain_ids])) > 1)
+  if (length(dropped) || regular && length(unique(fit$kept[fit$chain_ids])) > 1)
     warning(sprintf(paste0("`draws` holds chain%s %s (%d draws each); the draws of chains ",
                            "that stopped early are in `partial`."),
                     if (length(fit$chain_ids) > 1) "s" else "",
@@ -114,10 +145,14 @@ pooled <- function(fit) do.call(rbind, lapply(fit$draws, unclass))
 #' @export
 print.sgld_fit <- function(x, digits = 4, ...) {
   s <- x$settings
-  label <- c(sgld = "SGLD", sgd = "SGD", gd = "Gradient descent")[[x$method]]
+  label <- c(sgld = "SGLD", sgd = "SGD", gd = "Gradient descent", mala = "MALA")[[x$method]]
   cat(label, " on ", class(x$model)[1], ": ", s$chains, " chain", if (s$chains > 1) "s",
       " x ", format(s$iter, big.mark = ",", scientific = FALSE), " iterations, batch size ", s$batch_size,
-      if (x$method == "sgld") paste0(", temperature ", format(s$temperature)), "\n", sep = "")
+      if (x$method %in% c("sgld", "mala")) paste0(", temperature ", format(s$temperature)),
+      "\n", sep = "")
+  if (!is.null(x$acceptance))
+    cat("Acceptance rate: ", paste(format(x$acceptance, digits = 3), collapse = ", "),
+        " (per chain)\n", sep = "")
   cat("Kept ", format(ndraws(x), big.mark = ","), " draws per chain (burn-in ",
       format(s$burnin, big.mark = ",", scientific = FALSE), ", thin ", s$thin, "); ", format(x$time, digits = 3), " s\n", sep = "")
   if (any(x$status != "done"))
@@ -128,7 +163,7 @@ print.sgld_fit <- function(x, digits = 4, ...) {
         " iterations (per chain)\n", sep = "")
   if (ndraws(x) > 0) {
     cat("\n")
-    if (x$method == "sgld") {
+    if (x$method %in% c("sgld", "mala")) {
       sm <- summary(x)$statistics
       print(sm[, c("mean", "sd", "2.5%", "97.5%"), drop = FALSE], digits = digits)
     } else {
@@ -201,7 +236,7 @@ print.summary.sgld_fit <- function(x, digits = 4, ...) {
 #' @return A named vector (`coef`) or matrix (`vcov`), on the user's scale.
 #' @export
 coef.sgld_fit <- function(object, weighted = FALSE, ...) {
-  if (object$method != "sgld") return(colMeans(object$last))
+  if (object$method %in% c("sgd", "gd")) return(colMeans(object$last))
   if (ndraws(object) == 0) abort("the fit has no kept draws.")
   x <- pooled(object)
   if (weighted) {

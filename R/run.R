@@ -20,9 +20,11 @@
 #' @param iter Number of iterations (updates) per chain.
 #' @param ... Not used: every argument after `iter` must be given by its full
 #'   name, and unknown names are an error.
-#' @param burnin Number of initial iterations whose states are discarded;
-#'   defaults to half of `iter`.
-#' @param thin Keep every `thin`-th state after burn-in.
+#' @param burnin Number of initial iterations whose states are discarded
+#'   (default: half of `iter`), or [sampling_threshold()] to start keeping
+#'   draws once the sampling threshold is reached.
+#' @param thin Keep every `thin`-th state after burn-in, or
+#'   [mixing_distance()] to keep draws a fixed summed learning rate apart.
 #' @param temperature \eqn{\tau \ge 0}; 1 samples the posterior, 0 gives
 #'   stochastic gradient ascent.
 #' @param chains Number of chains. Each chain draws from its own random stream,
@@ -34,6 +36,8 @@
 #' @param replace Draw each minibatch with replacement? By default the items of
 #'   a minibatch are distinct (batches are still drawn independently).
 #' @param clip `NULL`, or gradient clipping from [clip_norm()] or [clip_value()].
+#' @param diagnostics `NULL`, or [diagnostics_every()] to record the sampling
+#'   threshold, the two noise variances and the rejection probability.
 #' @param monitor `NULL`, or [monitor_every()] to record the log joint
 #'   probability and held-out metrics during the run (in `fit$monitor`).
 #' @param threads Number of threads to run chains in parallel (OpenMP); the
@@ -58,12 +62,12 @@
 sgld <- function(model, lr, batch_size = NULL, iter = 10000, ...,
                  burnin = floor(iter / 2), thin = 1, temperature = 1, chains = 1,
                  init = NULL, replace = FALSE, clip = NULL, monitor = NULL,
-                 threads = getOption("sgld.threads", 1L)) {
+                 diagnostics = NULL, threads = getOption("sgld.threads", 1L)) {
   check_dots_empty(...)
   run_sampler(model, lr = lr, batch_size = batch_size, iter = iter, burnin = burnin,
               thin = thin, temperature = temperature, chains = chains, init = init,
               replace = replace, clip = clip, monitor = monitor, threads = threads,
-              method = "sgld", call = match.call())
+              diagnostics = diagnostics, method = "sgld", call = match.call())
 }
 
 #' Stochastic gradient descent and gradient descent
@@ -86,12 +90,12 @@ sgld <- function(model, lr, batch_size = NULL, iter = 10000, ...,
 #' @export
 sgd <- function(model, lr, batch_size = NULL, iter = 1000, ..., thin = 1, chains = 1,
                 init = NULL, replace = FALSE, clip = NULL, monitor = NULL,
-                threads = getOption("sgld.threads", 1L)) {
+                diagnostics = NULL, threads = getOption("sgld.threads", 1L)) {
   check_dots_empty(...)
   run_sampler(model, lr = lr, batch_size = batch_size, iter = iter, burnin = 0,
               thin = thin, temperature = 0, chains = chains, init = init,
               replace = replace, clip = clip, monitor = monitor, threads = threads,
-              method = "sgd", call = match.call())
+              diagnostics = diagnostics, method = "sgd", call = match.call())
 }
 
 #' @rdname sgd
@@ -108,11 +112,14 @@ gd <- function(model, lr, iter = 1000, ..., thin = 1, init = NULL, clip = NULL) 
 # The one runner behind every exported sampler: check everything once, call
 # the C driver, and turn what it returns into an sgld_fit.
 run_sampler <- function(model, lr, batch_size, iter, burnin, thin, temperature, chains,
-                        init, replace, clip, monitor, threads, method, call, update = "sgld") {
+                        init, replace, clip, monitor, threads, method, call, update = "sgld",
+                        diagnostics = NULL, mala = FALSE, precondition = NULL) {
   settings <- run_settings(model, lr = lr, batch_size = batch_size, iter = iter,
                            burnin = burnin, thin = thin, temperature = temperature,
                            chains = chains, init = init, replace = replace, clip = clip,
-                           monitor = monitor, threads = threads, update = update)
+                           monitor = monitor, threads = threads, update = update,
+                           diagnostics = diagnostics, mala = mala,
+                           precondition = precondition)
   start <- proc.time()[["elapsed"]]
   res <- .Call(C_sgld_run, model, settings)
   elapsed <- proc.time()[["elapsed"]] - start
@@ -122,7 +129,8 @@ run_sampler <- function(model, lr, batch_size, iter, burnin, thin, temperature, 
 
 # Every argument checked, and resolved into the plain list the C driver reads.
 run_settings <- function(model, lr, batch_size, iter, burnin, thin, temperature, chains,
-                         init, replace, clip, update, threads = 1L, monitor = NULL) {
+                         init, replace, clip, update, threads = 1L, monitor = NULL,
+                         diagnostics = NULL, mala = FALSE, precondition = NULL) {
   check_model(model)
   n <- model$n
   d <- model$d
@@ -130,22 +138,18 @@ run_settings <- function(model, lr, batch_size, iter, burnin, thin, temperature,
   check_count(iter, "iter", lower = 1)
   if (is.null(batch_size)) batch_size <- min(100, n)
   check_count(batch_size, "batch_size", lower = 1, upper = min(n, .Machine$integer.max))
-  check_count(burnin, "burnin", lower = 0)
-  if (burnin >= iter)
-    abort("`burnin` must be smaller than `iter` (", burnin, " >= ", iter, ").")
-  check_count(thin, "thin", lower = 1)
-  if (thin > iter - burnin)
-    abort("`thin` must be at most iter - burnin = ", iter - burnin, " so that a draw is kept.")
+  schedule <- resolve_lr(lr, iter)
+  collect <- resolve_collection(burnin, thin, diagnostics, iter, schedule)
   check_number(temperature, "temperature", lower = 0)
   check_count(chains, "chains", lower = 1, upper = 1000)
   check_flag(replace, "replace")
   check_count(threads, "threads", lower = 1, upper = 1024)
   if (!is.null(clip) && !inherits(clip, "sgld_clip"))
     abort("`clip` must be NULL, clip_norm() or clip_value(), not ", describe(clip), ".")
-  nkeep <- floor((iter - burnin) / thin)
-  if (nkeep * d * chains > 2^31)
-    abort("the run would keep ", format(nkeep * chains, big.mark = ","), " draws of ", d,
-          " parameters (", format(8 * nkeep * d * chains / 2^30, digits = 3),
+  if (collect$capacity * d * chains > 2^31)
+    abort("the run would keep up to ", format(collect$capacity * chains, big.mark = ","),
+          " draws of ", d, " parameters (",
+          format(8 * collect$capacity * d * chains / 2^30, digits = 3),
           " GiB); increase `thin` or reduce `iter`.")
   if (!is.null(monitor) && !inherits(monitor, "sgld_monitor"))
     abort("`monitor` must be NULL or made by monitor_every(), not ", describe(monitor), ".")
@@ -154,17 +158,19 @@ run_settings <- function(model, lr, batch_size, iter, burnin, thin, temperature,
   test <- if (!is.null(monitor) && !is.null(monitor$newdata))
     held_out_model(model, monitor$newdata)
   init_w <- resolve_init(model, init, chains)
-  list(
-    iter = iter, burnin = burnin, thin = thin, chains = chains, batch_size = batch_size,
+  c(collect[setdiff(names(collect), "regular")], list(
+    iter = iter, chains = chains, batch_size = batch_size,
     replace = as.integer(replace), temperature = temperature,
-    lr = lr, schedule = resolve_lr(lr, iter),
+    lr = lr, schedule = schedule,
     clip_type = if (is.null(clip)) 0L else clip$code,
     clip_threshold = if (is.null(clip)) 0 else clip$threshold,
     update = update, init = as.double(t(init_w)), threads = threads,
     monitor_every = if (is.null(monitor)) 0 else monitor$every, test = test,
+    mala = as.integer(mala), precond_chol = precondition,
+    regular = collect$regular,
     # chains run in this order; each has its own stream, so the order cannot matter
     order = seq_len(chains)
-  )
+  ))
 }
 
 # Starting values: one row per chain on the sampler's scale.
@@ -189,4 +195,51 @@ resolve_init <- function(model, init, chains) {
   w <- to_sampler_scale(model, init)
   if (any(!is.finite(w))) abort("`init` is outside the parameter space.")
   w
+}
+
+#' Metropolis-adjusted Langevin algorithm
+#'
+#' The exact reference sampler: each iteration proposes a Langevin step with the
+#' full-data gradient, \eqn{w' \sim N(w + \eta P \nabla U(w), 2\eta\tau P)}, and
+#' accepts it with the Metropolis-Hastings probability for the target
+#' \eqn{\exp(U/\tau)}, so the chain's stationary distribution is exactly the
+#' posterior whatever the step size (the step size governs only how fast it
+#' mixes). It runs in the same engine as [sgld()], with the full data in every
+#' step. Aim for an acceptance rate of roughly 0.5 to 0.7.
+#'
+#' @inheritParams sgld
+#' @param lr Step size \eqn{\eta} (a number or a schedule; a constant one keeps
+#'   the chain stationary).
+#' @param precondition `NULL`, or a symmetric positive definite d x d matrix
+#'   \eqn{P} on the sampler's scale, e.g. an estimate of the posterior covariance.
+#' @param temperature \eqn{\tau > 0}; 1 samples the posterior.
+#' @return An object of class `sgld_fit` whose `acceptance` holds each chain's
+#'   acceptance rate.
+#' @examples
+#' m <- model_linear(y ~ x, data = handout)
+#' set.seed(1)
+#' fit <- mala(m, lr = 1e-5, iter = 2000)
+#' fit$acceptance
+#' @export
+mala <- function(model, lr, iter = 10000, ..., burnin = floor(iter / 2), thin = 1,
+                 temperature = 1, chains = 1, init = NULL, precondition = NULL,
+                 monitor = NULL, threads = getOption("sgld.threads", 1L)) {
+  check_dots_empty(...)
+  check_model(model)
+  check_number(temperature, "temperature", lower = 0, lower_open = TRUE)
+  run_sampler(model, lr = lr, batch_size = model$n, iter = iter, burnin = burnin,
+              thin = thin, temperature = temperature, chains = chains, init = init,
+              replace = FALSE, clip = NULL, monitor = monitor, threads = threads,
+              mala = TRUE, precondition = precondition_factor(precondition, model$d),
+              method = "mala", call = match.call())
+}
+
+# The lower Cholesky factor of a user's preconditioner, column-major.
+precondition_factor <- function(P, d) {
+  if (is.null(P)) return(NULL)
+  if (!is.numeric(P) || !is.matrix(P) || any(dim(P) != d) || any(!is.finite(P)))
+    abort("`precondition` must be a finite ", d, " x ", d, " matrix.")
+  if (!isSymmetric(unname(P))) abort("`precondition` must be symmetric.")
+  R <- tryCatch(chol(P), error = function(e) abort("`precondition` must be positive definite."))
+  as.double(t(R))
 }

@@ -140,3 +140,25 @@ resolve_lr <- function(lr, iter) {
     abort("`lr` has an unknown schedule type."))
   out
 }
+
+#' Learning rates of a schedule
+#'
+#' The learning rate \eqn{\eta_t} a schedule gives at iterations `t`, as the
+#' engine computes it (useful to plot a schedule, or to convert between
+#' conventions: Welling and Teh's \eqn{\epsilon_t = 2\eta_t}).
+#' @param lr A schedule or a positive number.
+#' @param t Iterations (whole numbers from 1).
+#' @param iter The run's length, which [lr_range()] needs; defaults to `max(t)`.
+#' @return A numeric vector as long as `t`.
+#' @examples
+#' lr_values(lr_range(0.005, 5e-5), c(1, 5000, 10000))
+#' @export
+lr_values <- function(lr, t, iter = max(t)) {
+  lr <- as_lr(lr)
+  if (!is.numeric(t) || any(!is.finite(t)) || any(t < 1) || any(t != round(t)))
+    abort("`t` must be whole numbers from 1.")
+  check_count(iter, "iter", lower = 1)
+  .Call(C_sgld_schedule_values, resolve_lr(lr, iter), as.double(t), FALSE)
+}
+
+lr_total <- function(schedule, iter) .Call(C_sgld_schedule_values, schedule, as.double(iter), TRUE)

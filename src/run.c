@@ -4,9 +4,12 @@
  * For each chain and iteration: draw a minibatch, form the gradient estimate
  * g_hat = grad log prior + (n/m) sum over the batch of grad log lik, clip it if
  * asked, let the update rule move the state, stop at the first non-finite
- * value, and keep the state if burn-in and thinning say so. Everything is
- * allocated before the loop; a divergence or a user interrupt ends the run
- * early but keeps every draw made so far.
+ * value, and keep the state if the collection policy says so (burn-in by count
+ * or by the sampling threshold; thinning by count or by summed learning rate).
+ * MALA is the same loop with the full data and a Metropolis-Hastings accept
+ * step in place of the update rule. Everything is allocated before the loop;
+ * a divergence or a user interrupt ends the run early but keeps every draw made
+ * so far.
  *
  * Chains run in OpenMP threads when asked. Each chain owns its random stream,
  * scratch memory and output, so its draws are the same bits whichever thread
@@ -30,6 +33,7 @@ typedef struct { const char *name; sgld_model (*build)(SEXP); } model_entry;
 static const model_entry model_table[] = {
   {"linear", model_linear_build},
   {"logistic", model_logistic_build},
+  {"mixture", model_mixture_build},
 };
 
 typedef struct { const char *name; const sgld_update *rule; } update_entry;
@@ -54,8 +58,11 @@ static const sgld_update *find_update(const char *name) {
 
 /* ------------------------------------------------------- settings -- */
 
+enum { BURNIN_COUNT = 0, BURNIN_THRESHOLD = 1 };
+enum { THIN_COUNT = 0, THIN_DISTANCE = 1 };
+
 typedef struct run_settings {
-  R_xlen_t iter, burnin, thin, nkeep;
+  R_xlen_t iter, burnin, thin, capacity;  /* capacity: rows of output per chain */
   int chains, m, replace;
   double tau;
   sgld_schedule schedule;
@@ -66,7 +73,17 @@ typedef struct run_settings {
   R_xlen_t monitor_every;      /* 0: no monitor */
   R_xlen_t n_monitor;          /* evaluations per chain */
   const sgld_model *test;      /* held-out data for the monitor, or NULL */
+  int burnin_mode, thin_mode;
+  double alpha0, distance;     /* threshold on alpha; summed eta between kept draws */
+  R_xlen_t diag_every;         /* 0: no diagnostics */
+  R_xlen_t n_diag;
+  R_xlen_t diag_sample;        /* items for the score covariance */
+  int mala;                    /* Metropolis-Hastings accept step, full data */
+  const double *precond_chol;  /* lower Cholesky factor of P for mala, or NULL */
+  const R_xlen_t *all_idx;     /* 0..n-1, for full-data evaluations */
 } run_settings;
+
+#define DIAG_COLS 6   /* iteration, eta, alpha, var_injected, var_gradient, rejection */
 
 /* what one chain leaves behind, besides its draws */
 typedef struct chain_result {
@@ -75,14 +92,23 @@ typedef struct chain_result {
   int status;
   double clip_count;
   R_xlen_t monitored;          /* monitor rows written */
+  R_xlen_t diagnosed;          /* diagnostic rows written */
+  double accepted;             /* mala: accepted proposals */
+  double collect_from;         /* first iteration eligible for keeping, 0 if never */
 } chain_result;
 
 /* per-chain memory, allocated before the loop */
 typedef struct chain_scratch {
   double *w, *w_prev, *g, *g_bar, *state, *work;
-  R_xlen_t *idx;
+  double *w_new, *g_new, *tmp, *diag_buf;
+  R_xlen_t *idx, *diag_idx;
   void *batch_memory;
 } chain_scratch;
+
+/* where one chain writes */
+typedef struct chain_output {
+  double *draws, *eta, *iteration, *last, *monitor, *diag;
+} chain_output;
 
 /* C99's isfinite, inlined (R_FINITE may be a call into libR) */
 static int all_finite(const double *x, int d) {
@@ -102,8 +128,6 @@ static int user_interrupted(void) {
   return R_ToplevelExec(check_interrupt_fn, NULL) == FALSE;
 }
 
-/* ------------------------------------------------------ one chain -- */
-
 static int on_main_thread(void) {
 #ifdef _OPENMP
   return omp_get_thread_num() == 0;
@@ -112,48 +136,121 @@ static int on_main_thread(void) {
 #endif
 }
 
+/* ---------------------------------------------------- diagnostics -- */
+
+/* one row of diagnostics at state w (see diagnostics.c); returns alpha */
+static double diagnose(const sgld_model *model, const run_settings *s, const double *w,
+                       double eta, sgld_rng *diag_rng, chain_scratch *sc, double *row,
+                       double t) {
+  const int d = model->d;
+  const R_xlen_t *items = s->all_idx;
+  R_xlen_t count = model->n;
+  if (s->diag_sample < model->n) {     /* a random subset for large data */
+    for (R_xlen_t k = 0; k < s->diag_sample; k++)
+      sc->diag_idx[k] = (R_xlen_t) rng_below(diag_rng, (uint64_t) model->n);
+    items = sc->diag_idx;
+    count = s->diag_sample;
+  }
+  const double n = (double) model->n;
+  const double lambda = score_lambda_max(model, w, items, count, sc->diag_buf, sc->work);
+  const double var_grad = eta * eta * n * n * lambda / s->m;
+  const double var_inj = 2.0 * eta * s->tau;
+  const double alpha = eta * n * n * lambda / (2.0 * s->m);
+
+  /* rejection probability of a full-data Langevin proposal from w */
+  double *g = sc->diag_buf, *g_new = sc->diag_buf + d;   /* reuse: V no longer needed */
+  const double U = full_log_post(model, w, g, s->all_idx, sc->work);
+  const double tau = s->tau > 0 ? s->tau : 1.0;
+  langevin_propose(w, g, eta, tau, NULL, diag_rng, sc->w_new, sc->tmp, d);
+  const double U_new = full_log_post(model, sc->w_new, g_new, s->all_idx, sc->work);
+  double rejection = 1.0;
+  if (isfinite(U_new)) {
+    const double lr = langevin_log_ratio(w, U, g, sc->w_new, U_new, g_new, eta, tau, NULL,
+                                         sc->tmp, d);
+    rejection = lr >= 0 ? 0.0 : 1.0 - exp(lr);
+  }
+  row[0] = t; row[1] = eta; row[2] = alpha;
+  row[3] = var_inj; row[4] = var_grad; row[5] = rejection;
+  return alpha;
+}
+
+/* ------------------------------------------------------ one chain -- */
+
 static void run_chain(const sgld_model *model, const sgld_update *rule, const run_settings *s,
-                      const double *init, sgld_rng rng, chain_scratch *sc,
-                      double *draws, double *eta_kept, double *last, double *monitor,
-                      chain_result *res, volatile int *stop_all) {
+                      const double *init, sgld_rng rng, sgld_rng diag_rng, chain_scratch *sc,
+                      const chain_output *out, chain_result *res, volatile int *stop_all) {
   const int d = model->d, m = s->m;
   const double scale = (double) model->n / (double) m;
   double *w = sc->w, *g = sc->g, *g_bar = rule->needs_g_bar ? sc->g_bar : NULL;
   sgld_minibatch mb;
+  double U = 0.0;                      /* mala: log posterior at w, with g its gradient */
 
   memcpy(w, init, d * sizeof(double));
-  minibatch_init(&mb, model->n, m, s->replace, sc->batch_memory);
+  if (!s->mala) minibatch_init(&mb, model->n, m, s->replace, sc->batch_memory);
   rule->init(sc->state, w, d);
-  res->kept = 0;
-  res->stop_iter = 0;
+  memset(res, 0, sizeof *res);
   res->status = STATUS_DONE;
-  res->clip_count = 0;
-  res->monitored = 0;
+  if (s->mala) U = full_log_post(model, w, g, s->all_idx, sc->work);
 
-  R_xlen_t next_keep = s->burnin + s->thin, next_check = s->check_every;
+  /* collection: eligible from iteration collect_from (burn-in), then thinned */
+  int collecting = s->burnin_mode == BURNIN_COUNT && s->burnin == 0;
+  if (collecting) res->collect_from = 1;
+  R_xlen_t since_kept = 0;
+  double eta_since_kept = 0.0;
+
   /* monitor rows: iteration, log joint per datum, then the test metrics */
   const int n_cols = 2 + (s->test ? s->test->n_metrics : 0);
   R_xlen_t next_monitor = s->monitor_every > 0 ? s->monitor_every : -1;
+  R_xlen_t next_diag = s->diag_every > 0 ? s->diag_every : -1;
+  R_xlen_t next_check = s->check_every;
+
   for (R_xlen_t t = 1; t <= s->iter; t++) {
     const double eta = schedule_eta(&s->schedule, (double) t);
-    const R_xlen_t *idx = minibatch_draw(&mb, &rng, sc->idx);
 
-    for (int j = 0; j < d; j++) g[j] = 0.0;
-    model->grad_loglik(model->data, w, idx, m, g, sc->work);
-    if (g_bar)
-      for (int j = 0; j < d; j++) g_bar[j] = g[j] / m;
-    for (int j = 0; j < d; j++) g[j] *= scale;
-    model->grad_logprior(model->data, w, g);
-    if (s->clip_type != CLIP_NONE)
-      res->clip_count += clip_gradient(g, d, s->clip_type, s->clip_threshold);
+    if (!s->mala) {
+      const R_xlen_t *idx = minibatch_draw(&mb, &rng, sc->idx);
+      for (int j = 0; j < d; j++) g[j] = 0.0;
+      model->grad_loglik(model->data, w, idx, m, g, sc->work);
+      if (g_bar)
+        for (int j = 0; j < d; j++) g_bar[j] = g[j] / m;
+      for (int j = 0; j < d; j++) g[j] *= scale;
+      model->grad_logprior(model->data, w, g);
+      if (s->clip_type != CLIP_NONE)
+        res->clip_count += clip_gradient(g, d, s->clip_type, s->clip_threshold);
+    }
     if (!all_finite(g, d)) {
       res->status = STATUS_NONFINITE_GRADIENT;
       res->stop_iter = (double) t;
       break;
     }
 
+    if (t == next_diag) {
+      double *row = out->diag + (R_xlen_t) res->diagnosed * DIAG_COLS;
+      const double alpha = diagnose(model, s, w, eta, &diag_rng, sc, row, (double) t);
+      res->diagnosed++;
+      next_diag += s->diag_every;
+      if (!collecting && s->burnin_mode == BURNIN_THRESHOLD && alpha <= s->alpha0) {
+        collecting = 1;
+        res->collect_from = (double) t;
+      }
+    }
+
     memcpy(sc->w_prev, w, d * sizeof(double));
-    rule->step(w, g, g_bar, eta, s->tau, sc->state, &rng, d, NULL);
+    if (s->mala) {
+      langevin_propose(w, g, eta, s->tau, s->precond_chol, &rng, sc->w_new, sc->tmp, d);
+      const double U_new = full_log_post(model, sc->w_new, sc->g_new, s->all_idx, sc->work);
+      const double log_u = log(rng_unif(&rng));
+      if (isfinite(U_new) && all_finite(sc->g_new, d) &&
+          log_u < langevin_log_ratio(w, U, g, sc->w_new, U_new, sc->g_new, eta, s->tau,
+                                     s->precond_chol, sc->tmp, d)) {
+        memcpy(w, sc->w_new, d * sizeof(double));
+        memcpy(g, sc->g_new, d * sizeof(double));
+        U = U_new;
+        res->accepted++;
+      }
+    } else {
+      rule->step(w, g, g_bar, eta, s->tau, sc->state, &rng, d, NULL);
+    }
     if (!all_finite(w, d) || (model->in_domain && !model->in_domain(model->data, w))) {
       memcpy(w, sc->w_prev, d * sizeof(double));   /* leave the last finite state */
       res->status = STATUS_NONFINITE_PARAMETER;
@@ -161,14 +258,29 @@ static void run_chain(const sgld_model *model, const sgld_update *rule, const ru
       break;
     }
 
-    if (t == next_keep) {
-      for (int j = 0; j < d; j++) draws[res->kept + j * s->nkeep] = w[j];
-      eta_kept[res->kept] = eta;
-      res->kept++;
-      next_keep += s->thin;
+    if (!collecting && s->burnin_mode == BURNIN_COUNT && t == s->burnin) {
+      collecting = 1;
+      res->collect_from = (double) t + 1;
+    } else if (collecting) {
+      int keep;
+      if (s->thin_mode == THIN_COUNT) {
+        keep = ++since_kept == s->thin;
+      } else {
+        eta_since_kept += eta;
+        keep = eta_since_kept >= s->distance;
+      }
+      if (keep && res->kept < s->capacity) {
+        for (int j = 0; j < d; j++) out->draws[res->kept + j * s->capacity] = w[j];
+        out->eta[res->kept] = eta;
+        out->iteration[res->kept] = (double) t;
+        res->kept++;
+        since_kept = 0;
+        eta_since_kept = 0.0;
+      }
     }
+
     if (t == next_monitor) {
-      double *row = monitor + (R_xlen_t) res->monitored * n_cols;
+      double *row = out->monitor + (R_xlen_t) res->monitored * n_cols;
       row[0] = (double) t;
       row[1] = (model->loglik(model->data, w, NULL, model->n) +
                 model->logprior(model->data, w)) / (double) model->n;
@@ -186,7 +298,7 @@ static void run_chain(const sgld_model *model, const sgld_update *rule, const ru
       }
     }
   }
-  memcpy(last, w, d * sizeof(double));
+  memcpy(out->last, w, d * sizeof(double));
 }
 
 /* ---------------------------------------------------- entry point -- */
@@ -200,9 +312,11 @@ static R_xlen_t setting_count(SEXP settings, const char *name, double lo) {
 
 static run_settings read_settings(SEXP settings, const sgld_model *model) {
   run_settings s;
+  memset(&s, 0, sizeof s);
   s.iter = setting_count(settings, "iter", 1);
   s.burnin = setting_count(settings, "burnin", 0);
   s.thin = setting_count(settings, "thin", 1);
+  s.capacity = setting_count(settings, "capacity", 0);
   s.chains = (int) setting_count(settings, "chains", 1);
   s.m = (int) setting_count(settings, "batch_size", 1);
   s.replace = list_int(settings, "replace");
@@ -213,11 +327,22 @@ static run_settings read_settings(SEXP settings, const sgld_model *model) {
   s.threads = (int) setting_count(settings, "threads", 1);
   s.monitor_every = setting_count(settings, "monitor_every", 0);
   s.n_monitor = s.monitor_every > 0 ? s.iter / s.monitor_every : 0;
-  s.test = NULL;
+  s.burnin_mode = list_int(settings, "burnin_mode");
+  s.thin_mode = list_int(settings, "thin_mode");
+  s.alpha0 = list_real(settings, "alpha0");
+  s.distance = list_real(settings, "distance");
+  s.diag_every = setting_count(settings, "diag_every", 0);
+  s.n_diag = s.diag_every > 0 ? s.iter / s.diag_every : 0;
+  s.diag_sample = setting_count(settings, "diag_sample", 1);
+  s.mala = list_int(settings, "mala");
   if (s.burnin >= s.iter) error("internal: burnin must be below iter");
   if (s.m > model->n) error("internal: batch_size exceeds the number of data items");
+  if (s.mala && s.m != model->n) error("internal: mala needs the full data in every step");
   if (!(s.tau >= 0)) error("internal: temperature must be >= 0");
-  s.nkeep = (s.iter - s.burnin) / s.thin;
+  if (s.burnin_mode == BURNIN_THRESHOLD && s.diag_every == 0)
+    error("internal: a threshold burn-in needs diagnostics");
+  if (s.thin_mode == THIN_DISTANCE && !(s.distance > 0))
+    error("internal: the mixing distance must be positive");
   /* check for interrupts about every 10^6 floating-point operations of gradient work */
   double work = (double) s.m * (double) model->d + 1.0;
   s.check_every = (R_xlen_t) (work >= 1e6 ? 1 : 1e6 / work);
@@ -238,22 +363,34 @@ SEXP sgld_run(SEXP model_spec, SEXP settings) {
   }
   const int d = model.d, chains = s.chains;
   const double *init = list_doubles(settings, "init", (R_xlen_t) d * chains);
+  SEXP precond = list_elt(settings, "precond_chol");
+  s.precond_chol = precond == R_NilValue ? NULL : list_doubles(settings, "precond_chol",
+                                                               (R_xlen_t) d * d);
   SEXP order_ = list_elt(settings, "order");
   if (TYPEOF(order_) != INTSXP || XLENGTH(order_) != chains)
     error("internal: 'order' must be an integer vector with one entry per chain");
   const int *order = INTEGER(order_);
   for (int k = 0; k < chains; k++)
     if (order[k] < 1 || order[k] > chains) error("internal: 'order' out of range");
+  if ((s.mala || s.diag_every > 0) && model.n > INT_MAX)
+    error("internal: full-data evaluations need n <= %d", INT_MAX);
+  if (s.mala || s.diag_every > 0) {
+    R_xlen_t *all = (R_xlen_t *) R_alloc(model.n, sizeof(R_xlen_t));
+    for (R_xlen_t i = 0; i < model.n; i++) all[i] = i;
+    s.all_idx = all;
+  }
+  if (s.diag_sample > model.n) s.diag_sample = model.n;
 
   /* outputs, allocated once */
   const char *names[] = {"draws", "eta", "kept", "status", "stop_iter", "clip_count", "last",
-                         "monitor", "monitored", ""};
+                         "monitor", "monitored", "iteration", "diagnostics", "diagnosed",
+                         "accepted", "collect_from", ""};
   SEXP out = PROTECT(mkNamed(VECSXP, names));
   /* one kept-draws x parameters matrix per chain, filled in place */
   SEXP draws = allocVector(VECSXP, chains);
   SET_VECTOR_ELT(out, 0, draws);
-  for (int c = 0; c < chains; c++) SET_VECTOR_ELT(draws, c, allocMatrix(REALSXP, s.nkeep, d));
-  SEXP eta = allocMatrix(REALSXP, s.nkeep, chains);
+  for (int c = 0; c < chains; c++) SET_VECTOR_ELT(draws, c, allocMatrix(REALSXP, s.capacity, d));
+  SEXP eta = allocMatrix(REALSXP, s.capacity, chains);
   SET_VECTOR_ELT(out, 1, eta);
   SEXP kept = allocVector(REALSXP, chains);
   SET_VECTOR_ELT(out, 2, kept);
@@ -265,40 +402,64 @@ SEXP sgld_run(SEXP model_spec, SEXP settings) {
   SET_VECTOR_ELT(out, 5, clip_count);
   SEXP last = allocMatrix(REALSXP, d, chains);
   SET_VECTOR_ELT(out, 6, last);
-  /* per chain, one column per evaluation: iteration, log joint per datum, metrics */
+  /* per chain, one row per evaluation: iteration, log joint per datum, metrics */
   const int n_cols = 2 + (s.test ? s.test->n_metrics : 0);
   SEXP monitor = allocVector(REALSXP, (R_xlen_t) n_cols * s.n_monitor * chains);
   SET_VECTOR_ELT(out, 7, monitor);
   SEXP monitored = allocVector(REALSXP, chains);
   SET_VECTOR_ELT(out, 8, monitored);
+  SEXP iteration = allocMatrix(REALSXP, s.capacity, chains);
+  SET_VECTOR_ELT(out, 9, iteration);
+  SEXP diag = allocVector(REALSXP, (R_xlen_t) DIAG_COLS * s.n_diag * chains);
+  SET_VECTOR_ELT(out, 10, diag);
+  SEXP diagnosed = allocVector(REALSXP, chains);
+  SET_VECTOR_ELT(out, 11, diagnosed);
+  SEXP accepted = allocVector(REALSXP, chains);
+  SET_VECTOR_ELT(out, 12, accepted);
+  SEXP collect_from = allocVector(REALSXP, chains);
+  SET_VECTOR_ELT(out, 13, collect_from);
 
-  /* one stream per chain: chain c is the base stream jumped c times */
-  sgld_rng *rngs = (sgld_rng *) R_alloc(chains, sizeof(sgld_rng));
+  /* one stream per chain: chain c is the base stream jumped c times; the
+     diagnostics of chain c use the stream jumped chains + c times */
+  sgld_rng *rngs = (sgld_rng *) R_alloc(2 * chains, sizeof(sgld_rng));
   rng_seed_from_r(&rngs[0]);
-  for (int c = 1; c < chains; c++) {
+  for (int c = 1; c < 2 * chains; c++) {
     rngs[c] = rngs[c - 1];
     rng_jump(&rngs[c]);
   }
 
+  const int diag_on = s.diag_every > 0;
   chain_scratch *sc = (chain_scratch *) R_alloc(chains, sizeof(chain_scratch));
   for (int c = 0; c < chains; c++) {
     sc[c].w = (double *) R_alloc(d, sizeof(double));
     sc[c].w_prev = (double *) R_alloc(d, sizeof(double));
     sc[c].g = (double *) R_alloc(d, sizeof(double));
     sc[c].g_bar = (double *) R_alloc(d, sizeof(double));
+    sc[c].w_new = (double *) R_alloc(d, sizeof(double));
+    sc[c].g_new = (double *) R_alloc(d, sizeof(double));
+    sc[c].tmp = (double *) R_alloc(4 * (size_t) d, sizeof(double));
+    sc[c].diag_buf = diag_on ? (double *) R_alloc((size_t) d * d + 6 * (size_t) d, sizeof(double))
+                             : NULL;
+    sc[c].diag_idx = diag_on && s.diag_sample < model.n
+                       ? (R_xlen_t *) R_alloc(s.diag_sample, sizeof(R_xlen_t)) : NULL;
     sc[c].state = (double *) R_alloc(rule->state_size * d + 1, sizeof(double));
     sc[c].work = (double *) R_alloc(model.work_size + 1, sizeof(double));
     sc[c].idx = (R_xlen_t *) R_alloc(s.m, sizeof(R_xlen_t));
-    sc[c].batch_memory = R_alloc(minibatch_bytes(model.n, s.m, s.replace) + 1, 1);
+    sc[c].batch_memory = s.mala ? NULL
+                                : R_alloc(minibatch_bytes(model.n, s.m, s.replace) + 1, 1);
   }
   chain_result *res = (chain_result *) R_alloc(chains, sizeof(chain_result));
-  double **draw_ptr = (double **) R_alloc(chains, sizeof(double *));
+  chain_output *where = (chain_output *) R_alloc(chains, sizeof(chain_output));
   for (int c = 0; c < chains; c++) {
-    chain_result none = {0, 0, STATUS_NOT_RUN, 0, 0};
-    res[c] = none;
-    draw_ptr[c] = REAL(VECTOR_ELT(draws, c));
+    memset(&res[c], 0, sizeof res[c]);
+    res[c].status = STATUS_NOT_RUN;
+    where[c].draws = REAL(VECTOR_ELT(draws, c));
+    where[c].eta = REAL(eta) + (R_xlen_t) c * s.capacity;
+    where[c].iteration = REAL(iteration) + (R_xlen_t) c * s.capacity;
+    where[c].last = REAL(last) + (R_xlen_t) c * d;
+    where[c].monitor = REAL(monitor) + (R_xlen_t) c * s.n_monitor * n_cols;
+    where[c].diag = REAL(diag) + (R_xlen_t) c * s.n_diag * DIAG_COLS;
   }
-  double *eta_ptr = REAL(eta), *last_ptr = REAL(last), *monitor_ptr = REAL(monitor);
 
   volatile int stop_all = 0;
   const int nth = s.threads < chains ? s.threads : chains;
@@ -308,12 +469,11 @@ SEXP sgld_run(SEXP model_spec, SEXP settings) {
   for (int k = 0; k < chains; k++) {
     const int c = order[k] - 1;
     if (stop_all) {
-      memcpy(last_ptr + (R_xlen_t) c * d, init + (R_xlen_t) c * d, d * sizeof(double));
+      memcpy(where[c].last, init + (R_xlen_t) c * d, d * sizeof(double));
       continue;
     }
-    run_chain(&model, rule, &s, init + (R_xlen_t) c * d, rngs[c], &sc[c], draw_ptr[c],
-              eta_ptr + (R_xlen_t) c * s.nkeep, last_ptr + (R_xlen_t) c * d,
-              monitor_ptr + (R_xlen_t) c * s.n_monitor * n_cols, &res[c], &stop_all);
+    run_chain(&model, rule, &s, init + (R_xlen_t) c * d, rngs[c], rngs[chains + c], &sc[c],
+              &where[c], &res[c], &stop_all);
   }
   (void) nth;
 
@@ -323,6 +483,9 @@ SEXP sgld_run(SEXP model_spec, SEXP settings) {
     REAL(stop_iter)[c] = res[c].stop_iter;
     REAL(clip_count)[c] = res[c].clip_count;
     REAL(monitored)[c] = (double) res[c].monitored;
+    REAL(diagnosed)[c] = (double) res[c].diagnosed;
+    REAL(accepted)[c] = res[c].accepted;
+    REAL(collect_from)[c] = res[c].collect_from;
   }
   UNPROTECT(1);
   return out;

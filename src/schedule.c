@@ -31,3 +31,21 @@ double schedule_eta(const sgld_schedule *s, double t) {
   }
   return eta < s->floor ? s->floor : eta;
 }
+
+/* The learning rates of iterations t (for users and plots) or, with t of
+   length 1 and total = TRUE, the sum of eta over 1..t (to size outputs). */
+SEXP sgld_schedule_values(SEXP spec, SEXP t_, SEXP total_) {
+  sgld_schedule s = schedule_build(spec);
+  if (TYPEOF(t_) != REALSXP) error("internal: 't' must be a double vector");
+  const double *t = REAL(t_);
+  if (asLogical(total_) == TRUE) {
+    if (XLENGTH(t_) != 1) error("internal: 't' must be one number for a total");
+    double sum = 0.0;
+    for (double k = 1; k <= t[0]; k++) sum += schedule_eta(&s, k);
+    return ScalarReal(sum);
+  }
+  SEXP out = PROTECT(allocVector(REALSXP, XLENGTH(t_)));
+  for (R_xlen_t i = 0; i < XLENGTH(t_); i++) REAL(out)[i] = schedule_eta(&s, t[i]);
+  UNPROTECT(1);
+  return out;
+}

@@ -104,6 +104,7 @@ sgld_model find_model(SEXP spec);
 /* builders: unpack the R-side model object (main thread, may allocate with R_alloc) */
 sgld_model model_linear_build(SEXP spec);
 sgld_model model_logistic_build(SEXP spec);
+sgld_model model_mixture_build(SEXP spec);
 
 /* --------------------------------------------------------- updates -- */
 
@@ -152,6 +153,20 @@ const R_xlen_t *minibatch_draw(sgld_minibatch *mb, sgld_rng *r, R_xlen_t *idx);
 
 enum { CLIP_NONE = 0, CLIP_NORM = 1, CLIP_VALUE = 2 };
 int clip_gradient(double *g, int d, int type, double threshold);  /* 1 if it fired */
+
+/* ------------------------------------------- Langevin, diagnostics -- */
+
+double full_log_post(const sgld_model *model, const double *w, double *g,
+                     const R_xlen_t *all_idx, double *work);
+/* tmp: 3 d doubles; L: lower Cholesky factor of a preconditioner, or NULL */
+void langevin_propose(const double *w, const double *g, double eta, double tau,
+                      const double *L, sgld_rng *rng, double *w_new, double *tmp, int d);
+double langevin_log_ratio(const double *w, double U, const double *g,
+                          const double *w_new, double U_new, const double *g_new,
+                          double eta, double tau, const double *L, double *tmp, int d);
+double lambda_max_psd(const double *A, int d, double *v, double *av);
+double score_lambda_max(const sgld_model *model, const double *w, const R_xlen_t *items,
+                        R_xlen_t count, double *buf, double *work);
 
 /* ------------------------------------------------------ R helpers -- */
 

@@ -1,0 +1,123 @@
+#' When to start keeping draws, and which to keep
+#'
+#' Besides a number of iterations, `burnin` in [sgld()] can be
+#' `sampling_threshold(alpha)`: keep draws from the first check at which
+#' Welling and Teh's sampling threshold \eqn{\alpha_t} (see
+#' [diagnostics_every()]) is at most `alpha`, i.e. once the injected noise
+#' dominates the stochastic-gradient noise and the chain has left its
+#' optimisation phase. \eqn{\alpha_t} is checked every `every` iterations.
+#'
+#' Besides a number, `thin` can be `mixing_distance(D0)`: keep a draw whenever
+#' the learning rates summed since the last kept draw reach `D0`, so that kept
+#' draws are about equally far apart in the chain's own time even as the
+#' learning rate shrinks (Welling and Teh, section 5.3.1).
+#'
+#' With either, chains keep different numbers of draws at irregular
+#' iterations: `fit$iteration` holds the iteration of every kept draw, and
+#' coda's `mcpar` counts kept draws (1, 2, ...) rather than iterations.
+#'
+#' @param alpha Threshold on \eqn{\alpha_t}, e.g. 0.1 as in the paper.
+#' @param every Check every this many iterations.
+#' @param D0 Summed learning rate between kept draws.
+#' @return An object for the `burnin` or `thin` argument of [sgld()].
+#' @examples
+#' sampling_threshold(0.1, every = 100)
+#' mixing_distance(1e-3)
+#' @export
+sampling_threshold <- function(alpha = 0.1, every = 100) {
+  check_number(alpha, "alpha", lower = 0, lower_open = TRUE)
+  check_count(every, "every", lower = 1)
+  structure(list(alpha = alpha, every = every), class = "sgld_threshold")
+}
+
+#' @rdname sampling_threshold
+#' @export
+mixing_distance <- function(D0) {
+  check_number(D0, "D0", lower = 0, lower_open = TRUE)
+  structure(list(D0 = D0), class = "sgld_distance")
+}
+
+#' Welling and Teh's diagnostics during a run
+#'
+#' Every `every` iterations, at the current state, the engine records (with a
+#' random stream of its own, so the draws are the same with and without):
+#' \describe{
+#'   \item{alpha}{the sampling threshold
+#'     \eqn{\alpha_t = \eta_t n^2 \lambda_{max}(V_s) / (2m)}, where \eqn{V_s} is
+#'     the covariance over the data of the per-item scores
+#'     \eqn{\nabla \log f(z_i \mid w) + \nabla \log f(w) / n}. The chain samples
+#'     rather than optimises once \eqn{\alpha_t \ll 1}.}
+#'   \item{var_injected, var_gradient}{the variance of the injected noise per
+#'     coordinate, \eqn{2\eta_t\tau}, and of the stochastic-gradient part of the
+#'     step in its noisiest direction, \eqn{\eta_t^2 (n^2/m) \lambda_{max}(V_s)}
+#'     (their ratio is \eqn{\alpha_t} at \eqn{\tau = 1}).}
+#'   \item{rejection}{the Metropolis-Hastings rejection probability of a
+#'     full-data Langevin proposal \eqn{N(w + \eta_t \nabla U(w), 2\eta_t\tau I)}
+#'     from the current state, for the target \eqn{\exp(U/\tau)} (\eqn{\tau = 1}
+#'     for [sgd()]).}
+#' }
+#' Each evaluation reads the data about three times (scores and two full
+#' gradients); with more than `sample` items the scores are taken over a random
+#' subset of that size. With `diagnostics = NULL` (the default) none of this
+#' is computed.
+#' @param every Evaluate every this many iterations.
+#' @param sample Largest number of items for the score covariance.
+#' @return An object for the `diagnostics` argument of [sgld()] and [sgd()];
+#'   the fit's `diagnostics` is a data frame with columns `chain`, `iteration`,
+#'   `lr`, `alpha`, `var_injected`, `var_gradient` and `rejection`.
+#' @examples
+#' x <- mixture_data(100)
+#' fit <- sgld(model_mixture(x), lr = lr_range(0.005, 5e-5), batch_size = 1,
+#'             iter = 20000, diagnostics = diagnostics_every(1000))
+#' fit$diagnostics
+#' @export
+diagnostics_every <- function(every, sample = 10000) {
+  check_count(every, "every", lower = 1)
+  check_count(sample, "sample", lower = 2)
+  structure(list(every = every, sample = sample), class = "sgld_diagnostics")
+}
+
+# The collection policy and diagnostics settings, and how many rows of draws
+# each chain may need.
+resolve_collection <- function(burnin, thin, diagnostics, iter, schedule) {
+  out <- list(burnin = 0, burnin_mode = 0L, alpha0 = 0, thin = 1, thin_mode = 0L,
+              distance = 0, diag_every = 0, diag_sample = 10000)
+  if (!is.null(diagnostics)) {
+    if (!inherits(diagnostics, "sgld_diagnostics"))
+      abort("`diagnostics` must be NULL or made by diagnostics_every(), not ",
+            describe(diagnostics), ".")
+    if (diagnostics$every > iter)
+      abort("`diagnostics`: `every` (", diagnostics$every, ") must be at most `iter` (", iter, ").")
+    out$diag_every <- diagnostics$every
+    out$diag_sample <- diagnostics$sample
+  }
+  if (inherits(burnin, "sgld_threshold")) {
+    out$burnin_mode <- 1L
+    out$alpha0 <- burnin$alpha
+    if (out$diag_every == 0) out$diag_every <- burnin$every
+    else if (out$diag_every != burnin$every)
+      abort("`burnin`: sampling_threshold(every = ", burnin$every, ") and `diagnostics` ",
+            "(every = ", out$diag_every, ") must check at the same iterations.")
+    if (out$diag_every > iter) abort("`burnin`: `every` must be at most `iter`.")
+  } else {
+    check_count(burnin, "burnin", lower = 0)
+    if (burnin >= iter)
+      abort("`burnin` must be smaller than `iter` (", burnin, " >= ", iter, ").")
+    out$burnin <- burnin
+  }
+  if (inherits(thin, "sgld_distance")) {
+    out$thin_mode <- 1L
+    out$distance <- thin$D0
+    capacity <- floor(lr_total(schedule, iter) / thin$D0) + 1
+  } else {
+    check_count(thin, "thin", lower = 1)
+    out$thin <- thin
+    span <- iter - out$burnin
+    if (thin > span)
+      abort("`thin` must be at most iter - burnin = ", span, " so that a draw is kept.")
+    capacity <- floor(span / thin)
+  }
+  out$capacity <- min(capacity, floor((iter - out$burnin) / out$thin))
+  out$regular <- out$burnin_mode == 0L && out$thin_mode == 0L
+  out
+}

@@ -1,0 +1,65 @@
+/*
+ * Welling and Teh's diagnostics of a stochastic-gradient Langevin chain
+ * (REFERENCE.md section 4), evaluated at the current state on request:
+ *  - V_s, the covariance of the per-item scores s_i = grad log f(z_i | w)
+ *    + grad log f(w) / n over the data (all items, or a random subset of
+ *    `sample` items for large data), and its largest eigenvalue;
+ *  - the sampling threshold alpha = eta n^2 lambda_max(V_s) / (2 m), which is
+ *    the ratio of the stochastic-gradient variance eta^2 (n^2 / m) lambda_max
+ *    to the injected variance 2 eta at temperature 1;
+ *  - the Metropolis-Hastings rejection probability of a full-data Langevin
+ *    proposal from the current state.
+ * They use their own random stream, so asking for them leaves the chain's
+ * draws unchanged.
+ */
+#include <string.h>
+#include "sgld.h"
+
+/* largest eigenvalue of a symmetric positive semi-definite d x d matrix */
+double lambda_max_psd(const double *A, int d, double *v, double *av) {
+  if (d == 1) return A[0];
+  for (int j = 0; j < d; j++) v[j] = 1.0 / sqrt((double) d) + 1e-3 * j;
+  double lambda = 0.0;
+  for (int it = 0; it < 1000; it++) {
+    double norm = 0.0;
+    for (int i = 0; i < d; i++) {
+      double s = 0.0;
+      for (int k = 0; k < d; k++) s += A[i + k * d] * v[k];
+      av[i] = s;
+      norm += s * s;
+    }
+    norm = sqrt(norm);
+    if (norm == 0.0) return 0.0;
+    for (int i = 0; i < d; i++) v[i] = av[i] / norm;
+    if (fabs(norm - lambda) <= 1e-10 * norm) return norm;
+    lambda = norm;
+  }
+  return lambda;
+}
+
+/* lambda_max of the score covariance; buf holds d * d + 5 * d doubles */
+double score_lambda_max(const sgld_model *model, const double *w, const R_xlen_t *items,
+                        R_xlen_t count, double *buf, double *work) {
+  const int d = model->d;
+  double *V = buf, *mean = buf + d * d, *s = mean + d, *prior = s + d;
+  double *v = prior + d, *av = v + d;
+  for (int j = 0; j < d; j++) prior[j] = mean[j] = 0.0;
+  for (int j = 0; j < d * d; j++) V[j] = 0.0;
+  model->grad_logprior(model->data, w, prior);
+  /* one pass: running mean and co-moment (Welford) */
+  for (R_xlen_t k = 0; k < count; k++) {
+    for (int j = 0; j < d; j++) s[j] = prior[j] / (double) model->n;
+    model->grad_loglik(model->data, w, items + k, 1, s, work);
+    const double inv = 1.0 / (double) (k + 1);
+    for (int j = 0; j < d; j++) {
+      const double delta = s[j] - mean[j];
+      mean[j] += delta * inv;
+      s[j] = delta;                      /* keep delta for the co-moment */
+    }
+    for (int a = 0; a < d; a++)
+      for (int b = 0; b < d; b++)
+        V[a + b * d] += s[a] * s[b] * (1.0 - inv);
+  }
+  for (int j = 0; j < d * d; j++) V[j] /= (double) count;
+  return lambda_max_psd(V, d, v, av);
+}
