@@ -19,6 +19,12 @@
 #'   \eqn{T_1} (the computer practical uses \eqn{C_0 = 10^{-6}}, \eqn{s = 0.51},
 #'   \eqn{T_0 = 0.3\,T}, \eqn{T_1 = 0.6\,T}).
 #'
+#' * `lr_exp(start, end)`: exponential decay from `start` at the first
+#'   iteration to `end` at the last, \eqn{\eta_t = start\,(end/start)^{(t-1)/(T-1)}}
+#'   (Welling and Teh's Figure 2, right, from \eqn{10^{-2}} to \eqn{10^{-8}} in
+#'   their \eqn{\epsilon}). It does not satisfy the Robbins-Monro conditions;
+#'   it is for exploring step sizes.
+#'
 #' `floor` keeps a decaying schedule from going below a critical level: it
 #' decreases, then holds.
 #'
@@ -72,6 +78,15 @@ lr_range <- function(start, end, gamma = 0.55, floor = 0) {
 
 #' @rdname schedules
 #' @export
+lr_exp <- function(start, end) {
+  check_number(start, "start", lower = 0, lower_open = TRUE)
+  check_number(end, "end", lower = 0, lower_open = TRUE)
+  if (end >= start) abort("`end` must be smaller than `start` (", end, " >= ", start, ").")
+  new_lr("exp", start = start, end = end, floor = 0)
+}
+
+#' @rdname schedules
+#' @export
 lr_piecewise <- function(C0, T0, T1, s = 0.51, floor = 0) {
   check_number(C0, "C0", lower = 0, lower_open = TRUE)
   check_count(T0, "T0", lower = 0)
@@ -98,7 +113,8 @@ print.sgld_lr <- function(x, ...) {
     range = sprintf("polynomial from %g at t = 1 to %g at the last iteration, gamma = %g",
                     x$start, x$end, x$gamma),
     piecewise = sprintf("piecewise: %g up to t = %g, then %g (t - %g)^-%g up to t = %g",
-                        x$C0, x$T0, x$C0, x$T0, x$s, x$T1))
+                        x$C0, x$T0, x$C0, x$T0, x$s, x$T1),
+    exp = sprintf("exponential from %g at t = 1 to %g at the last iteration", x$start, x$end))
   if (!is.null(x$floor) && x$floor > 0) txt <- paste0(txt, ", floor ", format(x$floor))
   cat("Learning-rate schedule, ", txt, "\n", sep = "")
   invisible(x)
@@ -136,6 +152,9 @@ resolve_lr <- function(lr, iter) {
     piecewise = {
       out[c("code", "a", "gamma", "t0", "t1", "floor")] <-
         list(2L, lr$C0, lr$s, lr$T0, lr$T1, lr$floor)
+    },
+    exp = {
+      out[c("code", "a", "b", "t1")] <- list(3L, lr$start, lr$end / lr$start, iter)
     },
     abort("`lr` has an unknown schedule type."))
   out

@@ -22,6 +22,9 @@ double schedule_eta(const sgld_schedule *s, double t) {
   case SCHEDULE_POLY:
     eta = s->a * pow(s->b + t, -s->gamma);
     break;
+  case SCHEDULE_EXP:
+    eta = s->a * pow(s->b, s->t1 > 1 ? (t - 1.0) / (s->t1 - 1.0) : 0.0);
+    break;
   case SCHEDULE_PIECEWISE:
     if (t <= s->t0) eta = s->a;
     else eta = s->a * pow((t < s->t1 ? t : s->t1) - s->t0, -s->gamma);

@@ -122,12 +122,13 @@ extern const sgld_update update_sgld;
 
 /* ------------------------------------------------------- schedules -- */
 
-enum { SCHEDULE_CONSTANT = 0, SCHEDULE_POLY = 1, SCHEDULE_PIECEWISE = 2 };
+enum { SCHEDULE_CONSTANT = 0, SCHEDULE_POLY = 1, SCHEDULE_PIECEWISE = 2, SCHEDULE_EXP = 3 };
 
 typedef struct sgld_schedule {
   int type;
   double a, b, gamma;       /* constant: eta = a; poly: a (b + t)^-gamma */
-  double t0, t1;            /* piecewise: a for t <= t0, a (t - t0)^-gamma up to t1 */
+  double t0, t1;            /* piecewise: a for t <= t0, a (t - t0)^-gamma up to t1;
+                               exponential: a b^((t - 1) / (t1 - 1)) */
   double floor;             /* eta never goes below this */
 } sgld_schedule;
 

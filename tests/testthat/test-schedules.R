@@ -43,3 +43,12 @@ test_that("schedules check their arguments", {
   expect_error(lr_piecewise(C0 = 1, T0 = 1.5, T1 = 5), "`T0` must be a single whole number")
   expect_output(print(lr_range(0.01, 1e-4)), "from 0.01 at t = 1 to 0.0001 at the last", fixed = TRUE)
 })
+
+test_that("lr_exp decays exponentially between its ends, and lr_values agrees with the engine", {
+  e <- etas(lr_exp(1e-3, 1e-7), 101)
+  expect_equal(e, 1e-3 * (1e-4)^((0:100) / 100), tolerance = 1e-13)
+  expect_equal(lr_values(lr_exp(1e-3, 1e-7), 1:101), e)
+  expect_equal(lr_values(lr_range(1e-3, 1e-5), c(1, 5000)), c(1e-3, 1e-5))
+  expect_error(lr_exp(1e-7, 1e-3), "`end` must be smaller than `start`")
+  expect_error(lr_values(1e-3, 0), "`t` must be whole numbers from 1")
+})

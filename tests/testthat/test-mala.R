@@ -1,0 +1,44 @@
+test_that("mala() reproduces the exact posterior of the linear model (KS tests)", {
+  m <- handout_model()
+  ex <- linear_exact_posterior(m)
+  # precondition with the exact posterior scales on the sampler's scale, so a
+  # moderate step mixes fast and thinned draws are nearly independent
+  sd_sampler <- c(ex$sd[1:2], log_sigma2 = ex$sd[["sigma2"]] / ex$mean[["sigma2"]])
+  set.seed(111)
+  # MALA with large steps is slow to leave a poor start: start near the mode
+  fit <- mala(m, lr = 0.5, iter = 12000, burnin = 2000, thin = 10, chains = 2,
+              init = ex$mean, precondition = diag(sd_sampler^2))
+  expect_true(all(fit$acceptance > 0.4 & fit$acceptance < 0.95))
+  x <- as.matrix(fit)
+  expect_identical(nrow(x), 2000L)
+  cdf <- function(p) Vectorize(function(q)
+    integrate(function(v) ex$density(v, p), ex$mean[[p]] - 15 * ex$sd[[p]], q)$value)
+  for (p in m$names) {
+    expect_gt(ks.test(x[, p], cdf(p))$p.value, 0.01)
+  }
+  expect_output(print(fit), "Acceptance rate")
+})
+
+test_that("mala() without a preconditioner reports its acceptance and keeps the target", {
+  m <- handout_model()
+  ex <- linear_exact_posterior(m)
+  set.seed(112)
+  fit <- mala(m, lr = 1e-5, iter = 20000, thin = 5)
+  expect_gt(fit$acceptance, 0.5)
+  s <- summary(fit)$statistics
+  expect_true(all(abs(s[1:2, "mean"] - ex$mean[1:2]) / ex$sd[1:2] < 0.3))
+  # a step far too large is rejected, never accepted blindly
+  set.seed(113)
+  big <- mala(m, lr = 1e-3, iter = 200, burnin = 0)
+  expect_lt(big$acceptance, 0.05)
+  expect_true(all(is.finite(as.matrix(big))))
+})
+
+test_that("mala() arguments are checked", {
+  m <- handout_model()
+  expect_error(mala(m, lr = 1e-5, temperature = 0), "`temperature` must be greater than 0")
+  expect_error(mala(m, lr = 1e-5, precondition = diag(2)), "`precondition` must be a finite 3 x 3 matrix")
+  expect_error(mala(m, lr = 1e-5, precondition = matrix(c(1, 2, 0, 2, 1, 0, 0, 0, 1), 3)),
+               "`precondition` must be positive definite")
+  expect_error(mala(m, lr = 1e-5, batch_size = 10), "unknown argument: `batch_size`")
+})
