@@ -23,3 +23,11 @@ a <- adult[1:300, ]
 sp <- model_logistic(cbind(1, adult_design(a)), adult_response(a))
 f <- sgld(sp, lr = 1e-5, batch_size = 10, iter = 300, monitor = monitor_every(100))
 print(nrow(f$monitor))
+set.seed(2)
+mm <- model_mixture(mixture_data(40))
+f <- sgld(mm, lr = lr_exp(1e-3, 1e-6), batch_size = 4, iter = 400, chains = 2, threads = 2,
+          burnin = sampling_threshold(0.5, every = 50), thin = mixing_distance(1e-3),
+          diagnostics = diagnostics_every(50))
+f <- mala(m, lr = 1e-6, iter = 200, precondition = diag(c(1, 1, 2)))
+print(posterior_mean(f))
+g <- grid_posterior(mm, seq(-1, 1, length.out = 5), seq(-1, 1, length.out = 5))
