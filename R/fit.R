@@ -104,17 +104,9 @@ new_sgld_fit <- function(res, model, settings, lr, method, call, time) {
 
 diagnostics_frame <- function(res, settings) {
   if (settings$diag_every == 0) return(NULL)
-  cols <- c("iteration", "lr", "alpha", "var_injected", "var_gradient", "rejection")
-  n_diag <- floor(settings$iter / settings$diag_every)
-  per_chain <- lapply(seq_len(settings$chains), function(c) {
-    k <- res$diagnosed[c]
-    block <- res$diagnostics[(c - 1) * n_diag * 6 + seq_len(k * 6)]
-    m <- matrix(block, ncol = 6, byrow = TRUE, dimnames = list(NULL, cols))
-    data.frame(chain = rep(c, k), m)
-  })
-  out <- do.call(rbind, per_chain)
-  rownames(out) <- NULL
-  out
+  engine_rows(res$diagnostics, res$diagnosed,
+              c("iteration", "lr", "alpha", "var_injected", "var_gradient", "rejection"),
+              floor(settings$iter / settings$diag_every))
 }
 
 warn_stopped <- function(fit, regular = TRUE) {

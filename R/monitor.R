@@ -80,14 +80,21 @@ metric_names.sgld_model_logistic <- function(model) c("test_loglik", "test_accur
 monitor_frame <- function(res, model, settings, has_test) {
   if (settings$monitor_every == 0) return(NULL)
   cols <- c("iteration", "log_joint", if (has_test) metric_names(model))
-  n_mon <- floor(settings$iter / settings$monitor_every)
-  per_chain <- lapply(seq_len(settings$chains), function(c) {
-    k <- res$monitored[c]
-    block <- res$monitor[(c - 1) * n_mon * length(cols) + seq_len(k * length(cols))]
-    m <- matrix(block, ncol = length(cols), byrow = TRUE, dimnames = list(NULL, cols))
-    data.frame(chain = rep(c, k), m[, 1, drop = FALSE],
-               sweep = m[, 1] * settings$batch_size / model$n,
-               m[, -1, drop = FALSE])
+  out <- engine_rows(res$monitor, res$monitored, cols,
+                     floor(settings$iter / settings$monitor_every))
+  cbind(out[c("chain", "iteration")],
+        sweep = out$iteration * settings$batch_size / model$n,
+        out[setdiff(cols, "iteration")])
+}
+
+# Rows the engine wrote per chain (row-major blocks of `capacity` rows each,
+# `counts[c]` of them filled) as one data frame with a chain column.
+engine_rows <- function(values, counts, cols, capacity) {
+  k <- length(cols)
+  per_chain <- lapply(seq_along(counts), function(c) {
+    block <- values[(c - 1) * capacity * k + seq_len(counts[c] * k)]
+    m <- matrix(block, ncol = k, byrow = TRUE, dimnames = list(NULL, cols))
+    data.frame(chain = rep(c, counts[c]), m)
   })
   out <- do.call(rbind, per_chain)
   rownames(out) <- NULL

@@ -349,6 +349,13 @@ static run_settings read_settings(SEXP settings, const sgld_model *model) {
   return s;
 }
 
+/* store a freshly allocated x as element i of the protected list, which then
+   protects it, and hand it back */
+static SEXP put(SEXP list, int i, SEXP x) {
+  SET_VECTOR_ELT(list, i, x);
+  return x;
+}
+
 SEXP sgld_run(SEXP model_spec, SEXP settings) {
   sgld_model model = find_model(model_spec);
   const sgld_update *rule = find_update(CHAR(asChar(list_elt(settings, "update"))));
@@ -387,37 +394,23 @@ SEXP sgld_run(SEXP model_spec, SEXP settings) {
                          "accepted", "collect_from", ""};
   SEXP out = PROTECT(mkNamed(VECSXP, names));
   /* one kept-draws x parameters matrix per chain, filled in place */
-  SEXP draws = allocVector(VECSXP, chains);
-  SET_VECTOR_ELT(out, 0, draws);
+  SEXP draws = put(out, 0, allocVector(VECSXP, chains));
   for (int c = 0; c < chains; c++) SET_VECTOR_ELT(draws, c, allocMatrix(REALSXP, s.capacity, d));
-  SEXP eta = allocMatrix(REALSXP, s.capacity, chains);
-  SET_VECTOR_ELT(out, 1, eta);
-  SEXP kept = allocVector(REALSXP, chains);
-  SET_VECTOR_ELT(out, 2, kept);
-  SEXP status = allocVector(INTSXP, chains);
-  SET_VECTOR_ELT(out, 3, status);
-  SEXP stop_iter = allocVector(REALSXP, chains);
-  SET_VECTOR_ELT(out, 4, stop_iter);
-  SEXP clip_count = allocVector(REALSXP, chains);
-  SET_VECTOR_ELT(out, 5, clip_count);
-  SEXP last = allocMatrix(REALSXP, d, chains);
-  SET_VECTOR_ELT(out, 6, last);
+  SEXP eta = put(out, 1, allocMatrix(REALSXP, s.capacity, chains));
+  SEXP kept = put(out, 2, allocVector(REALSXP, chains));
+  SEXP status = put(out, 3, allocVector(INTSXP, chains));
+  SEXP stop_iter = put(out, 4, allocVector(REALSXP, chains));
+  SEXP clip_count = put(out, 5, allocVector(REALSXP, chains));
+  SEXP last = put(out, 6, allocMatrix(REALSXP, d, chains));
   /* per chain, one row per evaluation: iteration, log joint per datum, metrics */
   const int n_cols = 2 + (s.test ? s.test->n_metrics : 0);
-  SEXP monitor = allocVector(REALSXP, (R_xlen_t) n_cols * s.n_monitor * chains);
-  SET_VECTOR_ELT(out, 7, monitor);
-  SEXP monitored = allocVector(REALSXP, chains);
-  SET_VECTOR_ELT(out, 8, monitored);
-  SEXP iteration = allocMatrix(REALSXP, s.capacity, chains);
-  SET_VECTOR_ELT(out, 9, iteration);
-  SEXP diag = allocVector(REALSXP, (R_xlen_t) DIAG_COLS * s.n_diag * chains);
-  SET_VECTOR_ELT(out, 10, diag);
-  SEXP diagnosed = allocVector(REALSXP, chains);
-  SET_VECTOR_ELT(out, 11, diagnosed);
-  SEXP accepted = allocVector(REALSXP, chains);
-  SET_VECTOR_ELT(out, 12, accepted);
-  SEXP collect_from = allocVector(REALSXP, chains);
-  SET_VECTOR_ELT(out, 13, collect_from);
+  SEXP monitor = put(out, 7, allocVector(REALSXP, (R_xlen_t) n_cols * s.n_monitor * chains));
+  SEXP monitored = put(out, 8, allocVector(REALSXP, chains));
+  SEXP iteration = put(out, 9, allocMatrix(REALSXP, s.capacity, chains));
+  SEXP diag = put(out, 10, allocVector(REALSXP, (R_xlen_t) DIAG_COLS * s.n_diag * chains));
+  SEXP diagnosed = put(out, 11, allocVector(REALSXP, chains));
+  SEXP accepted = put(out, 12, allocVector(REALSXP, chains));
+  SEXP collect_from = put(out, 13, allocVector(REALSXP, chains));
 
   /* one stream per chain: chain c is the base stream jumped c times; the
      diagnostics of chain c use the stream jumped chains + c times */
