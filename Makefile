@@ -3,7 +3,7 @@ PKG     := sgld
 VERSION := $(shell sed -n 's/^Version: //p' DESCRIPTION)
 TARBALL := $(PKG)_$(VERSION).tar.gz
 
-.PHONY: deps document install demo test check warnings valgrind bench clean
+.PHONY: deps document install demo test check warnings sanitize valgrind bench clean
 
 deps:
 	bash tools/install-deps.sh
@@ -32,6 +32,16 @@ warnings:
 	R_MAKEVARS_USER=$(CURDIR)/tools/Makevars.strict R CMD INSTALL --preclean --no-test-load \
 	  --library=$$(mktemp -d) . >/tmp/sgld-strict.log 2>&1 || { cat /tmp/sgld-strict.log; exit 1; }
 	@echo "C code compiles without warnings under -Wall -Wextra -pedantic"
+
+# the whole test suite against a build with -fsanitize=address,undefined
+# (R itself is not instrumented, so the runtime is preloaded; leaks are R's own)
+ASAN_LIB := $(shell gcc -print-file-name=libasan.so)
+sanitize: deps
+	rm -rf /tmp/sgld-asan && mkdir -p /tmp/sgld-asan
+	R_MAKEVARS_USER=$(CURDIR)/tools/Makevars.sanitize R CMD INSTALL --preclean --no-test-load \
+	  --library=/tmp/sgld-asan . >/tmp/sgld-asan.log 2>&1 || { cat /tmp/sgld-asan.log; exit 1; }
+	LD_PRELOAD=$(ASAN_LIB) ASAN_OPTIONS=detect_leaks=0:halt_on_error=1 \
+	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 Rscript tools/sanitize-tests.R
 
 # every entry point on a small run under valgrind memcheck; fails on any error
 valgrind: install
