@@ -6,6 +6,7 @@ abort <- function(...) stop(paste0(...), call. = FALSE)
 describe <- function(x) {
   if (is.null(x)) return("NULL")
   if (is.function(x)) return("a function")
+  if (is.object(x)) return(sprintf("an object of class \"%s\"", class(x)[1]))
   if (is.list(x)) return(sprintf("a list of length %d", length(x)))
   if (length(x) != 1L) return(sprintf("a %s vector of length %d", typeof(x), length(x)))
   if (is.character(x)) return(sprintf("\"%s\"", x))
@@ -16,13 +17,16 @@ is_number <- function(x) {
   (is.numeric(x) || is.logical(x)) && !is.object(x) && length(x) == 1L && !is.na(x)
 }
 
-check_number <- function(x, arg, lower = -Inf, upper = Inf, lower_open = FALSE) {
+check_number <- function(x, arg, lower = -Inf, upper = Inf, lower_open = FALSE,
+                         upper_open = FALSE) {
   if (!is_number(x) || !is.numeric(x) || !is.finite(x))
     abort("`", arg, "` must be a single finite number, not ", describe(x), ".")
   if (lower_open && x <= lower)
     abort("`", arg, "` must be greater than ", lower, ", not ", describe(x), ".")
   if (x < lower)
     abort("`", arg, "` must be at least ", lower, ", not ", describe(x), ".")
+  if (upper_open && x >= upper)
+    abort("`", arg, "` must be less than ", upper, ", not ", describe(x), ".")
   if (x > upper)
     abort("`", arg, "` must be at most ", upper, ", not ", describe(x), ".")
   invisible(x)

@@ -18,6 +18,11 @@
 #'     some stopped early (see [sgld()]); `partial` holds the draws of chains
 #'     that stopped early, as [coda::mcmc] objects named by chain.}
 #'   \item{last}{the final state of each chain (one row per chain, user's scale).}
+#'   \item{state}{everything needed to continue the chains (see `init` in
+#'     [sgld()]): `w`, the final parameters on the sampler's scale; `update`, the
+#'     update rule's state (momenta, averages), one column per chain; `rng`, the
+#'     random streams; `iteration`, the iteration each chain reached; `rule`.}
+#'   \item{rule}{the update rule, e.g. `"SGLD"`, `"pSGLD (RMSprop preconditioner)"`.}
 #'   \item{status}{per chain: `"done"`, `"diverged"` (a non-finite parameter or
 #'     gradient), `"interrupted"` or `"not run"`; `stop_iter` gives the
 #'     iteration at which a chain stopped early.}
@@ -34,7 +39,8 @@ NULL
 
 status_labels <- c("done", "diverged", "diverged", "interrupted", "not run")
 
-new_sgld_fit <- function(res, model, settings, lr, method, call, time) {
+new_sgld_fit <- function(res, model, settings, lr, method, call, time,
+                         rule = plain_rule("SGLD")) {
   d <- model$d
   chains <- settings$chains
   capacity <- settings$capacity
@@ -47,7 +53,11 @@ new_sgld_fit <- function(res, model, settings, lr, method, call, time) {
   # long runs; the drawn matrix is released from `res` so it is not shared.
   # Irregular collection policies have no such spacing: mcpar then counts
   # kept draws, and fit$iteration says where each was taken.
-  start <- if (settings$regular) settings$burnin + settings$thin else 1
+  complete <- which(status == "done")
+  in_draws <- if (length(complete)) complete else which(kept > 0)
+  if (!length(in_draws)) in_draws <- seq_len(chains)
+  start <- if (settings$regular) settings$t_offset[in_draws[1]] + settings$burnin + settings$thin
+           else 1
   step <- if (settings$regular) settings$thin else 1
   as_chain <- function(c, K) {
     u <- res$draws[[c]]
@@ -63,9 +73,6 @@ new_sgld_fit <- function(res, model, settings, lr, method, call, time) {
   # end (cut to the shortest when a collection policy kept different numbers),
   # or, if none did, every chain that kept something. Chains that stopped early
   # keep all their draws in `partial`.
-  complete <- which(status == "done")
-  in_draws <- if (length(complete)) complete else which(kept > 0)
-  if (!length(in_draws)) in_draws <- seq_len(chains)
   K <- min(kept[in_draws])
   partial <- lapply(stopped, function(c) as_chain(c, kept[c]))
   names(partial) <- sprintf("chain %d", stopped)
@@ -87,9 +94,11 @@ new_sgld_fit <- function(res, model, settings, lr, method, call, time) {
     collect_from = res$collect_from,
     clipped = res$clip_count,
     acceptance = if (settings$mala) res$accepted / pmax(1, ifelse(status == "done",
-                 settings$iter, res$stop_iter)) else NULL,
+                 settings$iter, res$stop_iter - settings$t_offset)) else NULL,
     monitor = monitor_frame(res, model, settings, has_test = !is.null(settings$test)),
     diagnostics = diagnostics_frame(res, settings),
+    state = chain_state(res, settings, rule, model, status),
+    rule = rule$label,
     model = model,
     settings = c(settings[c("iter", "burnin", "thin", "chains", "batch_size", "temperature")],
                  list(replace = as.logical(settings$replace), lr = lr,
@@ -132,15 +141,18 @@ warn_stopped <- function(fit, regular = TRUE) {
 
 ndraws <- function(fit) nrow(fit$draws[[1]])
 
+# Does the fit hold posterior draws (rather than an optimiser's trajectory)?
+is_sampler <- function(fit) !fit$method %in% c("sgd", "gd")
+
 pooled <- function(fit) do.call(rbind, lapply(fit$draws, unclass))
 
 #' @export
 print.sgld_fit <- function(x, digits = 4, ...) {
   s <- x$settings
-  label <- c(sgld = "SGLD", sgd = "SGD", gd = "Gradient descent", mala = "MALA")[[x$method]]
+  label <- if (is.null(x$rule)) toupper(x$method) else x$rule
   cat(label, " on ", class(x$model)[1], ": ", s$chains, " chain", if (s$chains > 1) "s",
       " x ", format(s$iter, big.mark = ",", scientific = FALSE), " iterations, batch size ", s$batch_size,
-      if (x$method %in% c("sgld", "mala")) paste0(", temperature ", format(s$temperature)),
+      if (is_sampler(x)) paste0(", temperature ", format(s$temperature)),
       "\n", sep = "")
   if (!is.null(x$acceptance))
     cat("Acceptance rate: ", paste(format(x$acceptance, digits = 3), collapse = ", "),
@@ -155,7 +167,7 @@ print.sgld_fit <- function(x, digits = 4, ...) {
         " iterations (per chain)\n", sep = "")
   if (ndraws(x) > 0) {
     cat("\n")
-    if (x$method %in% c("sgld", "mala")) {
+    if (is_sampler(x)) {
       sm <- summary(x)$statistics
       print(sm[, c("mean", "sd", "2.5%", "97.5%"), drop = FALSE], digits = digits)
     } else {

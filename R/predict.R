@@ -31,7 +31,7 @@ predict.sgld_fit <- function(object, newdata = NULL, type = c("response", "link"
   if (ndraws(object) == 0) abort("the fit has no kept draws to predict from.")
   X <- design_for_newdata(model, newdata)
   # a sampler predicts by its draws, an optimiser by its final iterate (as coef())
-  W <- if (object$method %in% c("sgld", "mala")) as.matrix(object, scale = "sampler")
+  W <- if (is_sampler(object)) as.matrix(object, scale = "sampler")
        else matrix(colMeans(to_sampler_scale(model, object$last)), 1L)
   W <- W[, seq_len(ncol(X)), drop = FALSE]
   eta <- unname(X %*% t(W))

@@ -32,10 +32,27 @@
 #' @param init Starting values on the user's scale (for [model_linear()]:
 #'   coefficients, then `sigma2`): `NULL` for the model's default start (see its
 #'   help page), a vector used for every chain, or a matrix with one row per
-#'   chain.
+#'   chain. Or a fit from an earlier run with the same model, update rule and
+#'   number of chains, to continue it: each chain carries on from its state in
+#'   `fit$state` (parameters, momenta and averages of the update rule, random
+#'   streams, iteration count, at which the learning-rate schedule is evaluated),
+#'   so with `burnin = 0` two runs of T iterations give the same draws as one
+#'   run of 2T.
 #' @param replace Draw each minibatch with replacement? By default the items of
 #'   a minibatch are distinct (batches are still drawn independently).
 #' @param clip `NULL`, or gradient clipping from [clip_norm()] or [clip_value()].
+#' @param precondition `NULL` or `"none"` for the plain update; a symmetric
+#'   positive definite d x d matrix \eqn{P} on the sampler's scale for the fixed
+#'   preconditioner \eqn{w \leftarrow w + \eta P \hat g + \sqrt{2\eta\tau}
+#'   P^{1/2}\xi}; or `"rmsprop"` / [precond_rmsprop()] for pSGLD (see [psgld()]).
+#' @param control_variates `FALSE`; `TRUE` to find the posterior mode
+#'   \eqn{\hat w} first ([posterior_mode()], one pass over the data per
+#'   evaluation) and use the control-variate estimator (Baker et al. 2019)
+#'   \eqn{\hat g(w) = \nabla\log f(w) + \sum_{i=1}^n \nabla\log f(z_i|\hat w)
+#'   + \frac nm \sum_{i\in J}[\nabla\log f(z_i|w) - \nabla\log f(z_i|\hat w)]};
+#'   or a mode on the user's scale (e.g. `coef()` of an [sgd()] fit) to centre it
+#'   there. Each iteration then evaluates two minibatch gradients, but near the
+#'   mode the estimate's noise shrinks by orders of magnitude.
 #' @param diagnostics `NULL`, or [diagnostics_every()] to record the sampling
 #'   threshold, the two noise variances and the rejection probability.
 #' @param monitor `NULL`, or [monitor_every()] to record the log joint
@@ -61,13 +78,85 @@
 #' @export
 sgld <- function(model, lr, batch_size = NULL, iter = 10000, ...,
                  burnin = floor(iter / 2), thin = 1, temperature = 1, chains = 1,
-                 init = NULL, replace = FALSE, clip = NULL, monitor = NULL,
+                 init = NULL, replace = FALSE, precondition = NULL,
+                 control_variates = FALSE, clip = NULL, monitor = NULL,
                  diagnostics = NULL, threads = getOption("sgld.threads", 1L)) {
   check_dots_empty(...)
+  check_model(model)
   run_sampler(model, lr = lr, batch_size = batch_size, iter = iter, burnin = burnin,
               thin = thin, temperature = temperature, chains = chains, init = init,
               replace = replace, clip = clip, monitor = monitor, threads = threads,
-              diagnostics = diagnostics, method = "sgld", call = match.call())
+              diagnostics = diagnostics, rule = resolve_precondition(precondition, model$d),
+              control_variates = control_variates, method = "sgld", call = match.call())
+}
+
+#' Preconditioned SGLD
+#'
+#' [sgld()] with the RMSprop preconditioner of Li et al. (2016): each
+#' coordinate's step and noise are scaled by the inverse root mean square of
+#' its recent gradients, so coordinates whose posterior scales differ by orders
+#' of magnitude move at comparable speeds with one learning rate. See
+#' [update_rules] for the update and its defaults.
+#'
+#' @inheritParams sgld
+#' @inheritParams update_rules
+#' @param ... Further arguments of [sgld()], by name.
+#' @return An object of class `sgld_fit`; see [sgld_fit].
+#' @examples
+#' m <- model_linear(y ~ x, data = handout)
+#' set.seed(1)
+#' fit <- psgld(m, lr = 1e-4, batch_size = 100, iter = 20000)
+#' summary(fit)
+#' @export
+psgld <- function(model, lr, batch_size = NULL, iter = 10000, ..., alpha = 0.99,
+                  lambda = 1e-5, v_init = 0) {
+  fit <- sgld(model, lr = lr, batch_size = batch_size, iter = iter, ...,
+              precondition = precond_rmsprop(alpha = alpha, lambda = lambda, v_init = v_init))
+  fit$call <- match.call()
+  fit
+}
+
+#' Stochastic gradient Hamiltonian Monte Carlo
+#'
+#' SGHMC (Chen, Fox and Guestrin 2014) adds a velocity \eqn{v} to each chain
+#' and damps it by friction, one step per iteration:
+#' \deqn{v \leftarrow (1 - a) v + \eta \hat g(w) + \sqrt{2 a \eta \tau}\,\xi,
+#'   \qquad w \leftarrow w + v,}
+#' their equation (15) with learning rate \eqn{\eta} (their \eqn{\eta}),
+#' friction \eqn{a} (their \eqn{\alpha}) and the gradient-noise estimate
+#' \eqn{\hat\beta = 0}; every iteration yields a draw. The velocity starts at
+#' 0 and is part of the chain's state (`fit$state`). At `friction = 1` this is
+#' [sgld()]; smaller friction lets the chain keep its direction and cross
+#' the posterior in fewer iterations. For a Gaussian posterior whose largest
+#' precision is \eqn{\lambda} the recursion is stable for
+#' \eqn{\eta < 2(2 - a)/\lambda}; like SGLD's, the stationary distribution of
+#' a constant-step chain is only close to the posterior, the closer the
+#' smaller \eqn{\eta}.
+#'
+#' @inheritParams sgld
+#' @param friction Friction \eqn{a}, in (0, 1].
+#' @return An object of class `sgld_fit`; see [sgld_fit].
+#' @references Chen, T., Fox, E. B. and Guestrin, C. (2014). Stochastic gradient
+#'   Hamiltonian Monte Carlo. *Proceedings of the 31st ICML*.
+#' @examples
+#' m <- model_linear(y ~ x, data = handout)
+#' set.seed(1)
+#' fit <- sghmc(m, lr = 2e-8, friction = 0.1, batch_size = 1000, iter = 20000, thin = 10)
+#' summary(fit)
+#' @export
+sghmc <- function(model, lr, batch_size = NULL, iter = 10000, ..., friction = 0.1,
+                  burnin = floor(iter / 2), thin = 1, temperature = 1, chains = 1,
+                  init = NULL, replace = FALSE, control_variates = FALSE, clip = NULL,
+                  monitor = NULL, diagnostics = NULL,
+                  threads = getOption("sgld.threads", 1L)) {
+  check_dots_empty(...)
+  check_number(friction, "friction", lower = 0, upper = 1, lower_open = TRUE)
+  rule <- update_rule("sghmc", "SGHMC", friction = friction, sampler = TRUE)
+  run_sampler(model, lr = lr, batch_size = batch_size, iter = iter, burnin = burnin,
+              thin = thin, temperature = temperature, chains = chains, init = init,
+              replace = replace, clip = clip, monitor = monitor, threads = threads,
+              diagnostics = diagnostics, rule = rule, control_variates = control_variates,
+              method = "sghmc", call = match.call())
 }
 
 #' Stochastic gradient descent and gradient descent
@@ -80,6 +169,10 @@ sgld <- function(model, lr, batch_size = NULL, iter = 10000, ...,
 #'
 #' @inheritParams sgld
 #' @param thin Keep every `thin`-th iterate.
+#' @param optimizer `NULL` or `"sgd"` for the plain step \eqn{w \leftarrow w +
+#'   \eta \hat g}; `"momentum"`, `"adagrad"`, `"rmsprop"`, `"adam"` for those
+#'   optimisers with their default settings, or one made by [opt_momentum()],
+#'   [opt_adagrad()], [opt_rmsprop()] or [opt_adam()] (see [update_rules]).
 #' @return An object of class `sgld_fit`; see [sgld_fit].
 #' @examples
 #' m <- model_linear(y ~ x, data = handout)
@@ -88,14 +181,16 @@ sgld <- function(model, lr, batch_size = NULL, iter = 10000, ...,
 #' coef(fit)
 #' coef(gd(m, lr = 1e-5, iter = 2000))
 #' @export
-sgd <- function(model, lr, batch_size = NULL, iter = 1000, ..., thin = 1, chains = 1,
-                init = NULL, replace = FALSE, clip = NULL, monitor = NULL,
-                diagnostics = NULL, threads = getOption("sgld.threads", 1L)) {
+sgd <- function(model, lr, batch_size = NULL, iter = 1000, ..., optimizer = NULL, thin = 1,
+                chains = 1, init = NULL, replace = FALSE, control_variates = FALSE,
+                clip = NULL, monitor = NULL, diagnostics = NULL,
+                threads = getOption("sgld.threads", 1L)) {
   check_dots_empty(...)
   run_sampler(model, lr = lr, batch_size = batch_size, iter = iter, burnin = 0,
               thin = thin, temperature = 0, chains = chains, init = init,
               replace = replace, clip = clip, monitor = monitor, threads = threads,
-              diagnostics = diagnostics, method = "sgd", call = match.call())
+              diagnostics = diagnostics, rule = resolve_optimizer(optimizer),
+              control_variates = control_variates, method = "sgd", call = match.call())
 }
 
 #' @rdname sgd
@@ -105,32 +200,35 @@ gd <- function(model, lr, iter = 1000, ..., thin = 1, init = NULL, clip = NULL) 
   check_model(model)
   run_sampler(model, lr = lr, batch_size = model$n, iter = iter, burnin = 0,
               thin = thin, temperature = 0, chains = 1, init = init,
-              replace = FALSE, clip = clip, monitor = NULL, threads = 1L, method = "gd",
-              call = match.call())
+              replace = FALSE, clip = clip, monitor = NULL, threads = 1L,
+              rule = plain_rule("Gradient descent"), method = "gd", call = match.call())
 }
 
 # The one runner behind every exported sampler: check everything once, call
 # the C driver, and turn what it returns into an sgld_fit.
 run_sampler <- function(model, lr, batch_size, iter, burnin, thin, temperature, chains,
-                        init, replace, clip, monitor, threads, method, call, update = "sgld",
+                        init, replace, clip, monitor, threads, method, call,
+                        rule = plain_rule("SGLD"), control_variates = FALSE,
                         diagnostics = NULL, mala = FALSE, precondition = NULL) {
   settings <- run_settings(model, lr = lr, batch_size = batch_size, iter = iter,
                            burnin = burnin, thin = thin, temperature = temperature,
                            chains = chains, init = init, replace = replace, clip = clip,
-                           monitor = monitor, threads = threads, update = update,
+                           monitor = monitor, threads = threads, rule = rule,
+                           control_variates = control_variates,
                            diagnostics = diagnostics, mala = mala,
                            precondition = precondition)
   start <- proc.time()[["elapsed"]]
   res <- .Call(C_sgld_run, model, settings)
   elapsed <- proc.time()[["elapsed"]] - start
   new_sgld_fit(res, model = model, settings = settings, lr = settings$lr, method = method,
-               call = call, time = elapsed)
+               call = call, time = elapsed, rule = rule)
 }
 
 # Every argument checked, and resolved into the plain list the C driver reads.
 run_settings <- function(model, lr, batch_size, iter, burnin, thin, temperature, chains,
-                         init, replace, clip, update, threads = 1L, monitor = NULL,
-                         diagnostics = NULL, mala = FALSE, precondition = NULL) {
+                         init, replace, clip, rule = plain_rule("SGLD"), threads = 1L,
+                         monitor = NULL, diagnostics = NULL, mala = FALSE,
+                         precondition = NULL, control_variates = FALSE) {
   check_model(model)
   n <- model$n
   d <- model$d
@@ -157,16 +255,25 @@ run_settings <- function(model, lr, batch_size, iter, burnin, thin, temperature,
     abort("`monitor`: `every` (", monitor$every, ") must be at most `iter` (", iter, ").")
   test <- if (!is.null(monitor) && !is.null(monitor$newdata))
     held_out_model(model, monitor$newdata)
-  init_w <- resolve_init(model, init, chains)
+  if (inherits(init, "sgld_fit")) {
+    from <- continuation(init, model, chains, rule)
+    init_w <- from$w
+  } else {
+    from <- list(t_offset = rep(0, chains), state_init = NULL, rng_init = NULL)
+    init_w <- resolve_init(model, init, chains)
+  }
   c(collect[setdiff(names(collect), "regular")], list(
     iter = iter, chains = chains, batch_size = batch_size,
     replace = as.integer(replace), temperature = temperature,
     lr = lr, schedule = schedule,
     clip_type = if (is.null(clip)) 0L else clip$code,
     clip_threshold = if (is.null(clip)) 0 else clip$threshold,
-    update = update, init = as.double(t(init_w)), threads = threads,
+    update = rule$name, update_opts = rule$opts, init = as.double(t(init_w)),
+    t_offset = as.double(from$t_offset), state_init = from$state_init,
+    rng_init = from$rng_init, threads = threads,
     monitor_every = if (is.null(monitor)) 0 else monitor$every, test = test,
-    mala = as.integer(mala), precond_chol = precondition,
+    mala = as.integer(mala), precond_chol = if (is.null(rule$chol)) precondition else rule$chol,
+    cv_mode = resolve_control_variates(control_variates, model),
     regular = collect$regular,
     # chains run in this order; each has its own stream, so the order cannot matter
     order = seq_len(chains)
@@ -179,7 +286,7 @@ resolve_init <- function(model, init, chains) {
   if (is.null(init)) init <- model$default_init
   if (!is.numeric(init) || is.object(init))
     abort("`init` must be NULL, a numeric vector of length ", d,
-          " or a matrix with one row per chain, not ", describe(init), ".")
+          ", a matrix with one row per chain, or a fit to continue; not ", describe(init), ".")
   if (is.matrix(init)) {
     if (nrow(init) != chains || ncol(init) != d)
       abort("`init` must be a ", chains, " x ", d, " matrix (one row per chain), not ",
@@ -231,7 +338,7 @@ mala <- function(model, lr, iter = 10000, ..., burnin = floor(iter / 2), thin = 
               thin = thin, temperature = temperature, chains = chains, init = init,
               replace = FALSE, clip = NULL, monitor = monitor, threads = threads,
               mala = TRUE, precondition = precondition_factor(precondition, model$d),
-              method = "mala", call = match.call())
+              rule = plain_rule("MALA"), method = "mala", call = match.call())
 }
 
 # The lower Cholesky factor of a user's preconditioner, column-major.

@@ -8,6 +8,7 @@ SEXP sgld_run(SEXP model, SEXP settings);
 SEXP sgld_model_eval(SEXP model, SEXP w);
 SEXP sgld_rng_draws(SEXP n, SEXP kind, SEXP bound, SEXP stream);
 SEXP sgld_schedule_values(SEXP spec, SEXP t, SEXP total);
+SEXP sgld_gradient_draws(SEXP model, SEXP settings);
 
 /* through void (*)(void), the one function type any other may be cast to cleanly */
 #define CALLDEF(name, n) {#name, (DL_FUNC) (void (*)(void)) &name, n}
@@ -17,6 +18,7 @@ static const R_CallMethodDef call_methods[] = {
   CALLDEF(sgld_model_eval, 2),
   CALLDEF(sgld_rng_draws, 4),
   CALLDEF(sgld_schedule_values, 3),
+  CALLDEF(sgld_gradient_draws, 2),
   {NULL, NULL, 0}
 };
 

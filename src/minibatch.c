@@ -8,9 +8,10 @@
  *    batch, marked in a byte per item that is cleared after each batch; cheap
  *    because repeats are rare. Bytes rather than bits: neighbouring items then
  *    never share a memory word, so marking one never stalls the check of the next;
- *  - large batches: a partial Fisher-Yates shuffle of a permutation of 0..n-1
- *    that is kept between batches. Whatever its order, it always holds every
- *    index once, so each batch is uniform and independent of the last;
+ *  - large batches: a partial Fisher-Yates shuffle of the identity permutation,
+ *    undone after the batch is copied out, so no state survives from one batch
+ *    to the next (a continued run then draws exactly the batches the long run
+ *    would have drawn);
  *  - the full data (m = n) in a fixed order, which makes gradient descent exact.
  */
 #include <string.h>
@@ -28,7 +29,7 @@ static int minibatch_mode(R_xlen_t n, int m, int replace) {
 size_t minibatch_bytes(R_xlen_t n, int m, int replace) {
   switch (minibatch_mode(n, m, replace)) {
   case MB_BITMAP: return (size_t) n;
-  case MB_SHUFFLE:
+  case MB_SHUFFLE: return ((size_t) n + (size_t) m) * sizeof(R_xlen_t);
   case MB_ALL: return (size_t) n * sizeof(R_xlen_t);
   default: return 0;
   }
@@ -86,14 +87,21 @@ const R_xlen_t *minibatch_draw(sgld_minibatch *mb, sgld_rng *r, R_xlen_t *idx) {
     return idx;
   }
   case MB_SHUFFLE: {
-    R_xlen_t *perm = mb->perm;
+    R_xlen_t *perm = mb->perm, *swaps = mb->perm + mb->n;
     for (int k = 0; k < m; k++) {
       R_xlen_t j = k + (R_xlen_t) rng_below(r, n - (uint64_t) k);
+      swaps[k] = j;
       R_xlen_t tmp = perm[k];
       perm[k] = perm[j];
       perm[j] = tmp;
     }
-    return perm;
+    memcpy(idx, perm, (size_t) m * sizeof(R_xlen_t));
+    for (int k = m - 1; k >= 0; k--) {     /* back to the identity */
+      R_xlen_t j = swaps[k], tmp = perm[k];
+      perm[k] = perm[j];
+      perm[j] = tmp;
+    }
+    return idx;
   }
   default:
     return mb->perm;

@@ -2,14 +2,15 @@
  * The driver: the package's only loop over iterations.
  *
  * For each chain and iteration: draw a minibatch, form the gradient estimate
- * g_hat = grad log prior + (n/m) sum over the batch of grad log lik, clip it if
- * asked, let the update rule move the state, stop at the first non-finite
+ * (gradient.c: plain or with control variates), clip it if asked, let the update rule move the state, stop at the first non-finite
  * value, and keep the state if the collection policy says so (burn-in by count
  * or by the sampling threshold; thinning by count or by summed learning rate).
  * MALA is the same loop with the full data and a Metropolis-Hastings accept
  * step in place of the update rule. Everything is allocated before the loop;
  * a divergence or a user interrupt ends the run early but keeps every draw made
- * so far.
+ * so far. The state of a chain (parameters, the update rule's state, its
+ * random streams, its iteration count) is returned whole, so a run can be
+ * continued and give the same draws as one long run.
  *
  * Chains run in OpenMP threads when asked. Each chain owns its random stream,
  * scratch memory and output, so its draws are the same bits whichever thread
@@ -39,6 +40,13 @@ static const model_entry model_table[] = {
 typedef struct { const char *name; const sgld_update *rule; } update_entry;
 static const update_entry update_table[] = {
   {"sgld", &update_sgld},
+  {"precond", &update_precond},
+  {"psgld", &update_psgld},
+  {"sghmc", &update_sghmc},
+  {"momentum", &update_momentum},
+  {"adagrad", &update_adagrad},
+  {"rmsprop", &update_rmsprop},
+  {"adam", &update_adam},
 };
 
 sgld_model find_model(SEXP spec) {
@@ -80,6 +88,9 @@ typedef struct run_settings {
   R_xlen_t diag_sample;        /* items for the score covariance */
   int mala;                    /* Metropolis-Hastings accept step, full data */
   const double *precond_chol;  /* lower Cholesky factor of P for mala, or NULL */
+  sgld_update_opts opts;       /* the update rule's settings */
+  const double *cv_mode, *cv_grad;  /* control variates: a mode and the full gradient there */
+  const double *t_offset;      /* per chain: iterations already run (continued runs) */
   const R_xlen_t *all_idx;     /* 0..n-1, for full-data evaluations */
 } run_settings;
 
@@ -107,7 +118,7 @@ typedef struct chain_scratch {
 
 /* where one chain writes */
 typedef struct chain_output {
-  double *draws, *eta, *iteration, *last, *monitor, *diag;
+  double *draws, *eta, *iteration, *last, *monitor, *diag, *state;
 } chain_output;
 
 /* C99's isfinite, inlined (R_FINITE may be a call into libR) */
@@ -176,25 +187,31 @@ static double diagnose(const sgld_model *model, const run_settings *s, const dou
 
 /* ------------------------------------------------------ one chain -- */
 
+/* Chain c starts from the parameters and update state found in its output
+   (out->last, out->state) and leaves its final ones there; its random streams
+   are advanced in place. */
 static void run_chain(const sgld_model *model, const sgld_update *rule, const run_settings *s,
-                      const double *init, sgld_rng rng, sgld_rng diag_rng, chain_scratch *sc,
+                      int c, sgld_rng *rng_, sgld_rng *diag_rng_, chain_scratch *sc,
                       const chain_output *out, chain_result *res, volatile int *stop_all) {
   const int d = model->d, m = s->m;
-  const double scale = (double) model->n / (double) m;
+  const size_t state_len = update_state_length(rule, d);
+  const sgld_estimator estimator = {model, m, s->cv_mode, s->cv_grad};
+  const double t0 = s->t_offset[c];
   double *w = sc->w, *g = sc->g, *g_bar = rule->needs_g_bar ? sc->g_bar : NULL;
+  sgld_rng rng = *rng_, diag_rng = *diag_rng_;   /* local copies stay in registers */
   sgld_minibatch mb;
   double U = 0.0;                      /* mala: log posterior at w, with g its gradient */
 
-  memcpy(w, init, d * sizeof(double));
+  memcpy(w, out->last, d * sizeof(double));
+  memcpy(sc->state, out->state, state_len * sizeof(double));
   if (!s->mala) minibatch_init(&mb, model->n, m, s->replace, sc->batch_memory);
-  rule->init(sc->state, w, d);
   memset(res, 0, sizeof *res);
   res->status = STATUS_DONE;
   if (s->mala) U = full_log_post(model, w, g, s->all_idx, sc->work);
 
   /* collection: eligible from iteration collect_from (burn-in), then thinned */
   int collecting = s->burnin_mode == BURNIN_COUNT && s->burnin == 0;
-  if (collecting) res->collect_from = 1;
+  if (collecting) res->collect_from = t0 + 1;
   R_xlen_t since_kept = 0;
   double eta_since_kept = 0.0;
 
@@ -204,34 +221,32 @@ static void run_chain(const sgld_model *model, const sgld_update *rule, const ru
   R_xlen_t next_diag = s->diag_every > 0 ? s->diag_every : -1;
   R_xlen_t next_check = s->check_every;
 
+  /* t counts this run's iterations; t_abs = t0 + t the chain's, which the
+     schedule and every recorded iteration use */
   for (R_xlen_t t = 1; t <= s->iter; t++) {
-    const double eta = schedule_eta(&s->schedule, (double) t);
+    const double t_abs = t0 + (double) t;
+    const double eta = schedule_eta(&s->schedule, t_abs);
 
     if (!s->mala) {
       const R_xlen_t *idx = minibatch_draw(&mb, &rng, sc->idx);
-      for (int j = 0; j < d; j++) g[j] = 0.0;
-      model->grad_loglik(model->data, w, idx, m, g, sc->work);
-      if (g_bar)
-        for (int j = 0; j < d; j++) g_bar[j] = g[j] / m;
-      for (int j = 0; j < d; j++) g[j] *= scale;
-      model->grad_logprior(model->data, w, g);
+      estimate_gradient(&estimator, w, idx, g, g_bar, sc->g_new, sc->work);
       if (s->clip_type != CLIP_NONE)
         res->clip_count += clip_gradient(g, d, s->clip_type, s->clip_threshold);
     }
     if (!all_finite(g, d)) {
       res->status = STATUS_NONFINITE_GRADIENT;
-      res->stop_iter = (double) t;
+      res->stop_iter = t_abs;
       break;
     }
 
     if (t == next_diag) {
       double *row = out->diag + (R_xlen_t) res->diagnosed * DIAG_COLS;
-      const double alpha = diagnose(model, s, w, eta, &diag_rng, sc, row, (double) t);
+      const double alpha = diagnose(model, s, w, eta, &diag_rng, sc, row, t_abs);
       res->diagnosed++;
       next_diag += s->diag_every;
       if (!collecting && s->burnin_mode == BURNIN_THRESHOLD && alpha <= s->alpha0) {
         collecting = 1;
-        res->collect_from = (double) t;
+        res->collect_from = t_abs;
       }
     }
 
@@ -249,18 +264,18 @@ static void run_chain(const sgld_model *model, const sgld_update *rule, const ru
         res->accepted++;
       }
     } else {
-      rule->step(w, g, g_bar, eta, s->tau, sc->state, &rng, d, NULL);
+      rule->step(w, g, g_bar, eta, s->tau, sc->state, &rng, d, &s->opts);
     }
     if (!all_finite(w, d) || (model->in_domain && !model->in_domain(model->data, w))) {
       memcpy(w, sc->w_prev, d * sizeof(double));   /* leave the last finite state */
       res->status = STATUS_NONFINITE_PARAMETER;
-      res->stop_iter = (double) t;
+      res->stop_iter = t_abs;
       break;
     }
 
     if (!collecting && s->burnin_mode == BURNIN_COUNT && t == s->burnin) {
       collecting = 1;
-      res->collect_from = (double) t + 1;
+      res->collect_from = t_abs + 1;
     } else if (collecting) {
       int keep;
       if (s->thin_mode == THIN_COUNT) {
@@ -272,7 +287,7 @@ static void run_chain(const sgld_model *model, const sgld_update *rule, const ru
       if (keep && res->kept < s->capacity) {
         for (int j = 0; j < d; j++) out->draws[res->kept + j * s->capacity] = w[j];
         out->eta[res->kept] = eta;
-        out->iteration[res->kept] = (double) t;
+        out->iteration[res->kept] = t_abs;
         res->kept++;
         since_kept = 0;
         eta_since_kept = 0.0;
@@ -281,7 +296,7 @@ static void run_chain(const sgld_model *model, const sgld_update *rule, const ru
 
     if (t == next_monitor) {
       double *row = out->monitor + (R_xlen_t) res->monitored * n_cols;
-      row[0] = (double) t;
+      row[0] = t_abs;
       row[1] = (model->loglik(model->data, w, NULL, model->n) +
                 model->logprior(model->data, w)) / (double) model->n;
       if (s->test) s->test->metrics(s->test->data, w, row + 2);
@@ -293,12 +308,15 @@ static void run_chain(const sgld_model *model, const sgld_update *rule, const ru
       if (on_main_thread() && user_interrupted()) *stop_all = 1;
       if (*stop_all) {
         res->status = STATUS_INTERRUPTED;
-        res->stop_iter = (double) t;
+        res->stop_iter = t_abs;
         break;
       }
     }
   }
   memcpy(out->last, w, d * sizeof(double));
+  memcpy(out->state, sc->state, state_len * sizeof(double));
+  *rng_ = rng;
+  *diag_rng_ = diag_rng;
 }
 
 /* ---------------------------------------------------- entry point -- */
@@ -335,6 +353,12 @@ static run_settings read_settings(SEXP settings, const sgld_model *model) {
   s.n_diag = s.diag_every > 0 ? s.iter / s.diag_every : 0;
   s.diag_sample = setting_count(settings, "diag_sample", 1);
   s.mala = list_int(settings, "mala");
+  SEXP opts = list_elt(settings, "update_opts");
+  s.opts.rho = list_real(opts, "rho");
+  s.opts.beta = list_real(opts, "beta");
+  s.opts.eps = list_real(opts, "eps");
+  s.opts.friction = list_real(opts, "friction");
+  s.opts.v_init = list_real(opts, "v_init");
   if (s.burnin >= s.iter) error("internal: burnin must be below iter");
   if (s.m > model->n) error("internal: batch_size exceeds the number of data items");
   if (s.mala && s.m != model->n) error("internal: mala needs the full data in every step");
@@ -373,6 +397,19 @@ SEXP sgld_run(SEXP model_spec, SEXP settings) {
   SEXP precond = list_elt(settings, "precond_chol");
   s.precond_chol = precond == R_NilValue ? NULL : list_doubles(settings, "precond_chol",
                                                                (R_xlen_t) d * d);
+  s.opts.L = s.precond_chol;
+  if (rule == &update_precond && !s.opts.L) error("internal: no preconditioner given");
+  s.t_offset = list_doubles(settings, "t_offset", chains);
+  const size_t state_len = update_state_length(rule, d);
+  SEXP state_init = list_elt(settings, "state_init");
+  SEXP rng_init = list_elt(settings, "rng_init");
+  if (rng_init != R_NilValue &&
+      (TYPEOF(rng_init) != RAWSXP || XLENGTH(rng_init) != 2 * chains * (R_xlen_t) sizeof(sgld_rng)))
+    error("internal: 'rng_init' must hold two streams per chain");
+  if (list_elt(settings, "cv_mode") != R_NilValue) {
+    if (s.mala) error("internal: mala uses the full data, not control variates");
+    s.cv_mode = list_doubles(settings, "cv_mode", d);
+  }
   SEXP order_ = list_elt(settings, "order");
   if (TYPEOF(order_) != INTSXP || XLENGTH(order_) != chains)
     error("internal: 'order' must be an integer vector with one entry per chain");
@@ -387,11 +424,21 @@ SEXP sgld_run(SEXP model_spec, SEXP settings) {
     s.all_idx = all;
   }
   if (s.diag_sample > model.n) s.diag_sample = model.n;
+  if (s.cv_mode) {   /* one pass over the data at the mode */
+    const int chunk_len = model.n < 65536 ? (int) model.n : 65536;
+    R_xlen_t *chunk = (R_xlen_t *) R_alloc(chunk_len, sizeof(R_xlen_t));
+    double *G = (double *) R_alloc(d, sizeof(double));
+    double *work = (double *) R_alloc(model.work_size + 1, sizeof(double));
+    full_grad_loglik(&model, s.cv_mode, G, chunk, chunk_len, work);
+    for (int j = 0; j < d; j++)
+      if (!R_FINITE(G[j])) error("the likelihood gradient at the control-variate mode is not finite");
+    s.cv_grad = G;
+  }
 
   /* outputs, allocated once */
   const char *names[] = {"draws", "eta", "kept", "status", "stop_iter", "clip_count", "last",
                          "monitor", "monitored", "iteration", "diagnostics", "diagnosed",
-                         "accepted", "collect_from", ""};
+                         "accepted", "collect_from", "state", "rng", ""};
   SEXP out = PROTECT(mkNamed(VECSXP, names));
   /* one kept-draws x parameters matrix per chain, filled in place */
   SEXP draws = put(out, 0, allocVector(VECSXP, chains));
@@ -411,14 +458,20 @@ SEXP sgld_run(SEXP model_spec, SEXP settings) {
   SEXP diagnosed = put(out, 11, allocVector(REALSXP, chains));
   SEXP accepted = put(out, 12, allocVector(REALSXP, chains));
   SEXP collect_from = put(out, 13, allocVector(REALSXP, chains));
+  SEXP state = put(out, 14, allocMatrix(REALSXP, (int) state_len, chains));
+  SEXP rng_out = put(out, 15, allocVector(RAWSXP, 2 * chains * (R_xlen_t) sizeof(sgld_rng)));
 
   /* one stream per chain: chain c is the base stream jumped c times; the
      diagnostics of chain c use the stream jumped chains + c times */
   sgld_rng *rngs = (sgld_rng *) R_alloc(2 * chains, sizeof(sgld_rng));
-  rng_seed_from_r(&rngs[0]);
-  for (int c = 1; c < 2 * chains; c++) {
-    rngs[c] = rngs[c - 1];
-    rng_jump(&rngs[c]);
+  if (rng_init != R_NilValue) {        /* a continued run: the streams where they stopped */
+    memcpy(rngs, RAW(rng_init), 2 * chains * sizeof(sgld_rng));
+  } else {
+    rng_seed_from_r(&rngs[0]);
+    for (int c = 1; c < 2 * chains; c++) {
+      rngs[c] = rngs[c - 1];
+      rng_jump(&rngs[c]);
+    }
   }
 
   const int diag_on = s.diag_every > 0;
@@ -435,7 +488,7 @@ SEXP sgld_run(SEXP model_spec, SEXP settings) {
                              : NULL;
     sc[c].diag_idx = diag_on && s.diag_sample < model.n
                        ? (R_xlen_t *) R_alloc(s.diag_sample, sizeof(R_xlen_t)) : NULL;
-    sc[c].state = (double *) R_alloc(rule->state_size * d + 1, sizeof(double));
+    sc[c].state = (double *) R_alloc(state_len + rule->scratch_size * d + 1, sizeof(double));
     sc[c].work = (double *) R_alloc(model.work_size + 1, sizeof(double));
     sc[c].idx = (R_xlen_t *) R_alloc(s.m, sizeof(R_xlen_t));
     sc[c].batch_memory = s.mala ? NULL
@@ -452,6 +505,14 @@ SEXP sgld_run(SEXP model_spec, SEXP settings) {
     where[c].last = REAL(last) + (R_xlen_t) c * d;
     where[c].monitor = REAL(monitor) + (R_xlen_t) c * s.n_monitor * n_cols;
     where[c].diag = REAL(diag) + (R_xlen_t) c * s.n_diag * DIAG_COLS;
+    where[c].state = REAL(state) + c * state_len;
+    /* each chain's start, which a chain that never runs also returns */
+    memcpy(where[c].last, init + (R_xlen_t) c * d, d * sizeof(double));
+    if (state_init != R_NilValue)
+      memcpy(where[c].state, list_doubles(settings, "state_init", (R_xlen_t) (state_len * chains))
+             + c * state_len, state_len * sizeof(double));
+    else
+      rule->init(where[c].state, where[c].last, d, &s.opts);
   }
 
   volatile int stop_all = 0;
@@ -461,12 +522,9 @@ SEXP sgld_run(SEXP model_spec, SEXP settings) {
 #endif
   for (int k = 0; k < chains; k++) {
     const int c = order[k] - 1;
-    if (stop_all) {
-      memcpy(where[c].last, init + (R_xlen_t) c * d, d * sizeof(double));
-      continue;
-    }
-    run_chain(&model, rule, &s, init + (R_xlen_t) c * d, rngs[c], rngs[chains + c], &sc[c],
-              &where[c], &res[c], &stop_all);
+    if (stop_all) continue;
+    run_chain(&model, rule, &s, c, &rngs[c], &rngs[chains + c], &sc[c], &where[c], &res[c],
+              &stop_all);
   }
   (void) nth;
 
@@ -480,6 +538,7 @@ SEXP sgld_run(SEXP model_spec, SEXP settings) {
     REAL(accepted)[c] = res[c].accepted;
     REAL(collect_from)[c] = res[c].collect_from;
   }
+  memcpy(RAW(rng_out), rngs, 2 * chains * sizeof(sgld_rng));
   UNPROTECT(1);
   return out;
 }

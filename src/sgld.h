@@ -108,17 +108,41 @@ sgld_model model_mixture_build(SEXP spec);
 
 /* --------------------------------------------------------- updates -- */
 
+/* The settings of an update rule; each rule reads the fields it documents. */
+typedef struct sgld_update_opts {
+  double rho;        /* weight of the old squared-gradient average (RMSprop, pSGLD alpha,
+                        Adam beta2) */
+  double beta;       /* momentum (momentum SGD; Adam beta1) */
+  double eps;        /* added to root mean squares (pSGLD lambda; AdaGrad, RMSprop, Adam) */
+  double friction;   /* SGHMC */
+  double v_init;     /* starting value of squared-gradient averages */
+  const double *L;   /* fixed preconditioner P = L L^T: lower factor, column-major */
+} sgld_update_opts;
+
 typedef struct sgld_update {
-  size_t state_size;   /* doubles of per-chain state per parameter (momentum, ...) */
+  /* The state (momentum, averages, a step count) is part of the chain: it is
+     returned with the fit and restored when a run is continued. It is
+     state_size doubles per parameter plus state_extra, followed by
+     scratch_size doubles per parameter that need not survive a step. */
+  size_t state_size, state_extra, scratch_size;
   int needs_g_bar;     /* does step() read the mean per-item likelihood gradient? */
-  void (*init)(double *state, const double *w, int d);
+  void (*init)(double *state, const double *w, int d, const sgld_update_opts *opts);
   /* move w given g_hat (the posterior gradient estimate) and g_bar (mean per-item
      likelihood gradient, NULL unless needs_g_bar) at learning rate eta, temperature tau */
   void (*step)(double *w, const double *g_hat, const double *g_bar, double eta,
-               double tau, double *state, sgld_rng *rng, int d, const void *opts);
+               double tau, double *state, sgld_rng *rng, int d, const sgld_update_opts *opts);
 } sgld_update;
 
-extern const sgld_update update_sgld;
+extern const sgld_update update_sgld, update_precond, update_psgld, update_sghmc,
+  update_momentum, update_adagrad, update_rmsprop, update_adam;
+
+/* doubles of state a rule keeps for d parameters (without its scratch) */
+static inline size_t update_state_length(const sgld_update *u, int d) {
+  return u->state_size * (size_t) d + u->state_extra;
+}
+
+/* a rule's state without anything in it, for rules that need none */
+void update_no_init(double *state, const double *w, int d, const sgld_update_opts *opts);
 
 /* ------------------------------------------------------- schedules -- */
 
@@ -141,7 +165,8 @@ typedef struct sgld_minibatch {
   R_xlen_t n;
   int m;
   int mode;         /* how batches are drawn: see minibatch.c */
-  R_xlen_t *perm;   /* permutation of 0..n-1 (large batches without replacement) */
+  R_xlen_t *perm;   /* large batches without replacement: the identity 0..n-1,
+                       then room to record the m swaps of a draw */
   unsigned char *seen;  /* one mark per item (small batches without replacement) */
 } sgld_minibatch;
 
@@ -149,6 +174,28 @@ typedef struct sgld_minibatch {
 size_t minibatch_bytes(R_xlen_t n, int m, int replace);
 void minibatch_init(sgld_minibatch *mb, R_xlen_t n, int m, int replace, void *memory);
 const R_xlen_t *minibatch_draw(sgld_minibatch *mb, sgld_rng *r, R_xlen_t *idx);
+
+/* ------------------------------------------------ gradient estimates -- */
+
+/* g_hat(w) = grad log prior(w) + (n/m) sum over the batch of grad log f(z_i | w),
+   or with control variates around a mode w_hat (Baker et al. 2019)
+   g_hat(w) = grad log prior(w) + G(w_hat) + (n/m) sum over the batch of
+              [grad log f(z_i | w) - grad log f(z_i | w_hat)],
+   G(w_hat) being the full-data likelihood gradient at w_hat. */
+typedef struct sgld_estimator {
+  const sgld_model *model;
+  int m;
+  const double *cv_mode;   /* w_hat, or NULL without control variates */
+  const double *cv_grad;   /* G(w_hat) */
+} sgld_estimator;
+
+/* g <- g_hat(w); g_bar (when not NULL) <- the matching estimate of the mean
+   per-item likelihood gradient; tmp: d doubles, used with control variates */
+void estimate_gradient(const sgld_estimator *e, const double *w, const R_xlen_t *idx,
+                       double *g, double *g_bar, double *tmp, double *work);
+/* g <- sum over all n items of grad log f(z_i | w), in chunks of the index buffer */
+void full_grad_loglik(const sgld_model *model, const double *w, double *g,
+                      R_xlen_t *chunk, int chunk_len, double *work);
 
 /* -------------------------------------------------------- clipping -- */
 

@@ -5,12 +5,13 @@
  */
 #include "sgld.h"
 
-static void sgld_init(double *state, const double *w, int d) {
-  (void) state; (void) w; (void) d;
+void update_no_init(double *state, const double *w, int d, const sgld_update_opts *opts) {
+  (void) state; (void) w; (void) d; (void) opts;
 }
 
 static void sgld_step(double *w, const double *g_hat, const double *g_bar, double eta,
-                      double tau, double *state, sgld_rng *rng, int d, const void *opts) {
+                      double tau, double *state, sgld_rng *rng, int d,
+                      const sgld_update_opts *opts) {
   (void) g_bar; (void) state; (void) opts;
   if (tau > 0) {
     const double sd = sqrt(2.0 * eta * tau);
@@ -20,4 +21,4 @@ static void sgld_step(double *w, const double *g_hat, const double *g_bar, doubl
   }
 }
 
-const sgld_update update_sgld = {0, 0, sgld_init, sgld_step};
+const sgld_update update_sgld = {0, 0, 0, 0, update_no_init, sgld_step};

@@ -51,7 +51,7 @@ test_that("results do not depend on the order in which chains run", {
   m <- handout_model()
   settings <- sgld:::run_settings(m, lr = 1e-7, batch_size = 50, iter = 3000, burnin = 0,
                                   thin = 1, temperature = 1, chains = 3, init = NULL,
-                                  replace = FALSE, clip = NULL, update = "sgld")
+                                  replace = FALSE, clip = NULL)
   set.seed(9)
   forward <- .Call(sgld:::C_sgld_run, m, settings)
   settings$order <- c(3L, 1L, 2L)

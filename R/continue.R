@@ -1,0 +1,36 @@
+# Continuing a run. A fit keeps each chain's whole state in `fit$state`:
+# the parameters on the sampler's scale (bit for bit, not through the user's
+# scale), the update rule's state (momenta, averages), the two random streams
+# and the iteration reached. A run started from it carries on each chain as if
+# it had never stopped, so T + T iterations give the draws of one run of 2T.
+
+chain_state <- function(res, settings, rule, model, status) {
+  iter_done <- ifelse(status == "done", settings$t_offset + settings$iter,
+                      ifelse(status == "not run", settings$t_offset, res$stop_iter))
+  w <- t(res$last)
+  dimnames(w) <- list(paste("chain", seq_len(settings$chains)), model$sampler_names)
+  list(w = w, update = res$state, rng = res$rng, iteration = iter_done, rule = rule)
+}
+
+# The starting point of a run given `init = fit`.
+continuation <- function(fit, model, chains, rule) {
+  st <- fit$state
+  if (is.null(st)) abort("`init`: this fit does not record the state of its chains.")
+  if (st$rule$name != rule$name || !identical(st$rule$opts, rule$opts) ||
+      !identical(st$rule$chol, rule$chol))
+    abort("`init`: the fit to continue used the update rule ", st$rule$label,
+          " with other settings; continue it with the same rule and settings.")
+  if (!identical(class(fit$model), class(model)) || fit$model$n != model$n ||
+      !identical(fit$model$sampler_names, model$sampler_names))
+    abort("`init`: the fit to continue was made with a different model.")
+  if (nrow(st$w) != chains)
+    abort("`init`: the fit to continue has ", nrow(st$w), " chain", if (nrow(st$w) > 1) "s",
+          "; set `chains = ", nrow(st$w), "`.")
+  bad <- which(fit$status == "diverged")
+  if (length(bad))
+    abort("`init`: chain", if (length(bad) > 1) "s", " ", paste(bad, collapse = ", "),
+          " of the fit diverged and cannot be continued; start afresh, e.g. from ",
+          "`init = fit$last`, with a smaller learning rate.")
+  list(w = unname(st$w), t_offset = st$iteration, state_init = as.double(st$update),
+       rng_init = st$rng)
+}

@@ -1,0 +1,145 @@
+#' Preconditioners for SGLD and optimisers for SGD
+#'
+#' Update rules other than the plain step. `precond_rmsprop()` is the
+#' preconditioner of pSGLD (Li et al. 2016) for [sgld()]'s `precondition`
+#' argument; the `opt_*()` functions are optimisers for [sgd()]'s `optimizer`
+#' argument. All of them ascend the log posterior \eqn{U} with the minibatch
+#' estimate \eqn{\hat g} of its gradient, element-wise:
+#' \describe{
+#'   \item{pSGLD}{\eqn{v \leftarrow \alpha v + (1-\alpha)\bar g^2},
+#'     \eqn{G = 1/(\lambda + \sqrt v)},
+#'     \eqn{w \leftarrow w + \eta G \hat g + \sqrt{2\eta\tau G}\,\xi}, where
+#'     \eqn{\bar g} is the minibatch mean of the per-observation likelihood
+#'     gradients, so `v` does not grow with the number of observations.
+#'     The correction term \eqn{\Gamma} of the exact dynamics is left out (as
+#'     recommended by Li et al.; it vanishes as \eqn{\alpha \to 1}), so with a
+#'     constant step the chain carries a small bias on top of SGLD's.}
+#'   \item{momentum}{\eqn{v \leftarrow \beta v + \hat g}, \eqn{w \leftarrow w + \eta v}.}
+#'   \item{AdaGrad}{\eqn{s \leftarrow s + \hat g^2},
+#'     \eqn{w \leftarrow w + \eta \hat g / (\sqrt s + \epsilon)}.}
+#'   \item{RMSprop}{\eqn{v \leftarrow \rho v + (1-\rho) \hat g^2},
+#'     \eqn{w \leftarrow w + \eta \hat g / (\sqrt v + \epsilon)}.}
+#'   \item{Adam}{\eqn{m \leftarrow \beta_1 m + (1-\beta_1)\hat g},
+#'     \eqn{v \leftarrow \beta_2 v + (1-\beta_2)\hat g^2},
+#'     \eqn{w \leftarrow w + \eta \hat m / (\sqrt{\hat v} + \epsilon)} with the
+#'     bias-corrected \eqn{\hat m = m/(1-\beta_1^t)}, \eqn{\hat v = v/(1-\beta_2^t)}.}
+#' }
+#' The defaults are the customary ones (those of PyTorch for the optimisers;
+#' TensorFlow Probability's pSGLD uses \eqn{\alpha = 0.95},
+#' \eqn{\lambda = 10^{-8}} and starts `v` at 1). The running averages and
+#' momenta are part of each chain's state: they are returned in `fit$state`
+#' and carried on when a run is continued with `init = fit`.
+#'
+#' @param alpha,rho Weight of the old average of squared gradients, in \[0, 1).
+#' @param lambda,eps Positive constant added to the root mean square.
+#' @param v_init Starting value (>= 0) of the averages of squared gradients.
+#' @param momentum Momentum \eqn{\beta}, in \[0, 1).
+#' @param beta1,beta2 Adam's decay rates of the first and second moments, in \[0, 1).
+#' @return An object of class `sgld_rule`.
+#' @references Li, C., Chen, C., Carlson, D. and Carin, L. (2016). Preconditioned
+#'   stochastic gradient Langevin dynamics for deep neural networks. *AAAI*.
+#'
+#'   Kingma, D. P. and Ba, J. (2015). Adam: a method for stochastic
+#'   optimization. *ICLR*.
+#' @examples
+#' m <- model_linear(y ~ x, data = handout)
+#' coef(sgd(m, lr = 0.01, batch_size = 100, iter = 3000, optimizer = opt_adam()))
+#' set.seed(1)
+#' fit <- sgld(m, lr = 1e-4, batch_size = 100, iter = 5000,
+#'             precondition = precond_rmsprop())
+#' @name update_rules
+NULL
+
+#' @rdname update_rules
+#' @export
+precond_rmsprop <- function(alpha = 0.99, lambda = 1e-5, v_init = 0) {
+  check_number(alpha, "alpha", lower = 0, upper = 1, upper_open = TRUE)
+  check_number(lambda, "lambda", lower = 0, lower_open = TRUE)
+  check_number(v_init, "v_init", lower = 0)
+  update_rule("psgld", "pSGLD (RMSprop preconditioner)", rho = alpha, eps = lambda,
+              v_init = v_init, sampler = TRUE)
+}
+
+#' @rdname update_rules
+#' @export
+opt_momentum <- function(momentum = 0.9) {
+  check_number(momentum, "momentum", lower = 0, upper = 1, upper_open = TRUE)
+  update_rule("momentum", "SGD with momentum", beta = momentum)
+}
+
+#' @rdname update_rules
+#' @export
+opt_adagrad <- function(eps = 1e-8) {
+  check_number(eps, "eps", lower = 0, lower_open = TRUE)
+  update_rule("adagrad", "SGD (AdaGrad)", eps = eps)
+}
+
+#' @rdname update_rules
+#' @export
+opt_rmsprop <- function(rho = 0.99, eps = 1e-8) {
+  check_number(rho, "rho", lower = 0, upper = 1, upper_open = TRUE)
+  check_number(eps, "eps", lower = 0, lower_open = TRUE)
+  update_rule("rmsprop", "SGD (RMSprop)", rho = rho, eps = eps)
+}
+
+#' @rdname update_rules
+#' @export
+opt_adam <- function(beta1 = 0.9, beta2 = 0.999, eps = 1e-8) {
+  check_number(beta1, "beta1", lower = 0, upper = 1, upper_open = TRUE)
+  check_number(beta2, "beta2", lower = 0, upper = 1, upper_open = TRUE)
+  check_number(eps, "eps", lower = 0, lower_open = TRUE)
+  update_rule("adam", "SGD (Adam)", beta = beta1, rho = beta2, eps = eps)
+}
+
+# An update rule of the C driver (its name in the driver's table), a label
+# for printing, and the settings it reads.
+update_rule <- function(name, label, rho = 0, beta = 0, eps = 0, friction = 0, v_init = 0,
+                        sampler = FALSE) {
+  structure(list(name = name, label = label, sampler = sampler,
+                 opts = list(rho = rho, beta = beta, eps = eps, friction = friction,
+                             v_init = v_init)),
+            class = "sgld_rule")
+}
+
+plain_rule <- function(label) update_rule("sgld", label, sampler = TRUE)
+
+#' @export
+print.sgld_rule <- function(x, ...) {
+  set <- x$opts[vapply(x$opts, function(v) v != 0, logical(1))]
+  cat("Update rule: ", x$label,
+      if (length(set)) paste0(" (", paste(names(set), unlist(set), sep = " = ", collapse = ", "), ")"),
+      "\n", sep = "")
+  invisible(x)
+}
+
+# sgd()'s `optimizer`: NULL or "sgd" for the plain step, a name, or an opt_*() object.
+resolve_optimizer <- function(optimizer) {
+  if (is.null(optimizer)) return(plain_rule("SGD"))
+  if (is.character(optimizer) && length(optimizer) == 1 && !is.na(optimizer)) {
+    make <- list(sgd = function() plain_rule("SGD"), momentum = opt_momentum,
+                 adagrad = opt_adagrad, rmsprop = opt_rmsprop, adam = opt_adam)
+    if (!optimizer %in% names(make))
+      abort("`optimizer` must be one of \"", paste(names(make), collapse = "\", \""),
+            "\", or made by opt_momentum(), opt_adagrad(), opt_rmsprop() or opt_adam(); not \"",
+            optimizer, "\".")
+    return(make[[optimizer]]())
+  }
+  if (!inherits(optimizer, "sgld_rule") || optimizer$sampler)
+    abort("`optimizer` must be NULL, a name such as \"adam\", or made by opt_momentum(), ",
+          "opt_adagrad(), opt_rmsprop() or opt_adam(); not ", describe(optimizer), ".")
+  optimizer
+}
+
+# sgld()'s `precondition`: none, a fixed matrix, or pSGLD.
+resolve_precondition <- function(precondition, d) {
+  if (is.null(precondition) || identical(precondition, "none")) return(plain_rule("SGLD"))
+  if (identical(precondition, "rmsprop")) return(precond_rmsprop())
+  if (inherits(precondition, "sgld_rule") && precondition$sampler) return(precondition)
+  if (is.matrix(precondition)) {
+    rule <- update_rule("precond", "SGLD with a fixed preconditioner", sampler = TRUE)
+    rule$chol <- precondition_factor(precondition, d)
+    return(rule)
+  }
+  abort("`precondition` must be NULL, \"none\", \"rmsprop\", precond_rmsprop(), or a ",
+        "symmetric positive definite ", d, " x ", d, " matrix; not ", describe(precondition), ".")
+}

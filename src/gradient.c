@@ -1,0 +1,82 @@
+/*
+ * The gradient estimator, apart from the update rules that consume it and
+ * the driver that calls it: plain minibatch sums or control variates
+ * (see sgld.h). Also an entry point that draws repeated estimates at a
+ * fixed point, to measure the estimator's noise.
+ */
+#include <string.h>
+#include <R.h>
+#include "sgld.h"
+
+void estimate_gradient(const sgld_estimator *e, const double *w, const R_xlen_t *idx,
+                       double *g, double *g_bar, double *tmp, double *work) {
+  const sgld_model *model = e->model;
+  const int d = model->d, m = e->m;
+  const double scale = (double) model->n / (double) m;
+  for (int j = 0; j < d; j++) g[j] = 0.0;
+  model->grad_loglik(model->data, w, idx, m, g, work);
+  if (e->cv_mode) {
+    for (int j = 0; j < d; j++) tmp[j] = 0.0;
+    model->grad_loglik(model->data, e->cv_mode, idx, m, tmp, work);
+    const double n = (double) model->n;
+    for (int j = 0; j < d; j++) {
+      const double diff = g[j] - tmp[j];
+      if (g_bar) g_bar[j] = e->cv_grad[j] / n + diff / m;
+      g[j] = e->cv_grad[j] + scale * diff;
+    }
+  } else {
+    if (g_bar)
+      for (int j = 0; j < d; j++) g_bar[j] = g[j] / m;
+    for (int j = 0; j < d; j++) g[j] *= scale;
+  }
+  model->grad_logprior(model->data, w, g);
+}
+
+void full_grad_loglik(const sgld_model *model, const double *w, double *g,
+                      R_xlen_t *chunk, int chunk_len, double *work) {
+  for (int j = 0; j < model->d; j++) g[j] = 0.0;
+  for (R_xlen_t start = 0; start < model->n; start += chunk_len) {
+    R_xlen_t len = model->n - start < chunk_len ? model->n - start : chunk_len;
+    for (R_xlen_t k = 0; k < len; k++) chunk[k] = start + k;
+    model->grad_loglik(model->data, w, chunk, (int) len, g, work);
+  }
+}
+
+/* settings$times independent estimates g_hat(w) at w = settings$w, with
+   batches of settings$batch_size, one per row; settings$cv_mode is NULL or a
+   mode for control variates */
+SEXP sgld_gradient_draws(SEXP model_spec, SEXP settings) {
+  sgld_model model = find_model(model_spec);
+  const int d = model.d;
+  const double *w = list_doubles(settings, "w", d);
+  const int m = list_int(settings, "batch_size");
+  const int times = list_int(settings, "times");
+  const int replace = list_int(settings, "replace");
+  if (m < 1 || m > model.n || times < 1) error("internal: bad batch size or count");
+  sgld_estimator e = {&model, m, NULL, NULL};
+  double *work = (double *) R_alloc(model.work_size + 1, sizeof(double));
+  double *tmp = (double *) R_alloc(d, sizeof(double));
+  if (list_elt(settings, "cv_mode") != R_NilValue) {
+    e.cv_mode = list_doubles(settings, "cv_mode", d);
+    const int chunk_len = model.n < 65536 ? (int) model.n : 65536;
+    R_xlen_t *chunk = (R_xlen_t *) R_alloc(chunk_len, sizeof(R_xlen_t));
+    double *G = (double *) R_alloc(d, sizeof(double));
+    full_grad_loglik(&model, e.cv_mode, G, chunk, chunk_len, work);
+    e.cv_grad = G;
+  }
+  sgld_minibatch mb;
+  minibatch_init(&mb, model.n, m, replace, R_alloc(minibatch_bytes(model.n, m, replace) + 1, 1));
+  R_xlen_t *idx = (R_xlen_t *) R_alloc(m, sizeof(R_xlen_t));
+  double *g = (double *) R_alloc(d, sizeof(double));
+  sgld_rng rng;
+  rng_seed_from_r(&rng);
+  SEXP out = PROTECT(allocMatrix(REALSXP, times, d));
+  double *o = REAL(out);
+  for (int k = 0; k < times; k++) {
+    const R_xlen_t *batch = minibatch_draw(&mb, &rng, idx);
+    estimate_gradient(&e, w, batch, g, NULL, tmp, work);
+    for (int j = 0; j < d; j++) o[k + (R_xlen_t) j * times] = g[j];
+  }
+  UNPROTECT(1);
+  return out;
+}

@@ -1,0 +1,28 @@
+/*
+ * Stochastic gradient Hamiltonian Monte Carlo (Chen, Fox and Guestrin 2014,
+ * eq. 15, with their noise estimate beta_hat = 0), one step per iteration:
+ *   v <- (1 - a) v + eta g_hat + sqrt(2 a eta tau) xi,   w <- w + v,
+ * with friction a in (0, 1]. The velocity v is the chain's state; it starts
+ * at 0. At a = 1 this is SGLD.
+ */
+#include "sgld.h"
+
+static void sghmc_init(double *state, const double *w, int d, const sgld_update_opts *opts) {
+  (void) w; (void) opts;
+  for (int j = 0; j < d; j++) state[j] = 0.0;
+}
+
+static void sghmc_step(double *w, const double *g_hat, const double *g_bar, double eta,
+                       double tau, double *state, sgld_rng *rng, int d,
+                       const sgld_update_opts *opts) {
+  (void) g_bar;
+  double *v = state;
+  const double a = opts->friction;
+  const double sd = tau > 0 ? sqrt(2.0 * a * eta * tau) : 0.0;
+  for (int j = 0; j < d; j++) {
+    v[j] = (1.0 - a) * v[j] + eta * g_hat[j] + (tau > 0 ? sd * rng_norm(rng) : 0.0);
+    w[j] += v[j];
+  }
+}
+
+const sgld_update update_sghmc = {1, 0, 0, 0, sghmc_init, sghmc_step};
