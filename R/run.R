@@ -52,7 +52,8 @@
 #'   + \frac nm \sum_{i\in J}[\nabla\log f(z_i|w) - \nabla\log f(z_i|\hat w)]};
 #'   or a mode on the user's scale (e.g. `coef()` of an [sgd()] fit) to centre it
 #'   there. Each iteration then evaluates two minibatch gradients, but near the
-#'   mode the estimate's noise shrinks by orders of magnitude.
+#'   mode the estimate's noise shrinks by orders of magnitude. With `init = NULL`
+#'   the chains start at that mode.
 #' @param diagnostics `NULL`, or [diagnostics_every()] to record the sampling
 #'   threshold, the two noise variances and the rejection probability.
 #' @param monitor `NULL`, or [monitor_every()] to record the log joint
@@ -255,12 +256,15 @@ run_settings <- function(model, lr, batch_size, iter, burnin, thin, temperature,
     abort("`monitor`: `every` (", monitor$every, ") must be at most `iter` (", iter, ").")
   test <- if (!is.null(monitor) && !is.null(monitor$newdata))
     held_out_model(model, monitor$newdata)
+  cv_mode <- resolve_control_variates(control_variates, model)
   if (inherits(init, "sgld_fit")) {
     from <- continuation(init, model, chains, rule)
     init_w <- from$w
   } else {
     from <- list(t_offset = rep(0, chains), state_init = NULL, rng_init = NULL)
-    init_w <- resolve_init(model, init, chains)
+    # with control variates the mode is known: start there unless told otherwise
+    init_w <- if (is.null(init) && !is.null(cv_mode)) matrix(cv_mode, chains, d, byrow = TRUE)
+              else resolve_init(model, init, chains)
   }
   c(collect[setdiff(names(collect), "regular")], list(
     iter = iter, chains = chains, batch_size = batch_size,
@@ -273,7 +277,7 @@ run_settings <- function(model, lr, batch_size, iter, burnin, thin, temperature,
     rng_init = from$rng_init, threads = threads,
     monitor_every = if (is.null(monitor)) 0 else monitor$every, test = test,
     mala = as.integer(mala), precond_chol = if (is.null(rule$chol)) precondition else rule$chol,
-    cv_mode = resolve_control_variates(control_variates, model),
+    cv_mode = cv_mode,
     regular = collect$regular,
     # chains run in this order; each has its own stream, so the order cannot matter
     order = seq_len(chains)

@@ -189,8 +189,8 @@ typedef struct sgld_estimator {
   const double *cv_grad;   /* G(w_hat) */
 } sgld_estimator;
 
-/* g <- g_hat(w); g_bar (when not NULL) <- the matching estimate of the mean
-   per-item likelihood gradient; tmp: d doubles, used with control variates */
+/* g <- g_hat(w); g_bar (when not NULL) <- the minibatch mean of the per-item
+   likelihood gradients at w; tmp: d doubles, used with control variates */
 void estimate_gradient(const sgld_estimator *e, const double *w, const R_xlen_t *idx,
                        double *g, double *g_bar, double *tmp, double *work);
 /* g <- sum over all n items of grad log f(z_i | w), in chunks of the index buffer */
