@@ -59,7 +59,10 @@ mixing_distance <- function(D0) {
 #' Each evaluation reads the data about three times (scores and two full
 #' gradients); with more than `sample` items the scores are taken over a random
 #' subset of that size. With `diagnostics = NULL` (the default) none of this
-#' is computed.
+#' is computed. All three quantities describe the plain update: with a
+#' preconditioner ([psgld()], `sgld(precondition = )`), [sghmc()] or control
+#' variates they are still those of plain SGLD at the same state and learning
+#' rate, not of the rule that runs.
 #' @param every Evaluate every this many iterations.
 #' @param sample Largest number of items for the score covariance.
 #' @return An object for the `diagnostics` argument of [sgld()] and [sgd()];

@@ -20,7 +20,11 @@
 #' @section Getting started:
 #' Build a model with [model_linear()], then draw from its posterior with
 #' [sgld()] or follow gradient ascent with [sgd()]; see
-#' `vignette("getting-started", package = "sgld")`.
+#' `vignette("getting-started", package = "sgld")`. The relatives of SGLD are
+#' [psgld()] (and fixed preconditioners through `sgld(precondition = )`),
+#' [sghmc()], control variates (`control_variates = TRUE` in any sampler) and,
+#' as the exact reference, [mala()]; [sgd()] offers momentum, AdaGrad, RMSprop
+#' and Adam ([update_rules]).
 #'
 #' @useDynLib sgld, .registration = TRUE, .fixes = "C_"
 #' @importFrom coda mcmc mcmc.list as.mcmc as.mcmc.list mcpar effectiveSize gelman.diag

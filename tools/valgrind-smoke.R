@@ -31,3 +31,12 @@ f <- sgld(mm, lr = lr_exp(1e-3, 1e-6), batch_size = 4, iter = 400, chains = 2, t
 f <- mala(m, lr = 1e-6, iter = 200, precondition = diag(c(1, 1, 2)))
 print(posterior_mean(f))
 g <- grid_posterior(mm, seq(-1, 1, length.out = 5), seq(-1, 1, length.out = 5))
+# update rules, control variates, continuation, gradient draws
+f <- psgld(m, lr = 1e-8, batch_size = 300, iter = 300, chains = 2, control_variates = TRUE)
+f <- psgld(m, lr = 1e-8, batch_size = 300, iter = 300, chains = 2, init = f, burnin = 0)
+f <- sghmc(m, lr = 1e-8, batch_size = 20, iter = 300, threads = 2, chains = 2)
+f <- sgld(m, lr = 1e-3, batch_size = 20, iter = 300, precondition = diag(c(1e-4, 1e-4, 1e-3)))
+for (o in c("momentum", "adagrad", "rmsprop", "adam"))
+  f <- sgd(m, lr = 1e-4, batch_size = 20, iter = 200, optimizer = o)
+g <- stochastic_gradients(sp, rep(0, sp$d), batch_size = 5, times = 50, control_variates = TRUE)
+print(dim(g))
