@@ -206,7 +206,7 @@ summary.sgld_fit <- function(object, probs = c(0.025, 0.25, 0.5, 0.75, 0.975), .
     weighted_mean = colSums(x * w) / sum(w),
     sd = apply(x, 2, sd),
     t(apply(x, 2, quantile, probs = probs, names = FALSE)),
-    ess = if (nrow(x) > 1) coda::effectiveSize(object$draws) else NA_real_
+    ess = if (nrow(x) > 1) ess(object$draws) else NA_real_
   )
   colnames(stats)[3 + seq_along(probs)] <-
     paste0(format(100 * probs, trim = TRUE, drop0trailing = TRUE), "%")
@@ -218,6 +218,14 @@ summary.sgld_fit <- function(object, probs = c(0.025, 0.25, 0.5, 0.75, 0.975), .
   }
   structure(list(statistics = stats, method = object$method, chains = length(object$draws),
                  draws = ndraws(object)), class = "summary.sgld_fit")
+}
+
+# coda's effective sample size per parameter; NA where its spectral fit fails
+# (e.g. on finite but astronomically large draws of a chain that ran away)
+ess <- function(draws) {
+  vapply(seq_len(coda::nvar(draws)), function(j) {
+    tryCatch(unname(coda::effectiveSize(draws[, j, drop = TRUE])), error = function(e) NA_real_)
+  }, numeric(1))
 }
 
 #' @rdname summary.sgld_fit

@@ -210,14 +210,13 @@ gd <- function(model, lr, iter = 1000, ..., thin = 1, init = NULL, clip = NULL) 
 run_sampler <- function(model, lr, batch_size, iter, burnin, thin, temperature, chains,
                         init, replace, clip, monitor, threads, method, call,
                         rule = plain_rule("SGLD"), control_variates = FALSE,
-                        diagnostics = NULL, mala = FALSE, precondition = NULL) {
+                        diagnostics = NULL, mala = FALSE) {
   settings <- run_settings(model, lr = lr, batch_size = batch_size, iter = iter,
                            burnin = burnin, thin = thin, temperature = temperature,
                            chains = chains, init = init, replace = replace, clip = clip,
                            monitor = monitor, threads = threads, rule = rule,
                            control_variates = control_variates,
-                           diagnostics = diagnostics, mala = mala,
-                           precondition = precondition)
+                           diagnostics = diagnostics, mala = mala)
   start <- proc.time()[["elapsed"]]
   res <- .Call(C_sgld_run, model, settings)
   elapsed <- proc.time()[["elapsed"]] - start
@@ -229,7 +228,7 @@ run_sampler <- function(model, lr, batch_size, iter, burnin, thin, temperature, 
 run_settings <- function(model, lr, batch_size, iter, burnin, thin, temperature, chains,
                          init, replace, clip, rule = plain_rule("SGLD"), threads = 1L,
                          monitor = NULL, diagnostics = NULL, mala = FALSE,
-                         precondition = NULL, control_variates = FALSE) {
+                         control_variates = FALSE) {
   check_model(model)
   n <- model$n
   d <- model$d
@@ -276,7 +275,7 @@ run_settings <- function(model, lr, batch_size, iter, burnin, thin, temperature,
     t_offset = as.double(from$t_offset), state_init = from$state_init,
     rng_init = from$rng_init, threads = threads,
     monitor_every = if (is.null(monitor)) 0 else monitor$every, test = test,
-    mala = as.integer(mala), precond_chol = if (is.null(rule$chol)) precondition else rule$chol,
+    mala = as.integer(mala), precond_chol = rule$chol,
     cv_mode = cv_mode,
     regular = collect$regular,
     # chains run in this order; each has its own stream, so the order cannot matter
@@ -341,8 +340,16 @@ mala <- function(model, lr, iter = 10000, ..., burnin = floor(iter / 2), thin = 
   run_sampler(model, lr = lr, batch_size = model$n, iter = iter, burnin = burnin,
               thin = thin, temperature = temperature, chains = chains, init = init,
               replace = FALSE, clip = NULL, monitor = monitor, threads = threads,
-              mala = TRUE, precondition = precondition_factor(precondition, model$d),
-              rule = plain_rule("MALA"), method = "mala", call = match.call())
+              mala = TRUE, rule = mala_rule(precondition, model$d), method = "mala",
+              call = match.call())
+}
+
+# MALA's proposal is the step of a rule without kept state.
+mala_rule <- function(precondition, d) {
+  if (is.null(precondition)) return(plain_rule("MALA"))
+  rule <- update_rule("precond", "MALA", sampler = TRUE)
+  rule$chol <- precondition_factor(precondition, d)
+  rule
 }
 
 # The lower Cholesky factor of a user's preconditioner, column-major.

@@ -4,11 +4,14 @@
  *  - V_s, the covariance of the per-item scores s_i = grad log f(z_i | w)
  *    + grad log f(w) / n over the data (all items, or a random subset of
  *    `sample` items for large data), and its largest eigenvalue;
- *  - the sampling threshold alpha = eta n^2 lambda_max(V_s) / (2 m), which is
- *    the ratio of the stochastic-gradient variance eta^2 (n^2 / m) lambda_max
- *    to the injected variance 2 eta at temperature 1;
- *  - the Metropolis-Hastings rejection probability of a full-data Langevin
- *    proposal from the current state.
+ *  - the sampling threshold alpha = eta n^2 lambda_max(T^T V_s T) / (2 m), T a
+ *    factor of the update's preconditioner (the identity for plain SGLD), which
+ *    is the ratio of the stochastic-gradient variance eta^2 (n^2 / m) lambda_max
+ *    to the injected variance 2 eta at temperature 1 (Welling and Teh's eq. 10
+ *    and its preconditioned form in their section 5.3);
+ *  - the Metropolis-Hastings rejection probability of the update's full-data
+ *    proposal from the current state (the plain Langevin one for rules with
+ *    kept state).
  * They use their own random stream, so asking for them leaves the chain's
  * draws unchanged.
  */
@@ -37,12 +40,14 @@ double lambda_max_psd(const double *A, int d, double *v, double *av) {
   return lambda;
 }
 
-/* lambda_max of the score covariance; buf holds d * d + 5 * d doubles */
+/* lambda_max of the score covariance V, or of T^T V T when a factor T of the
+   update's preconditioner is given (NULL: identity); buf holds 2 d * d + 5 d
+   doubles */
 double score_lambda_max(const sgld_model *model, const double *w, const R_xlen_t *items,
-                        R_xlen_t count, double *buf, double *work) {
+                        R_xlen_t count, const double *T, double *buf, double *work) {
   const int d = model->d;
   double *V = buf, *mean = buf + d * d, *s = mean + d, *prior = s + d;
-  double *v = prior + d, *av = v + d;
+  double *v = prior + d, *av = v + d, *B = av + d;
   for (int j = 0; j < d; j++) prior[j] = mean[j] = 0.0;
   for (int j = 0; j < d * d; j++) V[j] = 0.0;
   model->grad_logprior(model->data, w, prior);
@@ -61,5 +66,21 @@ double score_lambda_max(const sgld_model *model, const double *w, const R_xlen_t
         V[a + b * d] += s[a] * s[b] * (1.0 - inv);
   }
   for (int j = 0; j < d * d; j++) V[j] /= (double) count;
-  return lambda_max_psd(V, d, v, av);
+  if (!T) return lambda_max_psd(V, d, v, av);
+  /* B = T^T V T, column by column: B[, b] = T^T (V T[, b]) */
+  for (int b = 0; b < d; b++) {
+    const double *tb = T + (size_t) b * d;
+    for (int i = 0; i < d; i++) {
+      double acc = 0.0;
+      for (int k = 0; k < d; k++) acc += V[i + (size_t) k * d] * tb[k];
+      av[i] = acc;
+    }
+    for (int a = 0; a < d; a++) {
+      const double *ta = T + (size_t) a * d;
+      double acc = 0.0;
+      for (int i = 0; i < d; i++) acc += ta[i] * av[i];
+      B[a + (size_t) b * d] = acc;
+    }
+  }
+  return lambda_max_psd(B, d, v, av);
 }

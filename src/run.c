@@ -87,7 +87,6 @@ typedef struct run_settings {
   R_xlen_t n_diag;
   R_xlen_t diag_sample;        /* items for the score covariance */
   int mala;                    /* Metropolis-Hastings accept step, full data */
-  const double *precond_chol;  /* lower Cholesky factor of P for mala, or NULL */
   sgld_update_opts opts;       /* the update rule's settings */
   const double *cv_mode, *cv_grad;  /* control variates: a mode and the full gradient there */
   const double *t_offset;      /* per chain: iterations already run (continued runs) */
@@ -111,7 +110,7 @@ typedef struct chain_result {
 /* per-chain memory, allocated before the loop */
 typedef struct chain_scratch {
   double *w, *w_prev, *g, *g_bar, *state, *work;
-  double *w_new, *g_new, *tmp, *diag_buf;
+  double *w_new, *g_new, *diag_buf;
   R_xlen_t *idx, *diag_idx;
   void *batch_memory;
 } chain_scratch;
@@ -150,9 +149,9 @@ static int on_main_thread(void) {
 /* ---------------------------------------------------- diagnostics -- */
 
 /* one row of diagnostics at state w (see diagnostics.c); returns alpha */
-static double diagnose(const sgld_model *model, const run_settings *s, const double *w,
-                       double eta, sgld_rng *diag_rng, chain_scratch *sc, double *row,
-                       double t) {
+static double diagnose(const sgld_model *model, const sgld_update *rule, const run_settings *s,
+                       const double *w, double eta, sgld_rng *diag_rng, chain_scratch *sc,
+                       double *row, double t) {
   const int d = model->d;
   const R_xlen_t *items = s->all_idx;
   R_xlen_t count = model->n;
@@ -162,22 +161,30 @@ static double diagnose(const sgld_model *model, const run_settings *s, const dou
     items = sc->diag_idx;
     count = s->diag_sample;
   }
+  const size_t state_len = update_state_length(rule, d);
+  double *T = NULL;
+  if (rule->precond_factor) {
+    T = sc->diag_buf + 2 * (size_t) d * d + 5 * (size_t) d;
+    rule->precond_factor(w, sc->state, T, sc->state + state_len, d, &s->opts);
+  }
   const double n = (double) model->n;
-  const double lambda = score_lambda_max(model, w, items, count, sc->diag_buf, sc->work);
+  const double lambda = score_lambda_max(model, w, items, count, T, sc->diag_buf, sc->work);
   const double var_grad = eta * eta * n * n * lambda / s->m;
   const double var_inj = 2.0 * eta * s->tau;
   const double alpha = eta * n * n * lambda / (2.0 * s->m);
 
-  /* rejection probability of a full-data Langevin proposal from w */
+  /* rejection probability of the full-data proposal from w: the rule's own
+     when it can serve as one, else the plain Langevin step */
+  const sgld_update *proposal = rule->log_q && state_len == 0 ? rule : &update_sgld;
   double *g = sc->diag_buf, *g_new = sc->diag_buf + d;   /* reuse: V no longer needed */
   const double U = full_log_post(model, w, g, s->all_idx, sc->work);
   const double tau = s->tau > 0 ? s->tau : 1.0;
-  langevin_propose(w, g, eta, tau, NULL, diag_rng, sc->w_new, sc->tmp, d);
+  mh_propose(proposal, w, g, eta, tau, sc->state, diag_rng, sc->w_new, d, &s->opts);
   const double U_new = full_log_post(model, sc->w_new, g_new, s->all_idx, sc->work);
   double rejection = 1.0;
   if (isfinite(U_new)) {
-    const double lr = langevin_log_ratio(w, U, g, sc->w_new, U_new, g_new, eta, tau, NULL,
-                                         sc->tmp, d);
+    const double lr = mh_log_ratio(proposal, w, U, g, sc->w_new, U_new, g_new, eta, tau,
+                                   sc->state, d, &s->opts);
     rejection = lr >= 0 ? 0.0 : 1.0 - exp(lr);
   }
   row[0] = t; row[1] = eta; row[2] = alpha;
@@ -241,7 +248,7 @@ static void run_chain(const sgld_model *model, const sgld_update *rule, const ru
 
     if (t == next_diag) {
       double *row = out->diag + (R_xlen_t) res->diagnosed * DIAG_COLS;
-      const double alpha = diagnose(model, s, w, eta, &diag_rng, sc, row, t_abs);
+      const double alpha = diagnose(model, rule, s, w, eta, &diag_rng, sc, row, t_abs);
       res->diagnosed++;
       next_diag += s->diag_every;
       if (!collecting && s->burnin_mode == BURNIN_THRESHOLD && alpha <= s->alpha0) {
@@ -252,12 +259,12 @@ static void run_chain(const sgld_model *model, const sgld_update *rule, const ru
 
     memcpy(sc->w_prev, w, d * sizeof(double));
     if (s->mala) {
-      langevin_propose(w, g, eta, s->tau, s->precond_chol, &rng, sc->w_new, sc->tmp, d);
+      mh_propose(rule, w, g, eta, s->tau, sc->state, &rng, sc->w_new, d, &s->opts);
       const double U_new = full_log_post(model, sc->w_new, sc->g_new, s->all_idx, sc->work);
       const double log_u = log(rng_unif(&rng));
       if (isfinite(U_new) && all_finite(sc->g_new, d) &&
-          log_u < langevin_log_ratio(w, U, g, sc->w_new, U_new, sc->g_new, eta, s->tau,
-                                     s->precond_chol, sc->tmp, d)) {
+          log_u < mh_log_ratio(rule, w, U, g, sc->w_new, U_new, sc->g_new, eta, s->tau,
+                               sc->state, d, &s->opts)) {
         memcpy(w, sc->w_new, d * sizeof(double));
         memcpy(g, sc->g_new, d * sizeof(double));
         U = U_new;
@@ -395,10 +402,11 @@ SEXP sgld_run(SEXP model_spec, SEXP settings) {
   const int d = model.d, chains = s.chains;
   const double *init = list_doubles(settings, "init", (R_xlen_t) d * chains);
   SEXP precond = list_elt(settings, "precond_chol");
-  s.precond_chol = precond == R_NilValue ? NULL : list_doubles(settings, "precond_chol",
-                                                               (R_xlen_t) d * d);
-  s.opts.L = s.precond_chol;
+  s.opts.L = precond == R_NilValue ? NULL : list_doubles(settings, "precond_chol",
+                                                         (R_xlen_t) d * d);
   if (rule == &update_precond && !s.opts.L) error("internal: no preconditioner given");
+  if (s.mala && (!rule->log_q || update_state_length(rule, d) > 0))
+    error("internal: this update rule cannot be a Metropolis-Hastings proposal");
   s.t_offset = list_doubles(settings, "t_offset", chains);
   const size_t state_len = update_state_length(rule, d);
   SEXP state_init = list_elt(settings, "state_init");
@@ -483,8 +491,7 @@ SEXP sgld_run(SEXP model_spec, SEXP settings) {
     sc[c].g_bar = (double *) R_alloc(d, sizeof(double));
     sc[c].w_new = (double *) R_alloc(d, sizeof(double));
     sc[c].g_new = (double *) R_alloc(d, sizeof(double));
-    sc[c].tmp = (double *) R_alloc(4 * (size_t) d, sizeof(double));
-    sc[c].diag_buf = diag_on ? (double *) R_alloc((size_t) d * d + 6 * (size_t) d, sizeof(double))
+    sc[c].diag_buf = diag_on ? (double *) R_alloc(3 * (size_t) d * d + 6 * (size_t) d, sizeof(double))
                              : NULL;
     sc[c].diag_idx = diag_on && s.diag_sample < model.n
                        ? (R_xlen_t *) R_alloc(s.diag_sample, sizeof(R_xlen_t)) : NULL;

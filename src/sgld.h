@@ -131,10 +131,20 @@ typedef struct sgld_update {
      likelihood gradient, NULL unless needs_g_bar) at learning rate eta, temperature tau */
   void (*step)(double *w, const double *g_hat, const double *g_bar, double eta,
                double tau, double *state, sgld_rng *rng, int d, const sgld_update_opts *opts);
+  /* Optional. A rule without kept state is also a Metropolis-Hastings proposal
+     (mala(), and the rejection diagnostic): its step from `from` with the
+     full-data gradient g_from has the log density log_q(to | from), up to a
+     constant that does not depend on from or to. */
+  double (*log_q)(const double *to, const double *from, const double *g_from, double eta,
+                  double tau, double *scratch, int d, const sgld_update_opts *opts);
+  /* Optional: a d x d factor T (column-major) of the rule's preconditioner at
+     w, P = T T^T, for the sampling threshold; NULL means P = I. */
+  void (*precond_factor)(const double *w, const double *state, double *T, double *scratch,
+                         int d, const sgld_update_opts *opts);
 } sgld_update;
 
 extern const sgld_update update_sgld, update_precond, update_psgld, update_sghmc,
-  update_momentum, update_adagrad, update_rmsprop, update_adam;
+  update_momentum, update_adagrad, update_rmsprop, update_adam, update_natural;
 
 /* doubles of state a rule keeps for d parameters (without its scratch) */
 static inline size_t update_state_length(const sgld_update *u, int d) {
@@ -206,15 +216,17 @@ int clip_gradient(double *g, int d, int type, double threshold);  /* 1 if it fir
 
 double full_log_post(const sgld_model *model, const double *w, double *g,
                      const R_xlen_t *all_idx, double *work);
-/* tmp: 3 d doubles; L: lower Cholesky factor of a preconditioner, or NULL */
-void langevin_propose(const double *w, const double *g, double eta, double tau,
-                      const double *L, sgld_rng *rng, double *w_new, double *tmp, int d);
-double langevin_log_ratio(const double *w, double U, const double *g,
-                          const double *w_new, double U_new, const double *g_new,
-                          double eta, double tau, const double *L, double *tmp, int d);
+/* one Metropolis-Hastings proposal by a rule with log_q: w_new = step from w */
+void mh_propose(const sgld_update *rule, const double *w, const double *g, double eta,
+                double tau, double *scratch, sgld_rng *rng, double *w_new, int d,
+                const sgld_update_opts *opts);
+/* log of [pi(w') q(w | w')] / [pi(w) q(w' | w)] with pi = exp(U / tau) */
+double mh_log_ratio(const sgld_update *rule, const double *w, double U, const double *g,
+                    const double *w_new, double U_new, const double *g_new, double eta,
+                    double tau, double *scratch, int d, const sgld_update_opts *opts);
 double lambda_max_psd(const double *A, int d, double *v, double *av);
 double score_lambda_max(const sgld_model *model, const double *w, const R_xlen_t *items,
-                        R_xlen_t count, double *buf, double *work);
+                        R_xlen_t count, const double *T, double *buf, double *work);
 
 /* ------------------------------------------------------ R helpers -- */
 

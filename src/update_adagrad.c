@@ -21,4 +21,6 @@ static void adagrad_step(double *w, const double *g_hat, const double *g_bar, do
   }
 }
 
-const sgld_update update_adagrad = {1, 0, 0, 0, adagrad_init, adagrad_step};
+const sgld_update update_adagrad = {
+  .state_size = 1, .init = adagrad_init, .step = adagrad_step
+};

@@ -29,4 +29,6 @@ static void adam_step(double *w, const double *g_hat, const double *g_bar, doubl
   }
 }
 
-const sgld_update update_adam = {2, 2, 0, 0, adam_init, adam_step};
+const sgld_update update_adam = {
+  .state_size = 2, .state_extra = 2, .init = adam_init, .step = adam_step
+};

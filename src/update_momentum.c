@@ -21,4 +21,6 @@ static void momentum_step(double *w, const double *g_hat, const double *g_bar, d
   }
 }
 
-const sgld_update update_momentum = {1, 0, 0, 0, momentum_init, momentum_step};
+const sgld_update update_momentum = {
+  .state_size = 1, .init = momentum_init, .step = momentum_step
+};

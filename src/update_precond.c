@@ -4,6 +4,7 @@
  * Both terms go through L, so the step is w += L (eta L^T g_hat + sqrt(2 eta tau) xi)
  * and P itself is never formed.
  */
+#include <string.h>
 #include "sgld.h"
 
 static void precond_step(double *w, const double *g_hat, const double *g_bar, double eta,
@@ -25,4 +26,38 @@ static void precond_step(double *w, const double *g_hat, const double *g_bar, do
   }
 }
 
-const sgld_update update_precond = {0, 0, 1, 0, update_no_init, precond_step};
+/* the step is N(from + eta P g, 2 eta tau P): the residual through L^{-1} */
+static double precond_log_q(const double *to, const double *from, const double *g_from,
+                            double eta, double tau, double *scratch, int d,
+                            const sgld_update_opts *opts) {
+  const double *L = opts->L;
+  double *u = scratch, *z = scratch + d;
+  for (int j = 0; j < d; j++) {          /* u = L^T g */
+    const double *col = L + (size_t) j * d;
+    double s = 0.0;
+    for (int i = j; i < d; i++) s += col[i] * g_from[i];
+    u[j] = s;
+  }
+  double q = 0.0;
+  for (int i = 0; i < d; i++) {          /* z = L^{-1} (to - from) - eta u, forward */
+    double s = to[i] - from[i];
+    for (int k = 0; k < i; k++) s -= L[i + (size_t) k * d] * z[k];
+    z[i] = s / L[i + (size_t) i * d];
+  }
+  for (int i = 0; i < d; i++) {
+    const double r = z[i] - eta * u[i];
+    q += r * r;
+  }
+  return -q / (4.0 * eta * tau);
+}
+
+static void precond_factor(const double *w, const double *state, double *T, double *scratch,
+                           int d, const sgld_update_opts *opts) {
+  (void) w; (void) state; (void) scratch;
+  memcpy(T, opts->L, (size_t) d * d * sizeof(double));
+}
+
+const sgld_update update_precond = {
+  .scratch_size = 2, .init = update_no_init, .step = precond_step, .log_q = precond_log_q,
+  .precond_factor = precond_factor
+};

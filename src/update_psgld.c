@@ -26,4 +26,15 @@ static void psgld_step(double *w, const double *g_hat, const double *g_bar, doub
   }
 }
 
-const sgld_update update_psgld = {1, 0, 0, 1, psgld_init, psgld_step};
+/* P = diag(G): its factor is diag(sqrt(G)) */
+static void psgld_factor(const double *w, const double *state, double *T, double *scratch,
+                         int d, const sgld_update_opts *opts) {
+  (void) w; (void) scratch;
+  for (size_t k = 0; k < (size_t) d * d; k++) T[k] = 0.0;
+  for (int j = 0; j < d; j++) T[j + (size_t) j * d] = 1.0 / sqrt(opts->eps + sqrt(state[j]));
+}
+
+const sgld_update update_psgld = {
+  .state_size = 1, .needs_g_bar = 1, .init = psgld_init, .step = psgld_step,
+  .precond_factor = psgld_factor
+};

@@ -22,4 +22,6 @@ static void rmsprop_step(double *w, const double *g_hat, const double *g_bar, do
   }
 }
 
-const sgld_update update_rmsprop = {1, 0, 0, 0, rmsprop_init, rmsprop_step};
+const sgld_update update_rmsprop = {
+  .state_size = 1, .init = rmsprop_init, .step = rmsprop_step
+};

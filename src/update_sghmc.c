@@ -25,4 +25,4 @@ static void sghmc_step(double *w, const double *g_hat, const double *g_bar, doub
   }
 }
 
-const sgld_update update_sghmc = {1, 0, 0, 0, sghmc_init, sghmc_step};
+const sgld_update update_sghmc = {.state_size = 1, .init = sghmc_init, .step = sghmc_step};

@@ -21,4 +21,19 @@ static void sgld_step(double *w, const double *g_hat, const double *g_bar, doubl
   }
 }
 
-const sgld_update update_sgld = {0, 0, 0, 0, update_no_init, sgld_step};
+/* the step is N(from + eta g, 2 eta tau I) */
+static double sgld_log_q(const double *to, const double *from, const double *g_from,
+                         double eta, double tau, double *scratch, int d,
+                         const sgld_update_opts *opts) {
+  (void) scratch; (void) opts;
+  double q = 0.0;
+  for (int j = 0; j < d; j++) {
+    const double r = to[j] - from[j] - eta * g_from[j];
+    q += r * r;
+  }
+  return -q / (4.0 * eta * tau);
+}
+
+const sgld_update update_sgld = {
+  .init = update_no_init, .step = sgld_step, .log_q = sgld_log_q
+};

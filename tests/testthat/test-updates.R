@@ -222,3 +222,21 @@ test_that("printing names the update rule", {
   expect_match(out[1], "^SGD \\(Adam\\) on")
   expect_output(print(opt_adam()), "Update rule: SGD \\(Adam\\) \\(rho = 0.999, beta = 0.9, eps = 1e-08\\)")
 })
+
+test_that("the sampling threshold is measured in the preconditioned frame", {
+  # with P = c I the threshold alpha = eta n^2 lambda_max(P^1/2 V P^1/2) / (2m)
+  # is c times the plain one; a negligible step keeps both chains at the start
+  m <- handout_model()
+  run <- function(P) {
+    set.seed(1)
+    sgld(m, lr = 1e-15, batch_size = 100, iter = 20, burnin = 0, precondition = P,
+         diagnostics = diagnostics_every(10))$diagnostics$alpha
+  }
+  plain <- run(NULL)
+  expect_equal(run(4 * diag(3)) / plain, c(4, 4), tolerance = 1e-6)
+  # pSGLD: P = diag(1 / (lambda + sqrt(v))) changes it too
+  set.seed(1)
+  ps <- psgld(m, lr = 1e-15, batch_size = 100, iter = 20, burnin = 0,
+              diagnostics = diagnostics_every(10))$diagnostics$alpha
+  expect_false(isTRUE(all.equal(ps, plain)))
+})
