@@ -69,7 +69,7 @@ binary_response <- function(y, what) {
     return(structure(ifelse(y, 1, -1), labels = c("FALSE", "TRUE")))
   }
   if (is.numeric(y) && is.null(dim(y))) {
-    u <- sort(unique(y))
+    u <- sort(unique(as.double(y)))   # integer 0/1 counts as 0/1
     if (length(u) < 2L && all(u %in% c(-1, 0, 1)))
       abort(what, " must have two classes; every value is ", u, ".")
     if (identical(u, c(0, 1)))

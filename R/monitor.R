@@ -33,7 +33,9 @@ monitor_every <- function(every, newdata = NULL) {
 
 # The held-out data as a model object of the same kind, which the engine
 # evaluates with the model's own metric function.
-held_out_model <- function(model, newdata) {
+held_out_model <- function(model, newdata) UseMethod("held_out_model")
+
+held_out_model.default <- function(model, newdata) {
   if (is.null(model$terms)) {
     if (!is.list(newdata) || is.data.frame(newdata) || !all(c("x", "y") %in% names(newdata)))
       abort("`newdata` must be a list with `x` and `y` for a model built from a matrix.")

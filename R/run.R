@@ -41,10 +41,13 @@
 #' @param replace Draw each minibatch with replacement? By default the items of
 #'   a minibatch are distinct (batches are still drawn independently).
 #' @param clip `NULL`, or gradient clipping from [clip_norm()] or [clip_value()].
-#' @param precondition `NULL` or `"none"` for the plain update; a symmetric
-#'   positive definite d x d matrix \eqn{P} on the sampler's scale for the fixed
-#'   preconditioner \eqn{w \leftarrow w + \eta P \hat g + \sqrt{2\eta\tau}
-#'   P^{1/2}\xi}; or `"rmsprop"` / [precond_rmsprop()] for pSGLD (see [psgld()]).
+#' @param precondition `NULL` for the model's default (the plain update, or
+#'   the natural gradient for [model_ica()]); `"none"` for the plain update; a
+#'   symmetric positive definite d x d matrix \eqn{P} on the sampler's scale
+#'   for the fixed preconditioner \eqn{w \leftarrow w + \eta P \hat g +
+#'   \sqrt{2\eta\tau} P^{1/2}\xi}; `"rmsprop"` / [precond_rmsprop()] for pSGLD
+#'   (see [psgld()]); or `"natural"` for the natural gradient of a matrix
+#'   parameter (see [model_ica()] and [update_rules]).
 #' @param control_variates `FALSE`; `TRUE` to find the posterior mode
 #'   \eqn{\hat w} first ([posterior_mode()], one pass over the data per
 #'   evaluation) and use the control-variate estimator (Baker et al. 2019)
@@ -87,7 +90,7 @@ sgld <- function(model, lr, batch_size = NULL, iter = 10000, ...,
   run_sampler(model, lr = lr, batch_size = batch_size, iter = iter, burnin = burnin,
               thin = thin, temperature = temperature, chains = chains, init = init,
               replace = replace, clip = clip, monitor = monitor, threads = threads,
-              diagnostics = diagnostics, rule = resolve_precondition(precondition, model$d),
+              diagnostics = diagnostics, rule = resolve_precondition(precondition, model),
               control_variates = control_variates, method = "sgld", call = match.call())
 }
 
@@ -170,10 +173,12 @@ sghmc <- function(model, lr, batch_size = NULL, iter = 10000, ..., friction = 0.
 #'
 #' @inheritParams sgld
 #' @param thin Keep every `thin`-th iterate.
-#' @param optimizer `NULL` or `"sgd"` for the plain step \eqn{w \leftarrow w +
-#'   \eta \hat g}; `"momentum"`, `"adagrad"`, `"rmsprop"`, `"adam"` for those
-#'   optimisers with their default settings, or one made by [opt_momentum()],
-#'   [opt_adagrad()], [opt_rmsprop()] or [opt_adam()] (see [update_rules]).
+#' @param optimizer `NULL` for the model's default (the plain step, or the
+#'   natural gradient for [model_ica()]); `"sgd"` for the plain step
+#'   \eqn{w \leftarrow w + \eta \hat g}; `"momentum"`, `"adagrad"`,
+#'   `"rmsprop"`, `"adam"` for those optimisers with their default settings, or
+#'   one made by [opt_momentum()], [opt_adagrad()], [opt_rmsprop()] or
+#'   [opt_adam()]; `"natural"` for natural-gradient ascent (see [update_rules]).
 #' @return An object of class `sgld_fit`; see [sgld_fit].
 #' @examples
 #' m <- model_linear(y ~ x, data = handout)
@@ -190,7 +195,7 @@ sgd <- function(model, lr, batch_size = NULL, iter = 1000, ..., optimizer = NULL
   run_sampler(model, lr = lr, batch_size = batch_size, iter = iter, burnin = 0,
               thin = thin, temperature = 0, chains = chains, init = init,
               replace = replace, clip = clip, monitor = monitor, threads = threads,
-              diagnostics = diagnostics, rule = resolve_optimizer(optimizer),
+              diagnostics = diagnostics, rule = resolve_optimizer(optimizer, model),
               control_variates = control_variates, method = "sgd", call = match.call())
 }
 
@@ -320,8 +325,10 @@ resolve_init <- function(model, init, chains) {
 #' @inheritParams sgld
 #' @param lr Step size \eqn{\eta} (a number or a schedule; a constant one keeps
 #'   the chain stationary).
-#' @param precondition `NULL`, or a symmetric positive definite d x d matrix
-#'   \eqn{P} on the sampler's scale, e.g. an estimate of the posterior covariance.
+#' @param precondition `NULL` for the model's default (none, or the natural
+#'   gradient for [model_ica()]), `"none"`, `"natural"`, or a symmetric
+#'   positive definite d x d matrix \eqn{P} on the sampler's scale, e.g. an
+#'   estimate of the posterior covariance.
 #' @param temperature \eqn{\tau > 0}; 1 samples the posterior.
 #' @return An object of class `sgld_fit` whose `acceptance` holds each chain's
 #'   acceptance rate.
@@ -340,15 +347,17 @@ mala <- function(model, lr, iter = 10000, ..., burnin = floor(iter / 2), thin = 
   run_sampler(model, lr = lr, batch_size = model$n, iter = iter, burnin = burnin,
               thin = thin, temperature = temperature, chains = chains, init = init,
               replace = FALSE, clip = NULL, monitor = monitor, threads = threads,
-              mala = TRUE, rule = mala_rule(precondition, model$d), method = "mala",
+              mala = TRUE, rule = mala_rule(precondition, model), method = "mala",
               call = match.call())
 }
 
 # MALA's proposal is the step of a rule without kept state.
-mala_rule <- function(precondition, d) {
-  if (is.null(precondition)) return(plain_rule("MALA"))
+mala_rule <- function(precondition, model) {
+  if (is.null(precondition)) precondition <- model$default_precondition
+  if (is.null(precondition) || identical(precondition, "none")) return(plain_rule("MALA"))
+  if (identical(precondition, "natural")) return(natural_rule(model, "natural-gradient MALA"))
   rule <- update_rule("precond", "MALA", sampler = TRUE)
-  rule$chol <- precondition_factor(precondition, d)
+  rule$chol <- precondition_factor(precondition, model$d)
   rule
 }
 

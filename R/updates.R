@@ -24,6 +24,19 @@
 #'     \eqn{w \leftarrow w + \eta \hat m / (\sqrt{\hat v} + \epsilon)} with the
 #'     bias-corrected \eqn{\hat m = m/(1-\beta_1^t)}, \eqn{\hat v = v/(1-\beta_2^t)}.}
 #' }
+#' The natural gradient (`precondition = "natural"` in [sgld()] and [mala()],
+#' `optimizer = "natural"` in [sgd()]; the default for [model_ica()]) is for a
+#' square matrix parameter \eqn{W}: with \eqn{M = W^T W} and \eqn{\hat G} the
+#' gradient estimate as a matrix,
+#' \eqn{W \leftarrow W + \eta(\hat G M + \tau (D+1) W) + \sqrt{2\eta\tau}\,\Xi M^{1/2}}
+#' (Amari et al. 1996; Welling and Teh 2011, section 5.3), \eqn{\Xi} a matrix of
+#' standard normals and \eqn{M^{1/2}} the symmetric square root from an
+#' eigendecomposition. The term \eqn{(D+1)W} is the divergence of the
+#' preconditioner \eqn{M \otimes I}, which a state-dependent preconditioner
+#' needs for the chain to target the posterior; the paper leaves it out (its
+#' size relative to \eqn{\hat G M} is about \eqn{(D+1)/n}). With [mala()] the
+#' same step is the proposal of the corrected Langevin sampler.
+#'
 #' The defaults are the customary ones (those of PyTorch for the optimisers;
 #' TensorFlow Probability's pSGLD uses \eqn{\alpha = 0.95},
 #' \eqn{\lambda = 10^{-8}} and starts `v` at 1). The running averages and
@@ -112,12 +125,15 @@ print.sgld_rule <- function(x, ...) {
   invisible(x)
 }
 
-# sgd()'s `optimizer`: NULL or "sgd" for the plain step, a name, or an opt_*() object.
-resolve_optimizer <- function(optimizer) {
+# sgd()'s `optimizer`: NULL for the model's default ("sgd" for the plain step,
+# "natural" for ICA), a name, or an opt_*() object.
+resolve_optimizer <- function(optimizer, model) {
+  if (is.null(optimizer)) optimizer <- model$default_precondition
   if (is.null(optimizer)) return(plain_rule("SGD"))
   if (is.character(optimizer) && length(optimizer) == 1 && !is.na(optimizer)) {
     make <- list(sgd = function() plain_rule("SGD"), momentum = opt_momentum,
-                 adagrad = opt_adagrad, rmsprop = opt_rmsprop, adam = opt_adam)
+                 adagrad = opt_adagrad, rmsprop = opt_rmsprop, adam = opt_adam,
+                 natural = function() natural_rule(model, "natural-gradient SGD"))
     if (!optimizer %in% names(make))
       abort("`optimizer` must be one of \"", paste(names(make), collapse = "\", \""),
             "\", or made by opt_momentum(), opt_adagrad(), opt_rmsprop() or opt_adam(); not \"",
@@ -130,16 +146,28 @@ resolve_optimizer <- function(optimizer) {
   optimizer
 }
 
-# sgld()'s `precondition`: none, a fixed matrix, or pSGLD.
-resolve_precondition <- function(precondition, d) {
+# sgld()'s `precondition`: the model's default (NULL), none, a fixed matrix,
+# pSGLD, or the natural gradient of a matrix parameter.
+resolve_precondition <- function(precondition, model) {
+  d <- model$d
+  if (is.null(precondition)) precondition <- model$default_precondition
   if (is.null(precondition) || identical(precondition, "none")) return(plain_rule("SGLD"))
   if (identical(precondition, "rmsprop")) return(precond_rmsprop())
+  if (identical(precondition, "natural")) return(natural_rule(model, "natural-gradient SGLD"))
   if (inherits(precondition, "sgld_rule") && precondition$sampler) return(precondition)
   if (is.matrix(precondition)) {
     rule <- update_rule("precond", "SGLD with a fixed preconditioner", sampler = TRUE)
     rule$chol <- precondition_factor(precondition, d)
     return(rule)
   }
-  abort("`precondition` must be NULL, \"none\", \"rmsprop\", precond_rmsprop(), or a ",
-        "symmetric positive definite ", d, " x ", d, " matrix; not ", describe(precondition), ".")
+  abort("`precondition` must be NULL, \"none\", \"rmsprop\", precond_rmsprop(), ",
+        "\"natural\" (for model_ica()), or a symmetric positive definite ", d, " x ", d,
+        " matrix; not ", describe(precondition), ".")
+}
+
+# The natural gradient post-multiplies by W^T W: only for a square matrix parameter.
+natural_rule <- function(model, label) {
+  if (!inherits(model, "sgld_model_ica"))
+    abort("the natural gradient (\"natural\") needs a matrix parameter, as in model_ica().")
+  update_rule("natural", label, sampler = TRUE)
 }

@@ -35,6 +35,7 @@ static const model_entry model_table[] = {
   {"linear", model_linear_build},
   {"logistic", model_logistic_build},
   {"mixture", model_mixture_build},
+  {"ica", model_ica_build},
 };
 
 typedef struct { const char *name; const sgld_update *rule; } update_entry;
@@ -47,6 +48,7 @@ static const update_entry update_table[] = {
   {"adagrad", &update_adagrad},
   {"rmsprop", &update_rmsprop},
   {"adam", &update_adam},
+  {"natural", &update_natural},
 };
 
 sgld_model find_model(SEXP spec) {

@@ -105,6 +105,7 @@ sgld_model find_model(SEXP spec);
 sgld_model model_linear_build(SEXP spec);
 sgld_model model_logistic_build(SEXP spec);
 sgld_model model_mixture_build(SEXP spec);
+sgld_model model_ica_build(SEXP spec);
 
 /* --------------------------------------------------------- updates -- */
 
@@ -227,6 +228,19 @@ double mh_log_ratio(const sgld_update *rule, const double *w, double U, const do
 double lambda_max_psd(const double *A, int d, double *v, double *av);
 double score_lambda_max(const sgld_model *model, const double *w, const R_xlen_t *items,
                         R_xlen_t count, const double *T, double *buf, double *work);
+
+/* ---------------------------------------------- small linear algebra -- */
+
+/* column-major D x D; each returns LAPACK's info (0 on success) */
+/* Ainv = A^{-1} and log|det A|; work: lwork >= D doubles, ipiv: D ints */
+int mat_inverse(const double *A, int D, double *Ainv, double *log_abs_det, double *work,
+                int lwork, int *ipiv);
+/* root = S^{1/2} of a symmetric positive semi-definite S by eigendecomposition;
+   evec: D * D, evals: D, work: lwork >= 3 D doubles */
+int sym_sqrt(const double *S, int D, double *root, double *evec, double *evals, double *work,
+             int lwork);
+/* lower Cholesky factor of a symmetric positive definite S (upper part zeroed) */
+int chol_lower(const double *S, int D, double *L);
 
 /* ------------------------------------------------------ R helpers -- */
 

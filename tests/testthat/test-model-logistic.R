@@ -106,3 +106,15 @@ test_that("the intercept can have its own prior", {
   expect_identical(m$prior_type, c(0L, 1L, 1L))
   expect_identical(m$prior_scale, c(10, 1, 1))
 })
+
+test_that("integer 0/1 and -1/1 responses are accepted like doubles", {
+  set.seed(8)
+  X <- cbind(1, rnorm(50))
+  y <- rbinom(50, 1, 0.5)
+  expect_type(y, "integer")
+  a <- model_logistic(X, y)
+  b <- model_logistic(X, as.double(y))
+  expect_identical(log_posterior(a, c(0.1, 0.2)), log_posterior(b, c(0.1, 0.2)))
+  expect_identical(log_posterior(model_logistic(X, 2L * y - 1L), c(0.1, 0.2)),
+                   log_posterior(b, c(0.1, 0.2)))
+})
