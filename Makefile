@@ -50,6 +50,9 @@ valgrind: install
 bench: install
 	Rscript bench/sgld-throughput.R
 	Rscript bench/logistic-adult.R
+	Rscript bench/conditioning.R
+	Rscript bench/control-variates.R
+	Rscript bench/ica.R
 
 clean:
 	rm -rf $(PKG).Rcheck $(PKG)_*.tar.gz src/*.o src/*.so sgld-demo.png

@@ -103,7 +103,9 @@ sgld <- function(model, lr, batch_size = NULL, iter = 10000, ...,
 #' [update_rules] for the update and its defaults.
 #'
 #' @inheritParams sgld
-#' @inheritParams update_rules
+#' @param alpha Weight of the old average of squared gradients, in \[0, 1).
+#' @param lambda Positive constant added to the root mean square.
+#' @param v_init Starting value (>= 0) of the averages of squared gradients.
 #' @param ... Further arguments of [sgld()], by name.
 #' @return An object of class `sgld_fit`; see [sgld_fit].
 #' @examples
