@@ -49,8 +49,14 @@ test_that("SGLD recovers the heavy-tailed sources, as fastICA does", {
   m <- case$model
   sim <- case$sim
   set.seed(4)
-  # the paper's schedule eps_t = (4 / N) t^-0.55, i.e. eta_t = (2 / N) t^-0.55
-  fit <- sgld(m, lr = lr_poly(2 / 1000, 0, 0.55), batch_size = 100, iter = 1e5, thin = 10)
+  # the paper's schedule eps_t = (4 / N) t^-0.55, i.e. eta_t = (2 / N) t^-0.55,
+  # to find the mode, then a constant step, which keeps exploring the loose
+  # Gaussian rows (with the decaying step alone their instability index is
+  # underestimated until the run is much longer). Seeds 4-7 gave Amari
+  # distances 0.046-0.048 and heavy-row indices 1.6-2.4 against 3.9-6.0.
+  pilot <- sgld(m, lr = lr_poly(2 / 1000, 0, 0.55), batch_size = 100, iter = 2e4)
+  fit <- sgld(m, lr = 2e-5, batch_size = 100, iter = 1e5, burnin = 0, thin = 10,
+              init = pilot$last[1, ])
   W <- ica_unmixing(fit)
   d_heavy <- amari_distance(W, sim$A, sources = sim$heavy)
   expect_lt(d_heavy, 0.1)
