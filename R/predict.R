@@ -34,18 +34,23 @@ predict.sgld_fit <- function(object, newdata = NULL, type = c("response", "link"
   W <- if (is_sampler(object)) as.matrix(object, scale = "sampler")
        else matrix(colMeans(to_sampler_scale(model, object$last)), 1L)
   W <- W[, seq_len(ncol(X)), drop = FALSE]
-  eta <- unname(X %*% t(W))
-  if (inherits(model, "sgld_model_linear")) {
-    if (type == "class") abort("`type` = \"class\" is for logistic models.")
-    return(if (draws) eta else rowMeans(eta))
-  }
-  if (type == "link") return(if (draws) eta else rowMeans(eta))
-  prob <- stats::plogis(eta)
-  if (type == "response") return(if (draws) prob else rowMeans(prob))
+  linear <- inherits(model, "sgld_model_linear")
+  if (linear && type == "class") abort("`type` = \"class\" is for logistic models.")
+  scale <- if (linear || type == "link") identity else stats::plogis
   cls <- function(p) factor(model$labels[1 + (p > 0.5)], levels = model$labels)
   if (draws) {
-    out <- apply(prob, 2, function(p) as.character(cls(p)))
-    return(matrix(out, nrow(prob)))
+    out <- scale(unname(X %*% t(W)))
+    if (type != "class") return(out)
+    return(matrix(apply(out, 2, function(p) as.character(cls(p))), nrow(out)))
   }
-  cls(rowMeans(prob))
+  # the average over draws, a block of draws at a time, so that rows x draws
+  # never has to fit in memory at once
+  block <- max(1L, floor(2e6 / max(1L, nrow(X))))
+  total <- numeric(nrow(X))
+  for (start in seq(1L, nrow(W), by = block)) {
+    rows <- start:min(nrow(W), start + block - 1L)
+    total <- total + rowSums(scale(X %*% t(W[rows, , drop = FALSE])))
+  }
+  mean_pred <- unname(total / nrow(W))
+  if (type == "class") cls(mean_pred) else mean_pred
 }

@@ -38,3 +38,31 @@ test_that("newdata must carry every column and no unseen level", {
   expect_error(predict(fit, list(x1 = 1)), "`newdata` must be a data frame")
   expect_error(predict(fit, data.frame(x1 = 1, g = "a"), foo = 1), "unknown argument: `foo`")
 })
+
+test_that("averaged predictions equal the mean over per-draw predictions (block-wise sums)", {
+  d <- pima()
+  m <- model_logistic(type ~ glu + bmi + age, data = d)
+  set.seed(3)
+  fit <- sgld(m, lr = 1e-4, batch_size = 20, iter = 3000, chains = 2)
+  newd <- MASS::Pima.te
+  newd[1:7] <- scale(newd[1:7])
+  for (type in c("response", "link")) {
+    expect_equal(predict(fit, newd, type = type),
+                 rowMeans(predict(fit, newd, type = type, draws = TRUE)), tolerance = 1e-12)
+  }
+  expect_identical(predict(fit, newd, type = "class"),
+                   factor(ifelse(predict(fit, newd) > 0.5, "Yes", "No"), levels = c("No", "Yes")))
+})
+
+test_that("fits convert to posterior's draws when posterior is installed", {
+  skip_if_not_installed("posterior")
+  m <- handout_model()
+  set.seed(4)
+  fit <- sgld(m, lr = 1e-7, batch_size = 100, iter = 2000, chains = 2)
+  d <- posterior::as_draws_array(fit)
+  expect_identical(posterior::nchains(d), 2L)
+  expect_identical(posterior::variables(d), m$names)
+  expect_equal(unclass(d)[, 2, "x"], unname(as.array(fit)[, 2, "x"]), ignore_attr = TRUE)
+  df <- posterior::as_draws_df(fit)
+  expect_identical(nrow(df), 2L * 1000L)
+})
