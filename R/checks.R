@@ -8,7 +8,12 @@ describe <- function(x) {
   if (is.function(x)) return("a function")
   if (is.object(x)) return(sprintf("an object of class \"%s\"", class(x)[1]))
   if (is.list(x)) return(sprintf("a list of length %d", length(x)))
-  if (length(x) != 1L) return(sprintf("a %s vector of length %d", typeof(x), length(x)))
+  if (length(x) != 1L) {
+    type <- typeof(x)
+    return(sprintf("%s %s vector of length %d",
+                   if (substr(type, 1, 1) %in% c("a", "e", "i", "o", "u")) "an" else "a",
+                   type, length(x)))
+  }
   if (is.character(x)) return(sprintf("\"%s\"", x))
   format(x)
 }
@@ -60,4 +65,13 @@ check_dots_empty <- function(...) {
           paste0("`", named, "`", collapse = ", "), ".")
   abort("unexpected unnamed argument", if (sum(nms == "") > 1) "s",
         "; options after the first few must be given by name.")
+}
+
+# One of a few strings, like match.arg() but with a message naming the argument.
+check_choice <- function(x, choices, arg) {
+  if (identical(x, choices)) return(choices[1])
+  if (!is.character(x) || length(x) != 1L || is.na(x) || !x %in% choices)
+    abort("`", arg, "` must be one of ", paste0("\"", choices, "\"", collapse = ", "),
+          "; not ", describe(x), ".")
+  x
 }

@@ -23,8 +23,32 @@ design_from_formula <- function(formula, data) {
   X <- tryCatch(model.matrix(tt, mf),
                 error = function(e) abort("`data`: a column cannot be made numeric: ",
                                           conditionMessage(e)))
+  check_design_columns(X)
   list(X = X, y = y, terms = tt, xlevels = .getXlevels(tt, mf),
        contrasts = attr(X, "contrasts"), formula = formula)
+}
+
+# A formula that yields a constant column next to the intercept, or two
+# identical columns, is a modelling mistake (the prior alone would then tell
+# their coefficients apart). Matrices given directly are taken as they are:
+# encodings such as the a9a version of Adult contain duplicates on purpose.
+check_design_columns <- function(X) {
+  if (nrow(X) < 2L || ncol(X) < 2L) return(invisible())
+  nm <- colnames(X)
+  constant <- vapply(seq_len(ncol(X)), function(j) all(X[, j] == X[1, j]), logical(1))
+  if (sum(constant) > 1L) {
+    j <- which(constant)[which(nm[constant] != "(Intercept)")[1]]
+    abort("`data`: the formula gives the constant column '", nm[j], "', which adds ",
+          "nothing to the intercept; drop it from the formula.")
+  }
+  sums <- colSums(X)
+  for (j in seq_len(ncol(X))[-1]) {
+    same <- which(sums[seq_len(j - 1L)] == sums[j])
+    for (i in same) if (identical(unname(X[, i]), unname(X[, j])))
+      abort("`data`: the formula gives two identical columns, '", nm[i], "' and '", nm[j],
+            "'; drop one of them.")
+  }
+  invisible()
 }
 
 check_data_column <- function(v, name) {

@@ -248,6 +248,8 @@ print.summary.sgld_fit <- function(x, digits = 4, ...) {
 #' @return A named vector (`coef`) or matrix (`vcov`), on the user's scale.
 #' @export
 coef.sgld_fit <- function(object, weighted = FALSE, ...) {
+  check_dots_empty(...)
+  check_flag(weighted, "weighted")
   if (object$method %in% c("sgd", "gd")) return(colMeans(object$last))
   if (ndraws(object) == 0) abort("the fit has no kept draws.")
   x <- pooled(object)
@@ -275,7 +277,7 @@ vcov.sgld_fit <- function(object, ...) stats::cov(pooled(object))
 #' @param ... Not used.
 #' @export
 as.matrix.sgld_fit <- function(x, scale = c("user", "sampler"), ...) {
-  scale <- match.arg(scale)
+  scale <- check_choice(scale, c("user", "sampler"), "scale")
   m <- pooled(x)
   if (scale == "sampler") {
     m <- to_sampler_scale(x$model, m)
@@ -287,7 +289,7 @@ as.matrix.sgld_fit <- function(x, scale = c("user", "sampler"), ...) {
 #' @rdname as.matrix.sgld_fit
 #' @export
 as.array.sgld_fit <- function(x, scale = c("user", "sampler"), ...) {
-  scale <- match.arg(scale)
+  scale <- check_choice(scale, c("user", "sampler"), "scale")
   K <- ndraws(x)
   chains <- length(x$draws)
   nm <- if (scale == "user") x$model$names else x$model$sampler_names

@@ -23,7 +23,7 @@
 predict.sgld_fit <- function(object, newdata = NULL, type = c("response", "link", "class"),
                              draws = FALSE, ...) {
   check_dots_empty(...)
-  type <- match.arg(type)
+  type <- check_choice(type, c("response", "link", "class"), "type")
   check_flag(draws, "draws")
   model <- object$model
   if (!inherits(model, c("sgld_model_linear", "sgld_model_logistic")))

@@ -1,0 +1,180 @@
+# Malformed calls to the exported functions, one row each: the call, and a
+# pattern the error message must match, which names the argument (or the
+# data column) and the rule. None may crash, hang, warn, or return.
+
+bad_input_fixtures <- function() {
+  set.seed(1)
+  df <- data.frame(y = rnorm(30), x = rnorm(30), g = factor(sample(c("a", "b"), 30, TRUE)))
+  m <- model_linear(y ~ x, data = df)
+  fit <- sgld(m, lr = 1e-4, batch_size = 5, iter = 200)
+  list(df = df, m = m, X = cbind(1, df$x), fit = fit,
+       lg = model_logistic(g ~ x, data = df),
+       ica = model_ica(cbind(df$x, df$y)))
+}
+
+bad_calls <- list(
+  # models: data of the wrong kind, shape or content
+  list(quote(model_linear(y ~ x + z, data = transform(df, z = 1))), "`data`: the formula gives the constant column 'z'"),
+  list(quote(model_linear(y ~ x + z, data = transform(df, z = x))), "`data`: the formula gives two identical columns, 'x' and 'z'"),
+  list(quote(model_linear(y ~ x, data = df[1, ])), "`data` must have at least 2 observations"),
+  list(quote(model_linear(y ~ x, data = df[0, ])), "`data` has no rows"),
+  list(quote(model_linear(X, as.list(df$y))), "`y` must be a finite numeric vector"),
+  list(quote(model_linear(y ~ x, data = transform(df, y = g))), "response of `x` must be a numeric vector"),
+  list(quote(model_linear(matrix(numeric(0), 0, 2), numeric(0))), "`x` must have at least one row"),
+  list(quote(model_linear(X * c(NaN, rep(1, 29)), df$y)), "`x` must be finite; it has NaN in row 1"),
+  list(quote(model_linear(y ~ x, data = list(y = 1:3, x = 1:3))), "`data` must be a data frame"),
+  list(quote(model_logistic(x ~ y, data = transform(df, x = rep(1:3, 10)))), "must be 0/1, -1/\\+1, logical or a two-level factor"),
+  list(quote(model_logistic(X, rep(1, 30))), "`y` must have two classes"),
+  list(quote(model_logistic(X, c(NA, rep(0:1, length.out = 29)))), "`y` must not be NA"),
+  list(quote(model_logistic(X, rep(0:1, 15), prior = prior_nig())), "`prior` must be made by prior_normal\\(\\) or prior_laplace\\(\\)"),
+  list(quote(model_logistic(X, rep(0:1, 15), sparse = "yes")), "`sparse` must be TRUE or FALSE"),
+  list(quote(model_mixture(letters)), "`x` must be a numeric vector"),
+  list(quote(model_mixture(numeric(0))), "`x` must have at least one value"),
+  list(quote(model_mixture(c(1, Inf))), "`x` must be finite; it has Inf at position 2"),
+  list(quote(model_mixture(1:3, sigma2_x = -1)), "`sigma2_x` must be greater than 0"),
+  list(quote(model_ica(matrix(1:10, 10, 1))), "`X` must have at least two columns"),
+  list(quote(model_ica(cbind(df$x, 1))), "`X` has a constant column \\(2\\)"),
+  list(quote(model_ica(cbind(df$x, c(NA, df$y[-1])))), "`X` must be finite"),
+  # priors
+  list(quote(prior_normal(0, -1)), "`sd` must be positive and finite"),
+  list(quote(prior_normal("a", 1)), "`mean` must be a numeric vector of finite values"),
+  list(quote(prior_laplace(0, 0)), "`scale` must be positive and finite"),
+  list(quote(prior_nig(shape = Inf)), "`shape` must be a single finite number"),
+  # sampler arguments
+  list(quote(sgld(m, lr = -1)), "`lr` must be a positive finite learning rate"),
+  list(quote(sgld(m, lr = c(1, 2))), "`lr` must be a positive number or a schedule"),
+  list(quote(sgld(m, lr = NA)), "`lr` must be a positive number or a schedule"),
+  list(quote(sgld(m, lr = "fast")), "`lr` must be a positive number or a schedule"),
+  list(quote(sgld(m, lr = list(1e-4))), "`lr` must be a positive number or a schedule"),
+  list(quote(sgld(m, lr = 1e-4, batch_size = 31)), "`batch_size` must be a whole number between 1 and 30"),
+  list(quote(sgld(m, lr = 1e-4, batch_size = 2.5)), "`batch_size` must be a single whole number"),
+  list(quote(sgld(m, lr = 1e-4, batch_size = -3)), "`batch_size` must be a whole number between 1 and 30"),
+  list(quote(sgld(m, lr = 1e-4, iter = 1e300)), "`iter` must be a whole number between 1 and"),
+  list(quote(sgld(m, lr = 1e-4, iter = 0)), "`iter` must be a whole number between 1 and"),
+  list(quote(sgld(m, lr = 1e-4, iter = list(10))), "`iter` must be a single whole number"),
+  list(quote(sgld(m, lr = 1e-4, iter = 100, thin = 1000)), "`thin` must be at most iter - burnin = 50"),
+  list(quote(sgld(m, lr = 1e-4, iter = 100, burnin = 100)), "`burnin` must be smaller than `iter`"),
+  list(quote(sgld(m, lr = 1e-4, burnin = -1)), "`burnin` must be a whole number"),
+  list(quote(sgld(m, lr = 1e-4, temperature = -1)), "`temperature` must be at least 0"),
+  list(quote(sgld(m, lr = 1e-4, temperature = Inf)), "`temperature` must be a single finite number"),
+  list(quote(sgld(m, lr = 1e-4, chains = 0)), "`chains` must be a whole number between 1 and 1,000"),
+  list(quote(sgld(m, lr = 1e-4, chains = 1e6)), "`chains` must be a whole number between 1 and 1,000"),
+  list(quote(sgld(m, lr = 1e-4, init = 1:2)), "`init` must have length 3"),
+  list(quote(sgld(m, lr = 1e-4, init = c(1, NA, 1))), "`init` must be finite"),
+  list(quote(sgld(m, lr = 1e-4, init = c(0, 0, -1))), "`init`: sigma2 must be positive"),
+  list(quote(sgld(m, lr = 1e-4, init = "zero")), "`init` must be NULL, a numeric vector of length 3"),
+  list(quote(sgld(m, lr = 1e-4, chains = 2, init = matrix(1, 3, 3))), "`init` must be a 2 x 3 matrix"),
+  list(quote(sgld(m, lr = 1e-4, replace = "no")), "`replace` must be TRUE or FALSE"),
+  list(quote(sgld(m, lr = 1e-4, clip = 5)), "`clip` must be NULL, clip_norm\\(\\) or clip_value\\(\\)"),
+  list(quote(sgld(m, lr = 1e-4, threads = 0)), "`threads` must be a whole number between 1 and 1,024"),
+  list(quote(sgld(m, lr = 1e-4, monitor = 100)), "`monitor` must be NULL or made by monitor_every\\(\\)"),
+  list(quote(sgld(m, lr = 1e-4, diagnostics = TRUE)), "`diagnostics` must be NULL or made by diagnostics_every\\(\\)"),
+  list(quote(sgld(m, lr = 1e-4, iters = 10)), "unknown argument: `iters`"),
+  list(quote(sgld(list(), lr = 1e-4)), "`model` must be a model made by model_linear\\(\\)"),
+  list(quote(sgld(model_linear(cbind(1, matrix(rnorm(300), 30)), df$y), lr = 1e-4, iter = 1e9, burnin = 0)),
+       "the run would keep up to 1e\\+09 draws of 12 parameters"),
+  list(quote(sgld(m, lr = 1e-4, control_variates = "yes")), "`control_variates` must be TRUE, FALSE, a fit"),
+  list(quote(sgld(m, lr = 1e-4, control_variates = c(1, 2))), "`control_variates` must be a finite numeric vector of length 3"),
+  list(quote(sgld(m, lr = 1e-4, precondition = matrix(c(1, 2, 0, 1, 1, 0, 0, 0, 1), 3))), "`precondition` must be symmetric"),
+  list(quote(sgld(m, lr = 1e-4, precondition = function(w) w)), "`precondition` must be NULL"),
+  list(quote(sgld(m, lr = 1e-4, init = fit, chains = 3)), "`init`: the fit to continue has 1 chain; set `chains = 1`"),
+  list(quote(sgd(m, lr = 1e-4, optimizer = list())), "`optimizer` must be NULL, a name"),
+  list(quote(gd(m, lr = 0)), "`lr` must be a positive finite learning rate"),
+  list(quote(mala(m, lr = 1e-4, temperature = 0)), "`temperature` must be greater than 0"),
+  list(quote(mala(m, lr = 1e-4, precondition = diag(2))), "`precondition` must be a finite 3 x 3 matrix"),
+  list(quote(sghmc(m, lr = 1e-4, friction = -0.1)), "`friction` must be greater than 0"),
+  list(quote(psgld(m, lr = 1e-4, lambda = -1)), "`lambda` must be greater than 0"),
+  list(quote(sgld(ica, lr = 1e-4, init = c(1, 1, 1, 1))), "`init`: the unmixing matrix must be invertible"),
+  # schedules, clipping, collection and monitors
+  list(quote(lr_poly(1, 1, gamma = -1)), "`gamma` must be greater than 0"),
+  list(quote(lr_range(1e-3, 1e-2)), "`end` must be smaller than `start`"),
+  list(quote(lr_piecewise(1e-3, T0 = 10, T1 = 5)), "`T1` must be greater than `T0`"),
+  list(quote(lr_exp(NA, 1e-3)), "`start` must be a single finite number"),
+  list(quote(lr_constant(Inf)), "`eta` must be a single finite number"),
+  list(quote(lr_values(1e-3, t = 0)), "`t` must be whole numbers from 1"),
+  list(quote(clip_norm(-1)), "`threshold` must be greater than 0"),
+  list(quote(clip_value("a")), "`threshold` must be a single finite number"),
+  list(quote(monitor_every(0)), "`every` must be a whole number between 1"),
+  list(quote(sgld(m, lr = 1e-4, monitor = monitor_every(10, newdata = data.frame(x = 1)))), "`newdata` has no response column 'y'"),
+  list(quote(diagnostics_every(1.5)), "`every` must be a single whole number"),
+  list(quote(sampling_threshold(alpha = 0)), "`alpha` must be greater than 0"),
+  list(quote(mixing_distance(-1)), "`D0` must be greater than 0"),
+  list(quote(opt_adam(beta1 = 1)), "`beta1` must be less than 1"),
+  # evaluation, estimation and prediction
+  list(quote(log_posterior(m, c(1, 2))), "`w` must be a finite numeric vector of length 3"),
+  list(quote(log_posterior(m, c(1, NA, 2))), "`w` must be a finite numeric vector of length 3"),
+  list(quote(posterior_mode(m, init = c(1, 1, -1))), "`init`: sigma2 must be positive"),
+  list(quote(posterior_mode(m, maxit = 0)), "`maxit` must be a whole number between 1"),
+  list(quote(stochastic_gradients(m, at = 1:2)), "`at` must be a finite numeric vector of length 3"),
+  list(quote(stochastic_gradients(m, at = c(0, 1, 1), batch_size = 5, times = 0)), "`times` must be a whole number between 1"),
+  list(quote(predict(fit, newdata = data.frame(z = 1))), "`newdata` has no column named 'x'"),
+  list(quote(predict(fit, type = "prob")), "`type` must be one of \"response\", \"link\", \"class\""),
+  list(quote(predict(fit, draws = NA)), "`draws` must be TRUE or FALSE"),
+  list(quote(as.matrix(fit, scale = "log")), "`scale` must be one of \"user\", \"sampler\""),
+  list(quote(coef(fit, weighted = "yes")), "`weighted` must be TRUE or FALSE"),
+  list(quote(posterior_mean(list())), "`fit` must be an sgld_fit"),
+  list(quote(posterior_expectation(fit, fun = 3)), "`fun` must be a function"),
+  list(quote(linear_exact_posterior(lg)), "`model` must be made by model_linear\\(\\)"),
+  list(quote(grid_posterior(m, 1:3, 1:3)), "`model` must have two parameters"),
+  list(quote(amari_distance("a", diag(2))), "`W` must be a finite square numeric matrix"),
+  list(quote(ica_data(df = 2)), "`df` must be greater than 2"),
+  list(quote(mixture_data(10, theta = 1)), "`theta` must be two finite numbers"),
+  list(quote(adult_design(1:3)), "`data` must be a data frame such as `adult`"),
+  list(quote(logistic_split_runs(m, lr = 1e-4)), "`x` must be a formula or a numeric design matrix")
+)
+
+test_that("every malformed call gives an error naming the argument and the rule", {
+  fx <- bad_input_fixtures()
+  expect_gte(length(bad_calls), 50)
+  for (case in bad_calls) {
+    label <- paste(deparse(case[[1]], width.cutoff = 500L), collapse = " ")
+    # a warning on the way to the error would be a warn-and-continue: fail on it
+    expect_error(withCallingHandlers(eval(case[[1]], fx),
+                                     warning = function(w) stop("warned: ", conditionMessage(w))),
+                 case[[2]], label = label)
+  }
+})
+
+test_that("an interrupt in a child R process returns the draws made so far", {
+  skip_if_not_installed("callr")
+  skip_on_os("windows")
+  flag <- tempfile()
+  child <- callr::r_bg(function(flag) {
+    library(sgld)
+    m <- model_linear(y ~ x, data = handout)
+    set.seed(1)
+    warnings <- character()
+    writeLines("started", flag)
+    fit <- withCallingHandlers(
+      sgld(m, lr = 1e-7, batch_size = 10, iter = 1e9, burnin = 0, thin = 1e5, chains = 2,
+           threads = 2),
+      warning = function(w) {
+        warnings <<- c(warnings, conditionMessage(w))
+        invokeRestart("muffleWarning")
+      })
+    list(fit = fit, warnings = warnings)
+  }, args = list(flag = flag))
+  on.exit(child$kill(), add = TRUE)
+  deadline <- Sys.time() + 60
+  while (!file.exists(flag) && Sys.time() < deadline) Sys.sleep(0.1)
+  Sys.sleep(2)                       # well into the billion iterations
+  expect_true(child$is_alive())
+  child$interrupt()
+  child$wait(30000)
+  expect_false(child$is_alive())
+  out <- child$get_result()
+  fit <- out$fit
+  expect_true(all(fit$status %in% c("interrupted", "not run")))
+  expect_true(any(fit$status == "interrupted"))
+  expect_true(any(grepl("interrupted by the user", out$warnings)))
+  # the draws made before the interrupt are all there, at the right iterations
+  stopped <- which(fit$status == "interrupted")
+  expect_true(all(fit$kept[stopped] >= 1))
+  expect_true(all(fit$stop_iter[stopped] >= 1e5 * fit$kept[stopped]))
+  expect_identical(fit$state$iteration[stopped], fit$stop_iter[stopped])
+  expect_true(all(is.finite(fit$last)))
+  # and the run continues from where it stopped
+  more <- suppressWarnings(sgld(fit$model, lr = 1e-7, batch_size = 10, iter = 1000, burnin = 0,
+                                chains = 2, init = fit))
+  expect_identical(more$iteration[1, stopped], fit$stop_iter[stopped] + 1)
+})
