@@ -178,3 +178,40 @@ test_that("an interrupt in a child R process returns the draws made so far", {
                                 chains = 2, init = fit))
   expect_identical(more$iteration[1, stopped], fit$stop_iter[stopped] + 1)
 })
+
+test_that("extreme data give finite draws or a clear divergence report, never NaN draws", {
+  set.seed(1)
+  x <- rnorm(200)
+  finite_or_reported <- function(fit) {
+    all_draws <- c(as.matrix(fit), unlist(lapply(fit$partial, as.vector)))
+    expect_true(all(is.finite(all_draws)))
+    expect_true(all(fit$status %in% c("done", "diverged")))
+  }
+  run <- function(expr) {
+    msgs <- character()
+    fit <- withCallingHandlers(expr, warning = function(w) {
+      msgs <<- c(msgs, conditionMessage(w))
+      invokeRestart("muffleWarning")
+    })
+    if (any(fit$status == "diverged")) expect_true(any(grepl("diverged at iteration", msgs)))
+    finite_or_reported(fit)
+    fit
+  }
+  # values of 1e8
+  run(sgld(model_linear(cbind(1, x * 1e8), 1e8 * x + rnorm(200) * 1e8), lr = 1e-6,
+           batch_size = 20, iter = 2000))
+  # an exact linear fit: sigma2 heads for 0
+  run(sgld(model_linear(cbind(1, x), 1 + 2 * x), lr = 1e-3, batch_size = 20, iter = 5000))
+  # separable logistic data with a vague prior: the slope runs off, gradients stay finite
+  m3 <- model_logistic(cbind(1, x), as.numeric(x > 0), prior = prior_normal(0, 1e6))
+  run(sgld(m3, lr = 1e-2, batch_size = 20, iter = 20000))
+  lp <- log_posterior(m3, c(0, -1e6))
+  expect_true(is.finite(lp$logpost) && all(is.finite(lp$grad_logpost)))
+  # a step far too large: reported, not silent
+  fit <- run(sgld(model_linear(cbind(1, x), 1 + 2 * x + rnorm(200)), lr = 10, batch_size = 20,
+                  iter = 1000, burnin = 0))
+  expect_identical(fit$status, "diverged")
+  # mixture data far from both means, and ICA data of very different scales
+  run(sgld(model_mixture(c(1e8, -1e8, 0)), lr = 1e-3, batch_size = 1, iter = 1000))
+  run(sgld(model_ica(cbind(rnorm(100) * 1e8, rnorm(100))), lr = 1e-3, batch_size = 10, iter = 1000))
+})
