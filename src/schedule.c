@@ -36,15 +36,22 @@ double schedule_eta(const sgld_schedule *s, double t) {
 }
 
 /* The learning rates of iterations t (for users and plots) or, with t of
-   length 1 and total = TRUE, the sum of eta over 1..t (to size outputs). */
+   length 1 and total = TRUE, the sum of eta over 1..t, or an upper bound on
+   it beyond 10^7 iterations (to size outputs). */
 SEXP sgld_schedule_values(SEXP spec, SEXP t_, SEXP total_) {
   sgld_schedule s = schedule_build(spec);
   if (TYPEOF(t_) != REALSXP) error("internal: 't' must be a double vector");
   const double *t = REAL(t_);
   if (asLogical(total_) == TRUE) {
-    if (XLENGTH(t_) != 1) error("internal: 't' must be one number for a total");
+    if (XLENGTH(t_) != 1 || !R_FINITE(t[0]) || t[0] > 4503599627370496.0)
+      error("internal: 't' must be one finite number for a total");
+    /* exact over the first 10^7 iterations; beyond, eta never increases (all
+       schedules decay or stay constant), so the rest is bounded by its first
+       term times the count: an upper bound, which is what sizing needs */
+    const double exact = t[0] < 1e7 ? floor(t[0]) : 1e7;
     double sum = 0.0;
-    for (double k = 1; k <= t[0]; k++) sum += schedule_eta(&s, k);
+    for (double k = 1; k <= exact; k++) sum += schedule_eta(&s, k);
+    if (floor(t[0]) > exact) sum += (floor(t[0]) - exact) * schedule_eta(&s, exact + 1);
     return ScalarReal(sum);
   }
   SEXP out = PROTECT(allocVector(REALSXP, XLENGTH(t_)));

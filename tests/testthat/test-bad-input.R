@@ -73,6 +73,8 @@ bad_calls <- list(
   list(quote(sgld(list(), lr = 1e-4)), "`model` must be a model made by model_linear\\(\\)"),
   list(quote(sgld(model_linear(cbind(1, matrix(rnorm(300), 30)), df$y), lr = 1e-4, iter = 1e9, burnin = 0)),
        "the run would keep up to 1e\\+09 draws of 12 parameters"),
+  list(quote(sgld(m, lr = lr_poly(1e-6, 1, 0.55), iter = 4e15, thin = mixing_distance(1e-9))),
+       "the run would keep up to .* draws"),
   list(quote(sgld(m, lr = 1e-4, control_variates = "yes")), "`control_variates` must be TRUE, FALSE, a fit"),
   list(quote(sgld(m, lr = 1e-4, control_variates = c(1, 2))), "`control_variates` must be a finite numeric vector of length 3"),
   list(quote(sgld(m, lr = 1e-4, precondition = matrix(c(1, 2, 0, 1, 1, 0, 0, 0, 1), 3))), "`precondition` must be symmetric"),

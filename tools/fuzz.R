@@ -1,0 +1,128 @@
+# Fuzzing: call every .Call entry point with malformed arguments (valid model
+# and settings lists with one to three elements replaced by values of the
+# wrong type, length or range, or dropped) and every exported sampler with
+# random arguments, in child R processes, and report any case that kills the
+# child (a crash) or runs past the time limit (a hang). R errors are the
+# expected outcome and are only counted.
+#
+#   Rscript tools/fuzz.R [cases] [seed]       (default 2000 cases)
+#
+# Cases run in batches of 250 per child; a batch that dies is rerun case by
+# case to name the culprit. Exits with status 1 on any crash or hang.
+args <- commandArgs(trailingOnly = TRUE)
+n_cases <- if (length(args) >= 1) as.integer(args[1]) else 2000L
+seed <- if (length(args) >= 2) as.integer(args[2]) else 1L
+batch <- 250L
+if (!requireNamespace("callr", quietly = TRUE)) stop("tools/fuzz.R needs the callr package")
+
+# Runs cases first..last of the stream given by seed; returns counts of outcomes.
+run_cases <- function(seed, first, last) {
+  library(sgld)
+  set.seed(1)
+  df <- data.frame(y = rnorm(40), x = rnorm(40), g = factor(rep(c("a", "b"), 20)))
+  models <- list(
+    linear = model_linear(y ~ x, data = df),
+    logistic = model_logistic(g ~ x, data = df),
+    sparse = model_logistic(cbind(1, diag(40)[, 1:6]), rep(0:1, 20), sparse = TRUE),
+    mixture = model_mixture(df$x),
+    ica = model_ica(cbind(df$x, df$y, rnorm(40)))
+  )
+  palette <- list(NULL, NA, NaN, Inf, -Inf, -1, 0, 0.5, 1, 2, 3, 7.5, 1e300, -1e300,
+                  .Machine$integer.max, 2^53, "a", c("a", "b"), TRUE, NA_integer_, 1:3,
+                  c(1, 2, 3, 4, 5, 6, 7, 8, 9), numeric(0), integer(0), list(), list(1, "a"),
+                  matrix(1, 2, 2), as.raw(1:4), function() 1, quote(x), 1i)
+  mutate <- function(x, k) {
+    for (i in seq_len(k)) {
+      nm <- sample(names(x), 1)
+      v <- palette[sample(length(palette), 1)]
+      if (runif(1) < 0.15) x[[nm]] <- NULL else x[nm] <- v
+    }
+    x
+  }
+  # a mutant that is valid must still end quickly: huge but valid iteration
+  # counts (say 2^31 - 1) are cut to 10^4; the other huge counts stay
+  big_but_valid <- function(v) is.numeric(v) && length(v) == 1 && !is.na(v) && v > 1e5 && v <= 2^52
+  clamp_iter <- function(s) {
+    for (nm in intersect(c("iter", "times"), names(s))) if (big_but_valid(s[[nm]])) s[[nm]] <- 1e4
+    s
+  }
+  draw <- function() {                   # a palette value, huge counts tamed
+    v <- palette[[sample(length(palette), 1)]]
+    if (big_but_valid(v)) 1e3 else v
+  }
+  # iterations stay small so that a valid mutant ends quickly
+  settings_for <- function(m) {
+    sgld:::run_settings(m, lr = 1e-6, batch_size = 5, iter = 50, burnin = 10, thin = 2,
+                        temperature = 1, chains = 2, init = NULL, replace = FALSE, clip = NULL,
+                        threads = 2, diagnostics = diagnostics_every(10))
+  }
+  outcome <- c(error = 0, ok = 0)
+  for (case in first:last) {
+    set.seed(seed * 1e6 + case)
+    which_model <- sample(names(models), 1)
+    m <- models[[which_model]]
+    target <- sample(c("run", "eval", "gradient", "rng", "schedule", "sampler"), 1)
+    if (nzchar(Sys.getenv("FUZZ_VERBOSE"))) cat("case", case, target, which_model, "\n")
+    res <- tryCatch({
+      switch(target,
+        run = {
+          s <- settings_for(m)
+          if (runif(1) < 0.5) s <- mutate(s, sample(1:3, 1)) else m <- mutate(unclass(m), sample(1:2, 1))
+          s <- clamp_iter(s)
+          if (nzchar(Sys.getenv("FUZZ_VERBOSE"))) str(s[setdiff(names(s), c("schedule", "init"))])
+          .Call(sgld:::C_sgld_run, m, s)
+        },
+        eval = .Call(sgld:::C_sgld_model_eval, mutate(unclass(m), sample(0:2, 1)),
+                     palette[[sample(length(palette), 1)]] %||% rnorm(m$d)),
+        gradient = .Call(sgld:::C_sgld_gradient_draws, m,
+                         clamp_iter(mutate(list(w = rnorm(m$d), batch_size = 3, times = 5,
+                                                replace = 0L, cv_mode = NULL), sample(1:3, 1)))),
+        rng = .Call(sgld:::C_sgld_rng_draws, draw(), draw(), draw(), draw()),
+        schedule = .Call(sgld:::C_sgld_schedule_values,
+                         mutate(unclass(sgld:::resolve_lr(lr_poly(1e-3, 1, 0.55), 100)), 1),
+                         palette[[sample(length(palette), 1)]], palette[[sample(length(palette), 1)]]),
+        sampler = {
+          f <- sample(list(sgld, sgd, psgld, sghmc, mala), 1)[[1]]
+          a <- list(lr = 1e-6, iter = 30, batch_size = 5)
+          a <- clamp_iter(mutate(a, sample(1:3, 1)))
+          suppressWarnings(do.call(f, c(list(m), a)))
+        })
+      "ok"
+    }, error = function(e) "error", warning = function(w) "error")
+    outcome[res] <- outcome[res] + 1
+  }
+  outcome
+}
+
+`%||%` <- function(a, b) if (is.null(a)) b else a
+t0 <- Sys.time()
+totals <- c(error = 0, ok = 0)
+failures <- character()
+for (first in seq(1L, n_cases, by = batch)) {
+  last <- min(n_cases, first + batch - 1L)
+  out <- tryCatch(callr::r(run_cases, args = list(seed, first, last), timeout = 300,
+                           env = c(callr::rcmd_safe_env(), OMP_NUM_THREADS = "2")),
+                  error = function(e) e)
+  if (!inherits(out, "error")) {
+    totals <- totals + out
+    next
+  }
+  # find the culprit(s) one by one
+  for (case in first:last) {
+    one <- tryCatch(callr::r(run_cases, args = list(seed, case, case), timeout = 60),
+                    error = function(e) e)
+    if (inherits(one, "error")) {
+      failures <- c(failures, sprintf("case %d (seed %d): %s", case, seed,
+                                      gsub("\n", " ", conditionMessage(one))))
+    } else {
+      totals <- totals + one
+    }
+  }
+}
+cat(sprintf("fuzz: %d cases (seed %d) in %.0f s: %d R errors, %d returned normally, %d crashes or hangs\n",
+            n_cases, seed, as.numeric(difftime(Sys.time(), t0, units = "secs")),
+            totals[["error"]], totals[["ok"]], length(failures)))
+if (length(failures)) {
+  cat(failures, sep = "\n")
+  quit(status = 1)
+}
