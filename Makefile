@@ -3,7 +3,7 @@ PKG     := sgld
 VERSION := $(shell sed -n 's/^Version: //p' DESCRIPTION)
 TARBALL := $(PKG)_$(VERSION).tar.gz
 
-.PHONY: deps document install demo test check warnings sanitize valgrind bench clean
+.PHONY: deps document install demo test check warnings sanitize valgrind bench fuzz clean
 
 deps:
 	bash tools/install-deps.sh
@@ -47,12 +47,13 @@ sanitize: deps
 valgrind: install
 	R -d "valgrind --error-exitcode=1 --track-origins=yes" --vanilla -f tools/valgrind-smoke.R
 
+# every benchmark, written to bench/RESULTS.md (about an hour on 2 cores)
 bench: install
-	Rscript bench/sgld-throughput.R
-	Rscript bench/logistic-adult.R
-	Rscript bench/conditioning.R
-	Rscript bench/control-variates.R
-	Rscript bench/ica.R
+	Rscript bench/run-all.R
+
+# a bounded fuzzing run of the C entry points and the samplers (tools/fuzz.R)
+fuzz: install
+	Rscript tools/fuzz.R 300
 
 clean:
 	rm -rf $(PKG).Rcheck $(PKG)_*.tar.gz src/*.o src/*.so sgld-demo.png

@@ -59,17 +59,21 @@ const R_xlen_t *minibatch_draw(sgld_minibatch *mb, sgld_rng *r, R_xlen_t *idx) {
     return idx;
   case MB_BITMAP: {
     if (m <= MB_SCAN_MAX) {
-      /* tiny batches: compare each draw with the few before it, no memory traffic */
+      /* tiny batches: compare each draw with the few before it, no memory
+         traffic; the generator is copied for the same reason as below (a
+         store to idx, a signed 64-bit integer, may alias its state) */
+      sgld_rng local = *r;
       for (int k = 0; k < m; k++) {
         R_xlen_t i;
         int dup;
         do {
-          i = (R_xlen_t) rng_below(r, n);
+          i = (R_xlen_t) rng_below(&local, n);
           dup = 0;
           for (int l = 0; l < k; l++) dup |= idx[l] == i;
         } while (dup);
         idx[k] = i;
       }
+      *r = local;
       return idx;
     }
     unsigned char *seen = mb->seen;

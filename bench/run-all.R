@@ -1,0 +1,54 @@
+# Runs every benchmark of the package and writes bench/RESULTS.md.
+#
+#   make bench            (installs the package first), or
+#   Rscript bench/run-all.R [script ...]    from the package root
+#
+# Each script prints its own section: markdown when its output starts with a
+# "## " heading, plain text otherwise (then shown as it printed it). A script
+# that fails is reported as failed with its last lines; the others still run.
+args <- commandArgs(trailingOnly = TRUE)
+scripts <- if (length(args)) args else c(
+  "bench/throughput.R",        # sgld vs plain R, PyTorch and the C floor
+  "bench/nuts.R",              # time to accuracy against Stan's NUTS
+  "bench/memory.R",            # peak resident memory
+  "bench/scaling.R",           # time per iteration against n and d
+  "bench/sgld-throughput.R",   # engine vs whole call, thinning
+  "bench/logistic-adult.R",    # sparse vs dense storage, 2 threads vs 1
+  "bench/conditioning.R",      # pSGLD vs SGLD on a badly conditioned posterior
+  "bench/control-variates.R",  # gradient noise and accuracy with control variates
+  "bench/ica.R"                # Welling and Teh's ICA experiment at full length
+)
+scripts <- scripts[file.exists(scripts)]
+
+cpu <- tryCatch({
+  l <- grep("^model name", readLines("/proc/cpuinfo"), value = TRUE)
+  sprintf("%s x %d", trimws(sub(".*:", "", l[1])), length(l))
+}, error = function(e) "unknown")
+header <- c(
+  "# sgld benchmark results", "",
+  sprintf("- Date: %s", format(Sys.time(), "%Y-%m-%d %H:%M %Z")),
+  sprintf("- Machine: %s (%s), %s", Sys.info()[["nodename"]], cpu, R.version$platform),
+  sprintf("- R: %s; sgld %s", R.version.string, as.character(utils::packageVersion("sgld"))),
+  "- Reproduce: `make bench` from the package root (it installs the package and runs",
+  "  `Rscript bench/run-all.R`, which writes this file). Every figure below comes from",
+  "  that one run; timings are medians of repeated runs where the section says so, and",
+  "  ratios compare implementations measured in the same run.", ""
+)
+
+sections <- character()
+for (s in scripts) {
+  cmd <- if (grepl("\\.sh$", s)) "bash" else file.path(R.home("bin"), "Rscript")
+  t0 <- Sys.time()
+  out <- suppressWarnings(system2(cmd, s, stdout = TRUE, stderr = TRUE))
+  secs <- as.numeric(difftime(Sys.time(), t0, units = "secs"))
+  status <- attr(out, "status")
+  failed <- !is.null(status) && status != 0
+  cat(sprintf("%-28s %s in %.0f s\n", s, if (failed) "FAILED" else "done", secs))
+  body <- if (length(out) && startsWith(out[1], "## ") && !failed) out
+          else c(sprintf("## %s", basename(s)), "", "```text",
+                 if (failed) c(utils::tail(out, 30), sprintf("(exit status %d)", status)) else out,
+                 "```")
+  sections <- c(sections, body, "", sprintf("_`%s`: %.0f s._", s, secs), "")
+}
+writeLines(c(header, sections), "bench/RESULTS.md")
+cat("wrote bench/RESULTS.md\n")
