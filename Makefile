@@ -3,7 +3,7 @@ PKG     := sgld
 VERSION := $(shell sed -n 's/^Version: //p' DESCRIPTION)
 TARBALL := $(PKG)_$(VERSION).tar.gz
 
-.PHONY: deps document install demo test check warnings sanitize valgrind bench fuzz clean
+.PHONY: deps document install demo test check warnings sanitize valgrind bench fuzz gctorture clean
 
 deps:
 	bash tools/install-deps.sh
@@ -53,7 +53,11 @@ bench: install
 
 # a bounded fuzzing run of the C entry points and the samplers (tools/fuzz.R)
 fuzz: install
-	Rscript tools/fuzz.R 300
+	Rscript tools/fuzz.R 1000
+
+# every entry point under gctorture(TRUE)
+gctorture: install
+	Rscript tools/gctorture.R
 
 clean:
 	rm -rf $(PKG).Rcheck $(PKG)_*.tar.gz src/*.o src/*.so sgld-demo.png
