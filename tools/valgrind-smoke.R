@@ -40,3 +40,10 @@ for (o in c("momentum", "adagrad", "rmsprop", "adam"))
   f <- sgd(m, lr = 1e-4, batch_size = 20, iter = 200, optimizer = o)
 g <- stochastic_gradients(sp, rep(0, sp$d), batch_size = 5, times = 50, control_variates = TRUE)
 print(dim(g))
+# ICA: the natural-gradient rule (LAPACK), its MH proposal and the threshold in its frame
+set.seed(3)
+mi <- model_ica(ica_data(200, heavy = 2, gaussian = 1)$X)
+f <- sgld(mi, lr = 1e-5, batch_size = 20, iter = 300, chains = 2, threads = 2,
+          diagnostics = diagnostics_every(100))
+f <- mala(mi, lr = 1e-5, iter = 100, init = f$last[1, ])
+print(ica_instability(f))
