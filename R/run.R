@@ -355,11 +355,11 @@ mala <- function(model, lr, iter = 10000, ..., burnin = floor(iter / 2), thin = 
 
 # MALA's proposal is the step of a rule without kept state.
 mala_rule <- function(precondition, model) {
-  if (is.null(precondition)) precondition <- model$default_precondition
-  if (is.null(precondition) || identical(precondition, "none")) return(plain_rule("MALA"))
-  if (identical(precondition, "natural")) return(natural_rule(model, "natural-gradient MALA"))
-  rule <- update_rule("precond", "MALA", sampler = TRUE)
-  rule$chol <- precondition_factor(precondition, model$d)
+  if (inherits(precondition, "sgld_rule") || identical(precondition, "rmsprop"))
+    abort("`precondition` for mala() must be NULL, \"none\", \"natural\" or a matrix: ",
+          "an adaptive preconditioner cannot be a Metropolis-Hastings proposal.")
+  rule <- resolve_precondition(precondition, model)
+  rule$label <- if (rule$name == "natural") "natural-gradient MALA" else "MALA"
   rule
 }
 

@@ -32,14 +32,20 @@ void estimate_gradient(const sgld_estimator *e, const double *w, const R_xlen_t 
   model->grad_logprior(model->data, w, g);
 }
 
-void full_grad_loglik(const sgld_model *model, const double *w, double *g,
-                      R_xlen_t *chunk, int chunk_len, double *work) {
-  for (int j = 0; j < model->d; j++) g[j] = 0.0;
+const double *cv_gradient(const sgld_model *model, const double *mode) {
+  const int chunk_len = model->n < 65536 ? (int) model->n : 65536;
+  R_xlen_t *chunk = (R_xlen_t *) R_alloc(chunk_len, sizeof(R_xlen_t));
+  double *work = (double *) R_alloc(model->work_size + 1, sizeof(double));
+  double *G = (double *) R_alloc(model->d, sizeof(double));
+  for (int j = 0; j < model->d; j++) G[j] = 0.0;
   for (R_xlen_t start = 0; start < model->n; start += chunk_len) {
     R_xlen_t len = model->n - start < chunk_len ? model->n - start : chunk_len;
     for (R_xlen_t k = 0; k < len; k++) chunk[k] = start + k;
-    model->grad_loglik(model->data, w, chunk, (int) len, g, work);
+    model->grad_loglik(model->data, mode, chunk, (int) len, G, work);
   }
+  for (int j = 0; j < model->d; j++)
+    if (!R_FINITE(G[j])) error("the likelihood gradient at the control-variate mode is not finite");
+  return G;
 }
 
 /* settings$times independent estimates g_hat(w) at w = settings$w, with
@@ -58,11 +64,7 @@ SEXP sgld_gradient_draws(SEXP model_spec, SEXP settings) {
   double *tmp = (double *) R_alloc(d, sizeof(double));
   if (list_elt(settings, "cv_mode") != R_NilValue) {
     e.cv_mode = list_doubles(settings, "cv_mode", d);
-    const int chunk_len = model.n < 65536 ? (int) model.n : 65536;
-    R_xlen_t *chunk = (R_xlen_t *) R_alloc(chunk_len, sizeof(R_xlen_t));
-    double *G = (double *) R_alloc(d, sizeof(double));
-    full_grad_loglik(&model, e.cv_mode, G, chunk, chunk_len, work);
-    e.cv_grad = G;
+    e.cv_grad = cv_gradient(&model, e.cv_mode);
   }
   sgld_minibatch mb;
   minibatch_init(&mb, model.n, m, replace, R_alloc(minibatch_bytes(model.n, m, replace) + 1, 1));

@@ -434,16 +434,7 @@ SEXP sgld_run(SEXP model_spec, SEXP settings) {
     s.all_idx = all;
   }
   if (s.diag_sample > model.n) s.diag_sample = model.n;
-  if (s.cv_mode) {   /* one pass over the data at the mode */
-    const int chunk_len = model.n < 65536 ? (int) model.n : 65536;
-    R_xlen_t *chunk = (R_xlen_t *) R_alloc(chunk_len, sizeof(R_xlen_t));
-    double *G = (double *) R_alloc(d, sizeof(double));
-    double *work = (double *) R_alloc(model.work_size + 1, sizeof(double));
-    full_grad_loglik(&model, s.cv_mode, G, chunk, chunk_len, work);
-    for (int j = 0; j < d; j++)
-      if (!R_FINITE(G[j])) error("the likelihood gradient at the control-variate mode is not finite");
-    s.cv_grad = G;
-  }
+  if (s.cv_mode) s.cv_grad = cv_gradient(&model, s.cv_mode);
 
   /* outputs, allocated once */
   const char *names[] = {"draws", "eta", "kept", "status", "stop_iter", "clip_count", "last",

@@ -204,9 +204,9 @@ typedef struct sgld_estimator {
    likelihood gradients at w; tmp: d doubles, used with control variates */
 void estimate_gradient(const sgld_estimator *e, const double *w, const R_xlen_t *idx,
                        double *g, double *g_bar, double *tmp, double *work);
-/* g <- sum over all n items of grad log f(z_i | w), in chunks of the index buffer */
-void full_grad_loglik(const sgld_model *model, const double *w, double *g,
-                      R_xlen_t *chunk, int chunk_len, double *work);
+/* G(w_hat): the full-data likelihood gradient at a mode, in one pass by
+   chunks; main thread only (allocates with R_alloc, errors if not finite) */
+const double *cv_gradient(const sgld_model *model, const double *mode);
 
 /* -------------------------------------------------------- clipping -- */
 

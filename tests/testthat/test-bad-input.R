@@ -84,6 +84,7 @@ bad_calls <- list(
   list(quote(gd(m, lr = 0)), "`lr` must be a positive finite learning rate"),
   list(quote(mala(m, lr = 1e-4, temperature = 0)), "`temperature` must be greater than 0"),
   list(quote(mala(m, lr = 1e-4, precondition = diag(2))), "`precondition` must be a finite 3 x 3 matrix"),
+  list(quote(mala(m, lr = 1e-4, precondition = "rmsprop")), "`precondition` for mala\\(\\) must be NULL"),
   list(quote(sghmc(m, lr = 1e-4, friction = -0.1)), "`friction` must be greater than 0"),
   list(quote(psgld(m, lr = 1e-4, lambda = -1)), "`lambda` must be greater than 0"),
   list(quote(sgld(ica, lr = 1e-4, init = c(1, 1, 1, 1))), "`init`: the unmixing matrix must be invertible"),
