@@ -13,6 +13,10 @@ void estimate_gradient(const sgld_estimator *e, const double *w, const R_xlen_t 
   const sgld_model *model = e->model;
   const int d = model->d, m = e->m;
   const double scale = (double) model->n / (double) m;
+  if (model->grad_logpost && !g_bar && !e->cv_mode) {
+    model->grad_logpost(model->data, w, idx, m, scale, g, work);
+    return;
+  }
   for (int j = 0; j < d; j++) g[j] = 0.0;
   model->grad_loglik(model->data, w, idx, m, g, work);
   /* g_bar is the plain minibatch mean even with control variates: it feeds

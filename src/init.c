@@ -2,6 +2,7 @@
 #include <R.h>
 #include <Rinternals.h>
 #include <R_ext/Rdynload.h>
+#include <R_ext/Visibility.h>
 #include "sgld.h"
 
 SEXP sgld_run(SEXP model, SEXP settings);
@@ -22,7 +23,8 @@ static const R_CallMethodDef call_methods[] = {
   {NULL, NULL, 0}
 };
 
-void R_init_sgld(DllInfo *dll) {
+/* the one symbol the package exports: everything else is hidden (src/Makevars) */
+void attribute_visible R_init_sgld(DllInfo *dll) {
   rng_init_tables();
   R_registerRoutines(dll, NULL, call_methods, NULL, NULL);
   R_useDynamicSymbols(dll, FALSE);

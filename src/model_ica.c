@@ -114,6 +114,7 @@ sgld_model model_ica_build(SEXP spec) {
   m.loglik = ica_loglik;
   m.grad_logprior = ica_grad_logprior;
   m.logprior = ica_logprior;
+  m.grad_logpost = NULL;
   m.in_domain = NULL;
   m.n_metrics = 1;
   m.metrics = ica_metrics;

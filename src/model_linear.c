@@ -68,18 +68,23 @@ static double linear_sums_blocked(const double *z, const int p, const double *w,
   return ssr;
 }
 
+/* the batch sums, with the register-resident kernel for small p */
+static inline double linear_sums(const linear_data *L, const double *w, const R_xlen_t *idx,
+                                 int m, double *xr) {
+  switch (L->p) {
+  case 1: return linear_sums_small(L->z, 1, w, idx, m, xr);
+  case 2: return linear_sums_small(L->z, 2, w, idx, m, xr);
+  case 3: return linear_sums_small(L->z, 3, w, idx, m, xr);
+  case 4: return linear_sums_small(L->z, 4, w, idx, m, xr);
+  default: return linear_sums_blocked(L->z, L->p, w, idx, m, xr);
+  }
+}
+
 static void linear_grad_loglik(const void *data, const double *w, const R_xlen_t *idx,
                                int m, double *g, double *work) {
   const linear_data *L = data;
   const int p = L->p;
-  double ssr;
-  switch (p) {
-  case 1: ssr = linear_sums_small(L->z, 1, w, idx, m, work); break;
-  case 2: ssr = linear_sums_small(L->z, 2, w, idx, m, work); break;
-  case 3: ssr = linear_sums_small(L->z, 3, w, idx, m, work); break;
-  case 4: ssr = linear_sums_small(L->z, 4, w, idx, m, work); break;
-  default: ssr = linear_sums_blocked(L->z, p, w, idx, m, work);
-  }
+  const double ssr = linear_sums(L, w, idx, m, work);
   const double prec = exp(-w[p]);
   for (int j = 0; j < p; j++) g[j] += prec * work[j];
   g[p] += -0.5 * m + 0.5 * prec * ssr;
@@ -137,6 +142,22 @@ static void linear_grad_logprior(const void *data, const double *w, double *g) {
   g[p] += -0.5 * p + 0.5 * prec * q - (L->a + 1.0) + L->b * prec + 1.0;
 }
 
+/* both gradients with one exponential: it costs as much as the rest of a
+   small batch's arithmetic */
+static void linear_grad_logpost(const void *data, const double *w, const R_xlen_t *idx,
+                                int m, double scale, double *g, double *work) {
+  const linear_data *L = data;
+  const int p = L->p;
+  const double ssr = linear_sums(L, w, idx, m, work);
+  const double prec = exp(-w[p]);
+  /* grouped as grad_loglik and grad_logprior compute it, so the two paths
+     give the same bits */
+  for (int j = 0; j < p; j++) g[j] = (prec * work[j]) * scale;
+  const double q = linear_quad(L, w, g, prec);
+  g[p] = (-0.5 * m + 0.5 * prec * ssr) * scale
+         + (-0.5 * p + 0.5 * prec * q - (L->a + 1.0) + L->b * prec + 1.0);
+}
+
 /* A step too large can throw log sigma^2 so far that 1/sigma^2 underflows to 0
    and the gradient vanishes: the chain would drift on with finite but meaningless
    numbers. Beyond log(DBL_MAX) sigma^2 or 1/sigma^2 is not a double, and the
@@ -182,6 +203,7 @@ sgld_model model_linear_build(SEXP spec) {
   m.loglik = linear_loglik;
   m.grad_logprior = linear_grad_logprior;
   m.logprior = linear_logprior;
+  m.grad_logpost = linear_grad_logpost;
   m.in_domain = linear_in_domain;
   m.n_metrics = 2;
   m.metrics = linear_metrics;

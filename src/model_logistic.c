@@ -134,14 +134,28 @@ static double logistic_logprior(const void *data, const double *w) {
   return lp;
 }
 
-/* the Laplace prior's gradient is taken as 0 at its kink */
+/* minus the derivative of coefficient j's log prior; the Laplace prior's is
+   taken as 0 at its kink */
+static inline double prior_slope(const logistic_data *L, int j, double wj) {
+  const double s = L->prior_scale[j], u = wj - L->prior_loc[j];
+  if (L->prior_type[j] == PRIOR_LAPLACE) return (double) ((u > 0) - (u < 0)) / s;
+  return u / (s * s);
+}
+
 static void logistic_grad_logprior(const void *data, const double *w, double *g) {
   const logistic_data *L = data;
-  for (int j = 0; j < L->p; j++) {
-    const double s = L->prior_scale[j], u = w[j] - L->prior_loc[j];
-    if (L->prior_type[j] == PRIOR_LAPLACE) g[j] -= (double) ((u > 0) - (u < 0)) / s;
-    else g[j] -= u / (s * s);
-  }
+  for (int j = 0; j < L->p; j++) g[j] -= prior_slope(L, j, w[j]);
+}
+
+/* the likelihood sum, scaled, and the prior in one pass over the parameters
+   (the same operations as grad_loglik then grad_logprior, so the same bits) */
+static void logistic_grad_logpost(const void *data, const double *w, const R_xlen_t *idx,
+                                  int m, double scale, double *g, double *work) {
+  const logistic_data *L = data;
+  for (int j = 0; j < L->p; j++) g[j] = 0.0;
+  if (L->z) logistic_grad_loglik(data, w, idx, m, g, work);
+  else sparse_grad_loglik(data, w, idx, m, g, work);
+  for (int j = 0; j < L->p; j++) g[j] = g[j] * scale - prior_slope(L, j, w[j]);
 }
 
 /* mean log likelihood per datum and accuracy (the sign of x' beta) */
@@ -198,6 +212,7 @@ sgld_model model_logistic_build(SEXP spec) {
   m.loglik = logistic_loglik;
   m.grad_logprior = logistic_grad_logprior;
   m.logprior = logistic_logprior;
+  m.grad_logpost = logistic_grad_logpost;
   m.in_domain = NULL;
   m.n_metrics = 2;
   m.metrics = logistic_metrics;

@@ -87,6 +87,7 @@ sgld_model model_mixture_build(SEXP spec) {
   m.loglik = mixture_loglik;
   m.grad_logprior = mixture_grad_logprior;
   m.logprior = mixture_logprior;
+  m.grad_logpost = NULL;
   m.in_domain = NULL;
   m.n_metrics = 1;
   m.metrics = mixture_metrics;

@@ -229,12 +229,13 @@ static void run_chain(const sgld_model *model, const sgld_update *rule, const ru
   R_xlen_t next_monitor = s->monitor_every > 0 ? s->monitor_every : -1;
   R_xlen_t next_diag = s->diag_every > 0 ? s->diag_every : -1;
   R_xlen_t next_check = s->check_every;
+  const int lr_fixed = s->schedule.type == SCHEDULE_CONSTANT;
 
   /* t counts this run's iterations; t_abs = t0 + t the chain's, which the
      schedule and every recorded iteration use */
   for (R_xlen_t t = 1; t <= s->iter; t++) {
     const double t_abs = t0 + (double) t;
-    const double eta = schedule_eta(&s->schedule, t_abs);
+    const double eta = lr_fixed ? s->schedule.a : schedule_eta(&s->schedule, t_abs);
 
     if (!s->mala) {
       const R_xlen_t *idx = minibatch_draw(&mb, &rng, sc->idx);

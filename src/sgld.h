@@ -89,6 +89,13 @@ typedef struct sgld_model {
   double (*loglik)(const void *data, const double *w, const R_xlen_t *idx, R_xlen_t m);
   void   (*grad_logprior)(const void *data, const double *w, double *g);   /* adds */
   double (*logprior)(const void *data, const double *w);
+  /* Optional (may be NULL): g <- grad log prior(w) + scale * sum over idx[0..m) of
+     grad log f(z_i | w), overwriting g. The same numbers as the two functions
+     above, in one pass, so that small models do not pay for separate passes
+     over the parameters (zeroing, scaling, the prior) and for shared terms
+     computed twice. */
+  void   (*grad_logpost)(const void *data, const double *w, const R_xlen_t *idx, int m,
+                         double scale, double *g, double *work);
   /* may be NULL; 0 when a finite w is still outside what the model can represent */
   int    (*in_domain)(const void *data, const double *w);
   /* held-out metrics over the model's own data (a test set built like the
