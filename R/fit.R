@@ -39,8 +39,13 @@ NULL
 
 status_labels <- c("done", "diverged", "diverged", "interrupted", "not run")
 
-new_sgld_fit <- function(res, model, settings, lr, method, call, time,
+new_sgld_fit <- function(engine, model, settings, lr, method, call, time,
                          rule = plain_rule("SGLD")) {
+  # The engine's result arrives in an environment and is taken out of it, so
+  # this frame holds the only reference: its draws matrices can then be
+  # relabelled and transformed in place instead of copied.
+  res <- engine$res
+  rm("res", envir = engine)
   d <- model$d
   chains <- settings$chains
   capacity <- settings$capacity
@@ -50,7 +55,8 @@ new_sgld_fit <- function(res, model, settings, lr, method, call, time,
   # An mcmc object is a matrix with an mcpar attribute (first and last kept
   # iteration, thinning interval) and class "mcmc". Setting them here on the
   # engine's own matrix, rather than through coda::mcmc(), avoids copying
-  # long runs; the drawn matrix is released from `res` so it is not shared.
+  # long runs; the drawn matrix is released from `res` so it is not shared
+  # (a chain that stopped early keeps it: its draws are cut, which copies).
   # Irregular collection policies have no such spacing: mcpar then counts
   # kept draws, and fit$iteration says where each was taken.
   complete <- which(status == "done")
@@ -63,7 +69,16 @@ new_sgld_fit <- function(res, model, settings, lr, method, call, time,
     u <- res$draws[[c]]
     if (!c %in% stopped) res$draws[c] <<- list(NULL)
     if (K < capacity) u <- u[seq_len(K), , drop = FALSE]
-    u <- to_user_scale(model, u)
+    # parameters sampled as logarithms go back in place, a block of rows at a
+    # time so no temporary is as long as the chain; other transforms copy
+    if (is.null(model$log_scale) || K == 0) {
+      u <- to_user_scale(model, u)
+    } else {
+      for (j in model$log_scale) for (b in seq(1, K, by = 65536)) {
+        rows <- b:min(K, b + 65535)
+        u[rows, j] <- exp(u[rows, j])
+      }
+    }
     dimnames(u) <- list(NULL, model$names)
     attr(u, "mcpar") <- c(start, start + (K - 1) * step, step)
     class(u) <- "mcmc"

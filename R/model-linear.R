@@ -72,7 +72,8 @@ new_model_linear <- function(X, y, prior) {
     d = p + 1L,
     names = c(coef_names, "sigma2"),
     sampler_names = c(coef_names, "log_sigma2"),
-    default_init = c(pr$mean, var(y))
+    default_init = c(pr$mean, var(y)),
+    log_scale = p + 1L   # sigma2 is sampled as its logarithm
   ), class = c("sgld_model_linear", "sgld_model"))
 }
 

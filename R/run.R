@@ -224,10 +224,11 @@ run_sampler <- function(model, lr, batch_size, iter, burnin, thin, temperature, 
                            monitor = monitor, threads = threads, rule = rule,
                            control_variates = control_variates,
                            diagnostics = diagnostics, mala = mala)
+  engine <- new.env(parent = emptyenv())
   start <- proc.time()[["elapsed"]]
-  res <- .Call(C_sgld_run, model, settings)
+  engine$res <- .Call(C_sgld_run, model, settings)
   elapsed <- proc.time()[["elapsed"]] - start
-  new_sgld_fit(res, model = model, settings = settings, lr = settings$lr, method = method,
+  new_sgld_fit(engine, model = model, settings = settings, lr = settings$lr, method = method,
                call = call, time = elapsed, rule = rule)
 }
 
