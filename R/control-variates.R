@@ -48,8 +48,11 @@ posterior_mode <- function(model, init = NULL, maxit = 1000, covariance = FALSE)
     e <- eval_at(w)
     -(e$grad_loglik + e$grad_logprior)
   }
+  # The log posterior grows with n; divided by n, BFGS's first steps (it
+  # starts from the identity as its Hessian estimate) are of a sensible size
+  # instead of overshooting and backtracking through many line-search passes.
   opt <- stats::optim(w0, fn, gr, method = "BFGS",
-                      control = list(maxit = maxit, reltol = 1e-12))
+                      control = list(maxit = maxit, reltol = 1e-12, fnscale = model$n))
   w <- opt$par
   e <- eval_at(w)
   grad <- e$grad_loglik + e$grad_logprior
