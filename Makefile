@@ -47,8 +47,10 @@ sanitize: deps
 valgrind: install
 	R -d "valgrind --error-exitcode=1 --track-origins=yes" --vanilla -f tools/valgrind-smoke.R
 
-# every benchmark, written to bench/RESULTS.md (about an hour on 2 cores)
+# every benchmark, written to bench/RESULTS.md (about an hour on 2 cores),
+# after installing rstan, PyTorch and GNU time (tools/install-deps.sh --bench)
 bench: install
+	bash tools/install-deps.sh --bench
 	Rscript bench/run-all.R
 
 # a bounded fuzzing run of the C entry points and the samplers (tools/fuzz.R)

@@ -2,14 +2,26 @@
 # Installs what building, checking and demonstrating sgld needs on a Debian
 # machine with R: Debian's r-cran-* packages through apt (as root, or with sudo),
 # plus pandoc and qpdf for the vignettes and R CMD check --as-cran.
+#
+# With --bench, also what `make bench` needs: Stan's NUTS (r-cran-rstan),
+# PyTorch (python3-torch, under /usr/bin/python3), GNU time for peak memory
+# and gcc for the C floor programs.
 set -euo pipefail
 
 r_pkgs="coda testthat knitr rmarkdown mvtnorm roxygen2"
 debs="r-cran-coda r-cran-callr r-cran-fastica r-cran-posterior r-cran-bayesplot r-cran-testthat r-cran-knitr r-cran-rmarkdown r-cran-mvtnorm r-cran-roxygen2 pandoc qpdf tidy make"
+tools="pandoc qpdf tidy make"
+if [ "${1:-}" = "--bench" ]; then
+  r_pkgs="$r_pkgs rstan"
+  debs="$debs r-cran-rstan python3-torch time gcc"
+  tools="$tools gcc"
+  [ -x /usr/bin/time ] || tools="$tools /usr/bin/time"
+  /usr/bin/python3 -c 'import torch' 2>/dev/null || tools="$tools python3-torch"
+fi
 
 missing=$(Rscript -e "p <- strsplit('$r_pkgs', ' ')[[1]]; cat(p[!vapply(p, requireNamespace, NA, quietly = TRUE)])")
 tools_missing=""
-for t in pandoc qpdf tidy make; do command -v "$t" >/dev/null 2>&1 || tools_missing="$tools_missing $t"; done
+for t in $tools; do command -v "$t" >/dev/null 2>&1 || tools_missing="$tools_missing $t"; done
 
 if [ -z "$missing" ] && [ -z "$tools_missing" ]; then
   echo "install-deps: everything is already installed"
