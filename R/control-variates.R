@@ -36,7 +36,9 @@ posterior_mode <- function(model, init = NULL, maxit = 1000, covariance = FALSE)
   eval_at <- function(w) {
     if (!identical(w, last_w)) {
       last <<- .Call(C_sgld_model_eval, model, as.double(w))
-      stop_on_failure(model)
+      # a line search may probe points where a model's R function gives
+      # non-finite values: such a point is rejected, like a built-in model's
+      if (stop_on_failure(model, allow_non_finite = TRUE)) last$loglik <<- NA_real_
       last_w <<- w
     }
     last

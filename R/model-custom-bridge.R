@@ -135,12 +135,15 @@ report_callbacks <- function(model) {
   bridge$failure
 }
 
-# For the entry points that evaluate the model without sampling.
-stop_on_failure <- function(model) {
+# For the entry points that evaluate the model without sampling. With
+# allow_non_finite, a function that returned NA, NaN or an infinity is not an
+# error; the answer is then TRUE (the evaluation is unusable), else FALSE.
+stop_on_failure <- function(model, allow_non_finite = FALSE) {
   f <- report_callbacks(model)
-  if (!is.null(f) && !isTRUE(f$interrupt)) abort("`", f$fun, "` ", failure_rule(f$message))
-  if (!is.null(f)) abort("interrupted by the user in `", f$fun, "`.")
-  invisible()
+  if (is.null(f)) return(FALSE)
+  if (isTRUE(f$interrupt)) abort("interrupted by the user in `", f$fun, "`.")
+  if (allow_non_finite && grepl("^returned (NA|NaN|Inf|-Inf)( |;)", f$message)) return(TRUE)
+  abort("`", f$fun, "` ", failure_rule(f$message))
 }
 
 # an R error's message reads "failed: <message>"; a broken rule (from C)

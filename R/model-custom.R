@@ -212,11 +212,16 @@ check_user_values.sgld_model_custom <- function(model, w, arg) {
   f <- model$transform$to_sampler
   if (is.null(f)) return(invisible())
   for (i in seq_len(nrow(w))) {
-    v <- tryCatch(f(as.double(w[i, ])), error = function(e)
+    # its warnings (log(-1): NaNs produced) would only repeat the error below
+    v <- tryCatch(suppressWarnings(f(as.double(w[i, ]))), error = function(e)
       abort("`", arg, "`: transform$to_sampler failed on row ", i, ": ", conditionMessage(e)))
-    if (!is.numeric(v) || length(v) != model$d || any(!is.finite(v)))
+    if (!is.numeric(v) || length(v) != model$d)
+      abort("`transform$to_sampler` must return a numeric vector of length ", model$d,
+            ", not ", describe(v), ".")
+    bad <- which(!is.finite(v))
+    if (length(bad))
       abort("`", arg, "`: row ", i, " is outside the parameter space (transform$to_sampler ",
-            "gives ", describe(v), ").")
+            "gives ", format(v[bad[1]]), " at position ", bad[1], ").")
   }
   invisible()
 }
