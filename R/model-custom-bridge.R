@@ -1,12 +1,13 @@
 # The R half of the bridge between the engine and model_custom()'s functions
 # (the C half is src/model_r.c).
 #
-# The engine calls one "caller" per function. A caller builds the minibatch
-# from 1-based row indices (NULL: all rows), calls the user's function, and
-# catches what must not escape into C: an error or an interrupt is recorded
-# in the model's `bridge` environment and the caller returns the bridge
-# itself, which C recognises as "failed"; warnings are muffled and counted
-# there, to be re-issued when the engine returns (report_callbacks()).
+# The engine calls one "caller" per function, in a top-level context of its
+# own (R_ToplevelExec). A caller builds the minibatch from 1-based row indices
+# (NULL: all rows) and calls the user's function. Its calling handlers record
+# an error or an interrupt in the model's `bridge` environment and leave by
+# the abort restart, which ends silently at that top level, where C finds the
+# record; warnings are muffled and counted there, to be re-issued when the
+# engine returns (report_callbacks()).
 
 make_callers <- function(model) {
   take <- batch_taker(model$data)
@@ -35,16 +36,16 @@ data_caller <- function(f, name, take, bridge) {
   force(take)
   on_warning <- warning_collector(name, bridge)
   failed <- failure_recorder(name, bridge)
-  function(w, idx) tryCatch(withCallingHandlers(f(w, take(idx)), warning = on_warning),
-                            error = failed, interrupt = failed)
+  function(w, idx) withCallingHandlers(f(w, take(idx)), warning = on_warning,
+                                       error = failed, interrupt = failed)
 }
 
 prior_caller <- function(f, name, bridge) {
   if (is.null(f)) return(NULL)
   on_warning <- warning_collector(name, bridge)
   failed <- failure_recorder(name, bridge)
-  function(w) tryCatch(withCallingHandlers(f(w), warning = on_warning),
-                       error = failed, interrupt = failed)
+  function(w) withCallingHandlers(f(w), warning = on_warning, error = failed,
+                                  interrupt = failed)
 }
 
 failure_recorder <- function(name, bridge) {
@@ -53,7 +54,7 @@ failure_recorder <- function(name, bridge) {
   function(e) {
     bridge$failure <- list(fun = name, message = conditionMessage(e),
                            interrupt = inherits(e, "interrupt"))
-    bridge
+    invokeRestart("abort")
   }
 }
 
@@ -63,9 +64,10 @@ failure_recorder <- function(name, bridge) {
 warning_collector <- function(name, bridge) {
   force(name)
   force(bridge)
+  failed <- failure_recorder(name, bridge)
   function(w) {
     if (getOption("warn", 0) >= 2)
-      stop("(converted from warning) ", conditionMessage(w), call. = FALSE)
+      failed(simpleError(paste("(converted from warning)", conditionMessage(w))))
     msg <- paste0("`", name, "`: ", conditionMessage(w))
     seen <- bridge$warnings
     if (msg %in% names(seen)) {

@@ -4,16 +4,18 @@
  * The R side hands over one "caller" per function, made by model_custom():
  * callers of the data functions take (w, idx) with 1-based row indices (NULL
  * for all rows) and build the minibatch themselves; the prior callers take
- * (w). Each caller already catches errors and interrupts in the user's code
- * (recording what happened in the model's `bridge` environment) and returns
- * the bridge itself in place of a value, so a failure is one pointer
- * comparison here.
+ * (w).
  *
- * Nothing may jump out of the driver, so every call also runs under
- * R_ToplevelExec, which stops any jump the callers cannot catch (an abort
- * restart, a stack overflow, ...). The price is that handlers set around the
- * sampler call do not see conditions raised inside the callbacks; the callers
- * collect warnings themselves and the R side re-issues them after the run.
+ * Nothing may jump out of the driver, so every call runs under
+ * R_ToplevelExec, which stops any jump. A caller's calling handlers record an
+ * error or an interrupt in the user's code (in the model's `bridge`
+ * environment) and leave by the abort restart, which ends at that top level
+ * without printing anything: one handler frame per call, several times
+ * cheaper than tryCatch(). A jump with nothing recorded is one the callers
+ * could not see (the user's own abort restart, a stack overflow). The price
+ * of the top level is that handlers set around the sampler call do not see
+ * conditions raised inside the callbacks; the callers collect warnings
+ * themselves and the R side re-issues them after the run.
  *
  * After the first failure every function is a no-op and failed() says so;
  * the driver then stops the run and keeps the draws made so far. Every value
@@ -36,7 +38,7 @@ static const char *const fun_names[N_FUNS] = {"grad_loglik", "loglik", "grad_log
 typedef struct r_model {
   int d;
   R_xlen_t n;
-  SEXP bridge;          /* environment; also the callers' "I failed" answer */
+  SEXP bridge;          /* environment where the callers record failures */
   SEXP call[N_FUNS];    /* caller(w, idx) or caller(w); R_NilValue if not given */
   SEXP holder;          /* list of one: the latest result, reachable while checked */
   SEXP idx;             /* integer row indices, reused while the batch size stays */
@@ -111,18 +113,16 @@ static SEXP call_r(r_model *R, int f, const double *w, SEXP rows) {
   SETCADR(call, R_NilValue);
   if (f == F_GRAD_LOGLIK || f == F_LOGLIK) SETCADDR(call, R_NilValue);
   if (!finished) {
-    fail(R, f, "was left by a jump that skipped its error handling (e.g. an abort restart "
-               "or a stack overflow)");
-    return NULL;
-  }
-  SEXP res = VECTOR_ELT(R->holder, 0);
-  if (res == R->bridge) {          /* the caller caught an error or an interrupt */
     SEXP rec = findVarInFrame(R->bridge, install("failure"));
-    int interrupted = TYPEOF(rec) == VECSXP && asLogical(list_elt(rec, "interrupt")) == TRUE;
-    R->status = interrupted ? MODEL_INTERRUPTED : MODEL_FAILED;
+    if (TYPEOF(rec) == VECSXP)     /* the caller recorded an error or an interrupt */
+      R->status = asLogical(list_elt(rec, "interrupt")) == TRUE ? MODEL_INTERRUPTED
+                                                                 : MODEL_FAILED;
+    else
+      fail(R, f, "was left by a jump that skipped its error handling (e.g. an abort restart "
+                 "or a stack overflow)");
     return NULL;
   }
-  return res;
+  return VECTOR_ELT(R->holder, 0);
 }
 
 static const char *what_type(SEXP x) {
