@@ -180,14 +180,7 @@ test_that("an interrupt in a child R process returns the draws made so far", {
     list(fit = fit, warnings = warnings)
   }, args = list(flag = flag))
   on.exit(child$kill(), add = TRUE)
-  deadline <- Sys.time() + 60
-  while (!file.exists(flag) && Sys.time() < deadline) Sys.sleep(0.1)
-  Sys.sleep(2)                       # well into the billion iterations
-  expect_true(child$is_alive())
-  child$interrupt()
-  child$wait(30000)
-  expect_false(child$is_alive())
-  out <- child$get_result()
+  out <- interrupt_child(child, flag, settle = 2)   # well into the billion iterations
   fit <- out$fit
   expect_true(all(fit$status %in% c("interrupted", "not run")))
   expect_true(any(fit$status == "interrupted"))
