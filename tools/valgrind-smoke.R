@@ -47,3 +47,26 @@ f <- sgld(mi, lr = 1e-5, batch_size = 20, iter = 300, chains = 2, threads = 2,
           diagnostics = diagnostics_every(100))
 f <- mala(mi, lr = 1e-5, iter = 100, init = f$last[1, ])
 print(ica_instability(f))
+# model_custom(): R callbacks from the driver, with a transform, a data frame
+# batch, MALA, control variates, diagnostics and a failing function
+lin <- handout[1:300, ]
+cg <- function(w, batch) {
+  r <- batch$y - w[1] - w[2] * batch$x
+  c(exp(-w[3]) * c(sum(r), sum(r * batch$x)), -nrow(batch) / 2 + exp(-w[3]) * sum(r^2) / 2)
+}
+cl <- function(w, batch)
+  -nrow(batch) * w[3] / 2 - exp(-w[3]) * sum((batch$y - w[1] - w[2] * batch$x)^2) / 2
+mc <- model_custom(lin, cg, function(w) -w / 100, loglik = cl,
+                   logprior = function(w) -sum(w^2) / 200, names = c("b0", "b1", "sigma2"),
+                   transform = list(to_user = function(w) c(w[1:2], exp(w[3])),
+                                    to_sampler = function(v) c(v[1:2], log(v[3]))),
+                   init = c(0, 0, 1))
+f <- sgld(mc, lr = 1e-5, batch_size = 10, iter = 300, chains = 2, threads = 2,
+          diagnostics = diagnostics_every(100), monitor = monitor_every(100))
+f <- psgld(mc, lr = 1e-4, batch_size = 10, iter = 200, control_variates = TRUE)
+f <- mala(mc, lr = 1e-5, iter = 100)
+print(summary(f)$statistics[1, 1])
+bad <- model_custom(lin, function(w, batch) if (nrow(batch) > 5) w[1] else cg(w, batch),
+                    function(w) -w / 100, d = 3)
+f <- tryCatch(sgld(bad, lr = 1e-5, batch_size = 10, iter = 100), sgld_model_error = function(e) e$fit)
+print(f$status)

@@ -58,3 +58,17 @@ rwm <- function(model, start, S, iter, scale = 2.38 / sqrt(length(start))) {
   }
   structure(out, acceptance = accepted / iter)
 }
+
+# Interrupts a callr::r_bg() child `settle` seconds after it has written the
+# file `flag` (the run under test is then under way), as Ctrl-C would, and
+# returns what the child returned.
+interrupt_child <- function(child, flag, settle) {
+  deadline <- Sys.time() + 60
+  while (!file.exists(flag) && Sys.time() < deadline) Sys.sleep(0.1)
+  Sys.sleep(settle)
+  expect_true(child$is_alive())
+  child$interrupt()
+  child$wait(30000)
+  expect_false(child$is_alive())
+  child$get_result()
+}

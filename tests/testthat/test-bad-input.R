@@ -9,7 +9,10 @@ bad_input_fixtures <- function() {
   fit <- sgld(m, lr = 1e-4, batch_size = 5, iter = 200)
   list(df = df, m = m, X = cbind(1, df$x), fit = fit,
        lg = model_logistic(g ~ x, data = df),
-       ica = model_ica(cbind(df$x, df$y)))
+       ica = model_ica(cbind(df$x, df$y)),
+       gl = function(w, batch) -nrow(batch) * w, gp = function(w) -w,
+       cm = model_custom(cbind(1, df$x), function(w, batch) -nrow(batch) * w, function(w) -w,
+                         d = 2))
 }
 
 bad_calls <- list(
@@ -35,6 +38,25 @@ bad_calls <- list(
   list(quote(model_ica(matrix(1:10, 10, 1))), "`X` must have at least two columns"),
   list(quote(model_ica(cbind(df$x, 1))), "`X` has a constant column \\(2\\)"),
   list(quote(model_ica(cbind(df$x, c(NA, df$y[-1])))), "`X` must be finite"),
+  list(quote(model_custom(list(1), gl, gp, d = 1)), "`data` must be a matrix or a data frame, one row per data item"),
+  list(quote(model_custom(X[0, ], gl, gp, d = 1)), "`data` has no rows"),
+  list(quote(model_custom(X, gl, gp)), "give the number of parameters: `d` or `names`"),
+  list(quote(model_custom(X, "f", gp, d = 2)), "`grad_loglik` must be a function or NULL, not \"f\""),
+  list(quote(model_custom(X, NULL, gp, d = 2)), "`grad_loglik` must be a function \\(it may be NULL only when `loglik` is given"),
+  list(quote(model_custom(X, gl, NULL, d = 2)), "`grad_logprior` must be a function \\(it may be NULL only when `logprior` is given"),
+  list(quote(model_custom(X, gl, gp, loglik = 1, d = 2)), "`loglik` must be a function or NULL"),
+  list(quote(model_custom(X, gl, gp, d = 2, n = 10)), "`n` must be the number of rows of `data` \\(30\\), not 10"),
+  list(quote(model_custom(X, gl, gp, d = 0)), "`d` must be a whole number between 1"),
+  list(quote(model_custom(X, gl, gp, d = 2, names = "a")), "`names` must be 2 non-empty names"),
+  list(quote(model_custom(X, gl, gp, names = c("a", "a"))), "`names` must be distinct; 'a' appears twice"),
+  list(quote(model_custom(X, gl, gp, d = 2, transform = exp)), "`transform` must be NULL or list\\(to_user = , to_sampler = \\)"),
+  list(quote(model_custom(X, gl, gp, d = 2, init = 1)), "`init` must be NULL or a finite numeric vector of length 2"),
+  list(quote(model_custom(X, gl, gp, d = 2, transform = list(to_user = exp, to_sampler = exp), init = c(1, 1))),
+       "`transform`: to_user\\(to_sampler\\(init\\)\\) does not give `init` back"),
+  list(quote(model_custom(X, gl, gp, d = 2, transform = list(to_user = function(w) w[1], to_sampler = identity))),
+       "`transform\\$to_user` must return a numeric vector of length 2"),
+  list(quote(mala(cm, lr = 1e-4)), "mala\\(\\) needs the log densities of the model, but model_custom\\(\\) was given no `loglik` and `logprior`"),
+  list(quote(sgld(cm, lr = 1e-4, monitor = monitor_every(10))), "`monitor` needs the log densities of the model, but model_custom\\(\\) was given no `loglik`"),
   # priors
   list(quote(prior_normal(0, -1)), "`sd` must be positive and finite"),
   list(quote(prior_normal("a", 1)), "`mean` must be a numeric vector of finite values"),
@@ -158,14 +180,7 @@ test_that("an interrupt in a child R process returns the draws made so far", {
     list(fit = fit, warnings = warnings)
   }, args = list(flag = flag))
   on.exit(child$kill(), add = TRUE)
-  deadline <- Sys.time() + 60
-  while (!file.exists(flag) && Sys.time() < deadline) Sys.sleep(0.1)
-  Sys.sleep(2)                       # well into the billion iterations
-  expect_true(child$is_alive())
-  child$interrupt()
-  child$wait(30000)
-  expect_false(child$is_alive())
-  out <- child$get_result()
+  out <- interrupt_child(child, flag, settle = 2)   # well into the billion iterations
   fit <- out$fit
   expect_true(all(fit$status %in% c("interrupted", "not run")))
   expect_true(any(fit$status == "interrupted"))
