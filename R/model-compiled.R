@@ -1,0 +1,140 @@
+#' Models written in C by other packages
+#'
+#' Wraps a model compiled in another package, so that every sampler of sgld
+#' ([sgld()], [sgd()], [mala()], [posterior_mode()], [log_posterior()], ...)
+#' runs it at the speed of a built-in model, with chains in parallel threads
+#' (`threads`) if asked. The other package fills a table of C functions (log
+#' likelihood and log prior with their gradients, over its own data) and
+#' hands it to sgld through the C function `sgld_model_pointer()` of the
+#' header `sgld_model.h`, which returns the external pointer this function
+#' takes.
+#'
+#' @section Writing a compiled model:
+#' The header is installed with sgld, in
+#' `system.file("include", "sgld_model.h", package = "sgld")`, and documents
+#' every field of the table and the rules its functions follow (above all:
+#' thread-safe, no R API, gradients added into their output, 0-based item
+#' indices). A package that defines a model has `LinkingTo: sgld` and
+#' `Imports: sgld` in its DESCRIPTION. A complete example, Bayesian Poisson
+#' regression, is in `system.file("examples", "sgldpoisson", package = "sgld")`.
+#'
+#' A compiled model lives in one R session: an object saved with [saveRDS()]
+#' and read back has lost its pointer, and using it is an error that says so.
+#'
+#' @section The two scales:
+#' The C functions see the unconstrained parameters \eqn{w} that the samplers
+#' move. Draws, `init` and the `init` of the samplers are on the user's scale
+#' \eqn{\theta}, which is \eqn{w} itself unless `transform` says otherwise.
+#' With a transformation, the log prior of the C code must include its log
+#' Jacobian: it is the density of \eqn{w}, not of \eqn{\theta}.
+#'
+#' @param pointer An external pointer returned by `sgld_model_pointer()` in C.
+#' @param n,d Optional: the number of data items and of parameters, checked
+#'   against the compiled model's own (which are used when not given).
+#' @param names Parameter names on the user's scale: `NULL` for `theta1`,
+#'   `theta2`, ..., or a character vector of length `d` without duplicates.
+#' @param transform `NULL` when the user's scale is the sampler's, or a list of
+#'   two functions `to_user(w)` and `to_sampler(theta)`, each taking and
+#'   returning a numeric vector of length `d` (applied to one draw at a time).
+#' @param init The default starting values on the user's scale, a finite
+#'   numeric vector of length `d`; `NULL` for the point \eqn{w = 0}.
+#' @return An object of class `sgld_model_compiled` (and `sgld_model_custom`,
+#'   `sgld_model`) to pass to the samplers.
+#' @examples
+#' # where the header and the example plug-in package are
+#' system.file("include", "sgld_model.h", package = "sgld")
+#' system.file("examples", "sgldpoisson", package = "sgld")
+#' # a pointer that was not made by sgld_model_pointer() is refused
+#' try(model_compiled(NULL))
+#' @export
+model_compiled <- function(pointer, n = NULL, d = NULL, names = NULL, transform = NULL,
+                           init = NULL) {
+  info <- .Call(C_sgld_compiled_info, pointer)
+  if (is.character(info))
+    abort("`pointer` ", info,
+          if (typeof(pointer) != "externalptr") paste0(", not ", describe(pointer)), ".")
+  d_model <- as.integer(info[1])
+  n_model <- info[2]
+  if (!is.null(n)) {
+    check_count(n, "n", lower = 1)
+    if (n != n_model)
+      abort("`n` is ", format(n, big.mark = ","), " but the compiled model has ",
+            format(n_model, big.mark = ","), " data items.")
+  }
+  if (!is.null(d)) {
+    check_count(d, "d", lower = 1)
+    if (d != d_model)
+      abort("`d` is ", d, " but the compiled model has ", d_model, " parameters.")
+  }
+  d <- d_model
+  names <- check_parameter_names(names, d)
+  check_transform(transform, d)
+  if (is.null(init)) {
+    init <- if (is.null(transform)) numeric(d) else transform$to_user(numeric(d))
+    if (!is.numeric(init) || length(init) != d || any(!is.finite(init)))
+      abort("`transform`: to_user(w) must return a finite numeric vector of length ", d,
+            " at w = 0 (the default start); give `init` instead.")
+  } else if (!is.numeric(init) || is.object(init) || length(init) != d || any(!is.finite(init))) {
+    abort("`init` must be NULL or a finite numeric vector of length ", d, ", not ",
+          describe(init), ".")
+  }
+  structure(list(
+    type = "compiled", pointer = pointer, d = d_model, n = n_model,
+    names = names,
+    sampler_names = if (is.null(transform)) names else paste0("w_", names),
+    transform = transform,
+    default_init = as.double(init)
+  ), class = c("sgld_model_compiled", "sgld_model_custom", "sgld_model"))
+}
+
+check_parameter_names <- function(names, d) {
+  if (is.null(names)) return(paste0("theta", seq_len(d)))
+  if (!is.character(names) || length(names) != d || anyNA(names) || any(names == ""))
+    abort("`names` must be NULL or ", d, " non-empty strings, not ", describe(names), ".")
+  if (anyDuplicated(names))
+    abort("`names` must not repeat a name; '", names[anyDuplicated(names)], "' is there twice.")
+  names
+}
+
+check_transform <- function(transform, d) {
+  if (is.null(transform)) return(invisible())
+  if (!is.list(transform) || is.object(transform) ||
+      !all(c("to_user", "to_sampler") %in% names(transform)) ||
+      !is.function(transform$to_user) || !is.function(transform$to_sampler))
+    abort("`transform` must be NULL or a list of two functions, `to_user` and ",
+          "`to_sampler`; not ", describe(transform), ".")
+  invisible()
+}
+
+#' @export
+print.sgld_model_compiled <- function(x, ...) {
+  cat("Compiled model: ", format(x$n, big.mark = ","), " data items, ", x$d, " parameter",
+      if (x$d > 1) "s", " (", paste(x$names, collapse = ", "), ")\n", sep = "")
+  if (!is.null(x$transform)) cat("Sampled on a transformed scale (`transform`)\n")
+  invisible(x)
+}
+
+# ---- the two scales, until model_custom()'s methods serve this class --------
+# (they read the same fields: transform, names, d, default_init)
+
+to_user_scale.sgld_model_compiled <- function(model, w) {
+  map_rows(w, model$transform$to_user, model$d, "to_user")
+}
+
+to_sampler_scale.sgld_model_compiled <- function(model, w) {
+  map_rows(w, model$transform$to_sampler, model$d, "to_sampler")
+}
+
+check_user_values.sgld_model_compiled <- function(model, w, arg) invisible()
+
+map_rows <- function(w, f, d, what) {
+  if (is.null(f)) return(w)
+  for (i in seq_len(nrow(w))) {
+    v <- f(w[i, ])
+    if (!is.numeric(v) || length(v) != d)
+      abort("`transform`: ", what, "() must return a numeric vector of length ", d, ", not ",
+            describe(v), ".")
+    w[i, ] <- v
+  }
+  w
+}
