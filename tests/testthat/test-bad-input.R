@@ -35,6 +35,9 @@ bad_calls <- list(
   list(quote(model_ica(matrix(1:10, 10, 1))), "`X` must have at least two columns"),
   list(quote(model_ica(cbind(df$x, 1))), "`X` has a constant column \\(2\\)"),
   list(quote(model_ica(cbind(df$x, c(NA, df$y[-1])))), "`X` must be finite"),
+  list(quote(model_compiled(NULL)), "`pointer` must be an external pointer made by sgld_model_pointer\\(\\) in compiled code, not NULL"),
+  list(quote(model_compiled(1:3)), "`pointer` must be an external pointer .* not an integer vector of length 3"),
+  list(quote(model_compiled(sgld:::C_sgld_run$address)), "`pointer` is an external pointer, but not one made by sgld_model_pointer\\(\\)"),
   # priors
   list(quote(prior_normal(0, -1)), "`sd` must be positive and finite"),
   list(quote(prior_normal("a", 1)), "`mean` must be a numeric vector of finite values"),
