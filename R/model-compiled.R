@@ -114,6 +114,13 @@ print.sgld_model_compiled <- function(x, ...) {
   invisible(x)
 }
 
+# The public table has no held-out metrics, so a monitor can follow only the
+# training log joint.
+held_out_model.sgld_model_compiled <- function(model, newdata) {
+  abort("`monitor`: a compiled model has no held-out metrics; use monitor_every() ",
+        "without `newdata` to follow the log joint probability.")
+}
+
 # ---- the two scales, until model_custom()'s methods serve this class --------
 # (they read the same fields: transform, names, d, default_init)
 

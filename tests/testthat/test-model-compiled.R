@@ -195,6 +195,8 @@ test_that("compiled models refuse bad pointers, mismatched sizes and stale objec
   expect_error(model_compiled(m$pointer, init = c(1, NA, 2)), "`init` must be NULL or a finite numeric vector of length 3")
   expect_error(model_compiled(m$pointer, transform = list(to_user = exp)),
                "`transform` must be NULL or a list of two functions")
+  expect_error(sgld(m, lr = 1e-4, iter = 100, monitor = monitor_every(10, newdata = dat)),
+               "`monitor`: a compiled model has no held-out metrics")
   # an object whose d was changed by hand would size the run's buffers wrongly
   bad <- m
   bad$d <- 2L
