@@ -23,8 +23,10 @@
 #'
 #' @section The two scales:
 #' The C functions see the unconstrained parameters \eqn{w} that the samplers
-#' move. Draws, `init` and the `init` of the samplers are on the user's scale
-#' \eqn{\theta}, which is \eqn{w} itself unless `transform` says otherwise.
+#' move. Draws, the `init` here and the samplers' `init` are on the user's
+#' scale \eqn{\theta}, which is \eqn{w} itself unless `transform` says
+#' otherwise; then draws on the sampler's scale
+#' (`as.matrix(fit, scale = "sampler")`) are named `w_` and the user's name.
 #' With a transformation, the log prior of the C code must include its log
 #' Jacobian: it is the density of \eqn{w}, not of \eqn{\theta}.
 #'

@@ -76,7 +76,7 @@ static const char *pointer_problem(SEXP ptr) {
   return NULL;
 }
 
-/* through memcpy: a raw vector's bytes promise no alignment for the struct */
+/* by memcpy, so the read does not depend on how R aligns a raw vector's bytes */
 static sgld_model_table pointer_table(SEXP ptr) {
   sgld_model_table t;
   memcpy(&t, R_ExternalPtrAddr(ptr), sizeof t);
