@@ -26,10 +26,11 @@ continuation <- function(fit, model, chains, rule) {
   if (nrow(st$w) != chains)
     abort("`init`: the fit to continue has ", nrow(st$w), " chain", if (nrow(st$w) > 1) "s",
           "; set `chains = ", nrow(st$w), "`.")
-  bad <- which(fit$status == "diverged")
+  bad <- which(fit$status %in% c("diverged", "failed"))
   if (length(bad))
     abort("`init`: chain", if (length(bad) > 1) "s", " ", paste(bad, collapse = ", "),
-          " of the fit diverged and cannot be continued; start afresh, e.g. from ",
+          " of the fit ", if (all(fit$status[bad] == "failed")) "failed" else "diverged",
+          " and cannot be continued; start afresh, e.g. from ",
           "`init = fit$last`, with a smaller learning rate.")
   list(w = unname(st$w), t_offset = st$iteration, state_init = as.double(st$update),
        rng_init = st$rng)

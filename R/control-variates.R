@@ -27,6 +27,7 @@ posterior_mode <- function(model, init = NULL, maxit = 1000, covariance = FALSE)
   check_model(model)
   check_count(maxit, "maxit", lower = 1)
   check_flag(covariance, "covariance")
+  check_densities(model, "posterior_mode()")
   w0 <- resolve_init(model, init, 1)[1, ]
   # optim() asks for the value and the gradient at the same point separately;
   # one C call gives both, so keep the last one
@@ -35,6 +36,7 @@ posterior_mode <- function(model, init = NULL, maxit = 1000, covariance = FALSE)
   eval_at <- function(w) {
     if (!identical(w, last_w)) {
       last <<- .Call(C_sgld_model_eval, model, as.double(w))
+      stop_on_failure(model)
       last_w <<- w
     }
     last
@@ -113,6 +115,7 @@ stochastic_gradients <- function(model, at, batch_size = 100, times = 1000,
   out <- .Call(C_sgld_gradient_draws, model, list(
     w = w, batch_size = batch_size, times = times, replace = as.integer(replace),
     cv_mode = resolve_control_variates(control_variates, model)))
+  stop_on_failure(model)
   colnames(out) <- model$sampler_names
   out
 }

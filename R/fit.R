@@ -24,7 +24,8 @@
 #'     random streams; `iteration`, the iteration each chain reached; `rule`.}
 #'   \item{rule}{the update rule, e.g. `"SGLD"`, `"pSGLD (RMSprop preconditioner)"`.}
 #'   \item{status}{per chain: `"done"`, `"diverged"` (a non-finite parameter or
-#'     gradient), `"interrupted"` or `"not run"`; `stop_iter` gives the
+#'     gradient), `"interrupted"`, `"failed"` (a function of a
+#'     [model_custom()] failed) or `"not run"`; `stop_iter` gives the
 #'     iteration at which a chain stopped early.}
 #'   \item{clipped}{per chain, how many iterations had their gradient clipped.}
 #'   \item{monitor}{with [monitor_every()], a data frame of the log joint
@@ -37,7 +38,7 @@
 #' @name sgld_fit
 NULL
 
-status_labels <- c("done", "diverged", "diverged", "interrupted", "not run")
+status_labels <- c("done", "diverged", "diverged", "interrupted", "not run", "failed")
 
 new_sgld_fit <- function(res, model, settings, lr, method, call, time,
                          rule = plain_rule("SGLD")) {
@@ -107,7 +108,8 @@ new_sgld_fit <- function(res, model, settings, lr, method, call, time,
     call = call,
     time = time
   ), class = "sgld_fit")
-  warn_stopped(fit, settings$regular)
+  # a failed model function is an error, raised by the caller with this fit
+  if (!any(status == "failed")) warn_stopped(fit, settings$regular)
   fit
 }
 

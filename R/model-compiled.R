@@ -33,8 +33,9 @@
 #' @param pointer An external pointer returned by `sgld_model_pointer()` in C.
 #' @param n,d Optional: the number of data items and of parameters, checked
 #'   against the compiled model's own (which are used when not given).
-#' @param names Parameter names on the user's scale: `NULL` for `theta1`,
-#'   `theta2`, ..., or a character vector of length `d` without duplicates.
+#' @param names Parameter names on the user's scale: `NULL` for `w1`, `w2`,
+#'   ... (as in [model_custom()]), or a character vector of length `d` without
+#'   duplicates.
 #' @param transform `NULL` when the user's scale is the sampler's, or a list of
 #'   two functions `to_user(w)` and `to_sampler(theta)`, each taking and
 #'   returning a numeric vector of length `d` (applied to one draw at a time).
@@ -68,44 +69,16 @@ model_compiled <- function(pointer, n = NULL, d = NULL, names = NULL, transform 
     if (d != d_model)
       abort("`d` is ", d, " but the compiled model has ", d_model, " parameters.")
   }
-  d <- d_model
-  names <- check_parameter_names(names, d)
-  check_transform(transform, d)
-  if (is.null(init)) {
-    init <- if (is.null(transform)) numeric(d) else transform$to_user(numeric(d))
-    if (!is.numeric(init) || length(init) != d || any(!is.finite(init)))
-      abort("`transform`: to_user(w) must return a finite numeric vector of length ", d,
-            " at w = 0 (the default start); give `init` instead.")
-  } else if (!is.numeric(init) || is.object(init) || length(init) != d || any(!is.finite(init))) {
-    abort("`init` must be NULL or a finite numeric vector of length ", d, ", not ",
-          describe(init), ".")
-  }
-  structure(list(
+  if (is.null(names)) names <- paste0("w", seq_len(d_model))
+  check_parameter_names(names, d_model)
+  model <- structure(list(
     type = "compiled", pointer = pointer, d = d_model, n = n_model,
     names = names,
     sampler_names = if (is.null(transform)) names else paste0("w_", names),
-    transform = transform,
-    default_init = as.double(init)
+    transform = check_transform(transform)
   ), class = c("sgld_model_compiled", "sgld_model_custom", "sgld_model"))
-}
-
-check_parameter_names <- function(names, d) {
-  if (is.null(names)) return(paste0("theta", seq_len(d)))
-  if (!is.character(names) || length(names) != d || anyNA(names) || any(names == ""))
-    abort("`names` must be NULL or ", d, " non-empty strings, not ", describe(names), ".")
-  if (anyDuplicated(names))
-    abort("`names` must not repeat a name; '", names[anyDuplicated(names)], "' is there twice.")
-  names
-}
-
-check_transform <- function(transform, d) {
-  if (is.null(transform)) return(invisible())
-  if (!is.list(transform) || is.object(transform) ||
-      !all(c("to_user", "to_sampler") %in% names(transform)) ||
-      !is.function(transform$to_user) || !is.function(transform$to_sampler))
-    abort("`transform` must be NULL or a list of two functions, `to_user` and ",
-          "`to_sampler`; not ", describe(transform), ".")
-  invisible()
+  model$default_init <- custom_init(model, init)
+  model
 }
 
 #' @export
@@ -117,33 +90,12 @@ print.sgld_model_compiled <- function(x, ...) {
 }
 
 # The public table has no held-out metrics, so a monitor can follow only the
-# training log joint.
+# training log joint. (The scales are model_custom()'s methods: they read the
+# same transform, names, d and default_init.)
 held_out_model.sgld_model_compiled <- function(model, newdata) {
   abort("`monitor`: a compiled model has no held-out metrics; use monitor_every() ",
         "without `newdata` to follow the log joint probability.")
 }
 
-# ---- the two scales, until model_custom()'s methods serve this class --------
-# (they read the same fields: transform, names, d, default_init)
-
-to_user_scale.sgld_model_compiled <- function(model, w) {
-  map_rows(w, model$transform$to_user, model$d, "to_user")
-}
-
-to_sampler_scale.sgld_model_compiled <- function(model, w) {
-  map_rows(w, model$transform$to_sampler, model$d, "to_sampler")
-}
-
-check_user_values.sgld_model_compiled <- function(model, w, arg) invisible()
-
-map_rows <- function(w, f, d, what) {
-  if (is.null(f)) return(w)
-  for (i in seq_len(nrow(w))) {
-    v <- f(w[i, ])
-    if (!is.numeric(v) || length(v) != d)
-      abort("`transform`: ", what, "() must return a numeric vector of length ", d, ", not ",
-            describe(v), ".")
-    w[i, ] <- v
-  }
-  w
-}
+# the table always has both log densities (sgld_model_pointer() refuses NULL)
+check_densities.sgld_model_compiled <- function(model, what) invisible()

@@ -132,7 +132,9 @@ log_posterior <- function(model, w) {
   if (!is.numeric(w) || length(w) != model$d || any(!is.finite(w)))
     abort("`w` must be a finite numeric vector of length ", model$d, " (",
           paste(model$sampler_names, collapse = ", "), ").")
+  check_densities(model, "log_posterior()")
   r <- .Call(C_sgld_model_eval, model, as.double(w))
+  stop_on_failure(model)
   names(r$grad_loglik) <- names(r$grad_logprior) <- model$sampler_names
   list(loglik = r$loglik, logprior = r$logprior, logpost = r$loglik + r$logprior,
        grad_loglik = r$grad_loglik, grad_logprior = r$grad_logprior,

@@ -63,7 +63,9 @@
 #'   probability and held-out metrics during the run (in `fit$monitor`).
 #' @param threads Number of threads to run chains in parallel (OpenMP); the
 #'   default is `getOption("sgld.threads", 1)`. The draws are identical for
-#'   any number of threads.
+#'   any number of threads. Models written in R functions ([model_custom()])
+#'   run their chains one after the other whatever `threads` says, as R is
+#'   single-threaded.
 #' @return An object of class `sgld_fit`; see [sgld_fit].
 #' @section Reproducibility:
 #' The engine's generator is seeded from R's, so `set.seed()` before the call
@@ -227,8 +229,11 @@ run_sampler <- function(model, lr, batch_size, iter, burnin, thin, temperature, 
   start <- proc.time()[["elapsed"]]
   res <- .Call(C_sgld_run, model, settings)
   elapsed <- proc.time()[["elapsed"]] - start
-  new_sgld_fit(res, model = model, settings = settings, lr = settings$lr, method = method,
-               call = call, time = elapsed, rule = rule)
+  failure <- report_callbacks(model)
+  fit <- new_sgld_fit(res, model = model, settings = settings, lr = settings$lr,
+                      method = method, call = call, time = elapsed, rule = rule)
+  if (any(fit$status == "failed")) stop(model_error(fit, failure))
+  fit
 }
 
 # Every argument checked, and resolved into the plain list the C driver reads.
@@ -249,6 +254,9 @@ run_settings <- function(model, lr, batch_size, iter, burnin, thin, temperature,
   check_count(chains, "chains", lower = 1, upper = 1000)
   check_flag(replace, "replace")
   check_count(threads, "threads", lower = 1, upper = 1024)
+  if (mala) check_densities(model, "mala()")
+  if (!is.null(diagnostics)) check_densities(model, "`diagnostics`")
+  if (!is.null(monitor)) check_densities(model, "`monitor`")
   if (!is.null(clip) && !inherits(clip, "sgld_clip"))
     abort("`clip` must be NULL, clip_norm() or clip_value(), not ", describe(clip), ".")
   if (collect$capacity * d * chains > 2^31)

@@ -43,6 +43,8 @@ const double *cv_gradient(const sgld_model *model, const double *mode) {
     for (R_xlen_t k = 0; k < len; k++) chunk[k] = start + k;
     model->grad_loglik(model->data, mode, chunk, (int) len, G, work);
   }
+  /* a model that failed reports why itself, through the driver */
+  if (model->failed && model->failed(model->data) != MODEL_OK) return G;
   for (int j = 0; j < model->d; j++)
     if (!R_FINITE(G[j])) error("the likelihood gradient at the control-variate mode is not finite");
   return G;

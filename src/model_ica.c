@@ -118,5 +118,7 @@ sgld_model model_ica_build(SEXP spec) {
   m.n_metrics = 1;
   m.metrics = ica_metrics;
   m.work_size = ica_work_size(I->D);
+  m.failed = NULL;
+  m.main_thread_only = 0;
   return m;
 }

@@ -186,5 +186,7 @@ sgld_model model_linear_build(SEXP spec) {
   m.n_metrics = 2;
   m.metrics = linear_metrics;
   m.work_size = (size_t) L->p;
+  m.failed = NULL;
+  m.main_thread_only = 0;
   return m;
 }

@@ -202,5 +202,7 @@ sgld_model model_logistic_build(SEXP spec) {
   m.n_metrics = 2;
   m.metrics = logistic_metrics;
   m.work_size = 0;
+  m.failed = NULL;
+  m.main_thread_only = 0;
   return m;
 }

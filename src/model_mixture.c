@@ -91,5 +91,7 @@ sgld_model model_mixture_build(SEXP spec) {
   m.n_metrics = 1;
   m.metrics = mixture_metrics;
   m.work_size = 0;
+  m.failed = NULL;
+  m.main_thread_only = 0;
   return m;
 }

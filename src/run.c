@@ -26,7 +26,7 @@
 #endif
 
 enum { STATUS_DONE = 0, STATUS_NONFINITE_PARAMETER = 1, STATUS_NONFINITE_GRADIENT = 2,
-       STATUS_INTERRUPTED = 3, STATUS_NOT_RUN = 4 };
+       STATUS_INTERRUPTED = 3, STATUS_NOT_RUN = 4, STATUS_MODEL_FAILED = 5 };
 
 /* ----------------------------------------------------------- tables -- */
 
@@ -37,6 +37,7 @@ static const model_entry model_table[] = {
   {"mixture", model_mixture_build},
   {"ica", model_ica_build},
   {"compiled", model_compiled_build},
+  {"r", model_r_build},
 };
 
 typedef struct { const char *name; const sgld_update *rule; } update_entry;
@@ -149,6 +150,21 @@ static int on_main_thread(void) {
 #endif
 }
 
+/* Has the model given up (a function written in R failed or was
+   interrupted)? If so the chain stops at iteration t_abs and so does the run.
+   `completed` says whether iteration t_abs had finished: an interrupted chain
+   records the last finished iteration, as a continued run starts after it. */
+static int model_stopped(const sgld_model *model, chain_result *res, double t_abs,
+                         int completed, volatile int *stop_all) {
+  if (!model->failed) return 0;
+  const int why = model->failed(model->data);
+  if (why == MODEL_OK) return 0;
+  res->status = why == MODEL_INTERRUPTED ? STATUS_INTERRUPTED : STATUS_MODEL_FAILED;
+  res->stop_iter = why == MODEL_INTERRUPTED && !completed ? t_abs - 1 : t_abs;
+  *stop_all = 1;
+  return 1;
+}
+
 /* ---------------------------------------------------- diagnostics -- */
 
 /* one row of diagnostics at state w (see diagnostics.c); returns alpha */
@@ -218,6 +234,10 @@ static void run_chain(const sgld_model *model, const sgld_update *rule, const ru
   memset(res, 0, sizeof *res);
   res->status = STATUS_DONE;
   if (s->mala) U = full_log_post(model, w, g, s->all_idx, sc->work);
+  if (model_stopped(model, res, t0, 1, stop_all)) {
+    memcpy(out->state, sc->state, state_len * sizeof(double));
+    return;
+  }
 
   /* collection: eligible from iteration collect_from (burn-in), then thinned */
   int collecting = s->burnin_mode == BURNIN_COUNT && s->burnin == 0;
@@ -242,6 +262,7 @@ static void run_chain(const sgld_model *model, const sgld_update *rule, const ru
       estimate_gradient(&estimator, w, idx, g, g_bar, sc->g_new, sc->work);
       if (s->clip_type != CLIP_NONE)
         res->clip_count += clip_gradient(g, d, s->clip_type, s->clip_threshold);
+      if (model_stopped(model, res, t_abs, 0, stop_all)) break;
     }
     if (!all_finite(g, d)) {
       res->status = STATUS_NONFINITE_GRADIENT;
@@ -252,6 +273,7 @@ static void run_chain(const sgld_model *model, const sgld_update *rule, const ru
     if (t == next_diag) {
       double *row = out->diag + (R_xlen_t) res->diagnosed * DIAG_COLS;
       const double alpha = diagnose(model, rule, s, w, eta, &diag_rng, sc, row, t_abs);
+      if (model_stopped(model, res, t_abs, 0, stop_all)) break;
       res->diagnosed++;
       next_diag += s->diag_every;
       if (!collecting && s->burnin_mode == BURNIN_THRESHOLD && alpha <= s->alpha0) {
@@ -264,6 +286,7 @@ static void run_chain(const sgld_model *model, const sgld_update *rule, const ru
     if (s->mala) {
       mh_propose(rule, w, g, eta, s->tau, sc->state, &rng, sc->w_new, d, &s->opts);
       const double U_new = full_log_post(model, sc->w_new, sc->g_new, s->all_idx, sc->work);
+      if (model_stopped(model, res, t_abs, 0, stop_all)) break;
       const double log_u = log(rng_unif(&rng));
       if (isfinite(U_new) && all_finite(sc->g_new, d) &&
           log_u < mh_log_ratio(rule, w, U, g, sc->w_new, U_new, sc->g_new, eta, s->tau,
@@ -310,6 +333,7 @@ static void run_chain(const sgld_model *model, const sgld_update *rule, const ru
       row[1] = (model->loglik(model->data, w, NULL, model->n) +
                 model->logprior(model->data, w)) / (double) model->n;
       if (s->test) s->test->metrics(s->test->data, w, row + 2);
+      if (model_stopped(model, res, t_abs, 1, stop_all)) break;
       res->monitored++;
       next_monitor += s->monitor_every;
     }
@@ -517,17 +541,27 @@ SEXP sgld_run(SEXP model_spec, SEXP settings) {
   }
 
   volatile int stop_all = 0;
-  const int nth = s.threads < chains ? s.threads : chains;
+  const int nth = model.main_thread_only ? 1 : s.threads < chains ? s.threads : chains;
+  if (nth > 1) {
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(nth) schedule(dynamic, 1)
 #endif
-  for (int k = 0; k < chains; k++) {
-    const int c = order[k] - 1;
-    if (stop_all) continue;
-    run_chain(&model, rule, &s, c, &rngs[c], &rngs[chains + c], &sc[c], &where[c], &res[c],
-              &stop_all);
+    for (int k = 0; k < chains; k++) {
+      const int c = order[k] - 1;
+      if (stop_all) continue;
+      run_chain(&model, rule, &s, c, &rngs[c], &rngs[chains + c], &sc[c], &where[c], &res[c],
+                &stop_all);
+    }
+  } else {
+    /* Not even a one-thread parallel region: a model that calls into R may
+       meet a long jump its guards cannot stop (e.g. a stack overflow), and
+       leaving an OpenMP region that way is undefined. */
+    for (int k = 0; k < chains && !stop_all; k++) {
+      const int c = order[k] - 1;
+      run_chain(&model, rule, &s, c, &rngs[c], &rngs[chains + c], &sc[c], &where[c], &res[c],
+                &stop_all);
+    }
   }
-  (void) nth;
 
   for (int c = 0; c < chains; c++) {
     REAL(kept)[c] = (double) res[c].kept;

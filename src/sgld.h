@@ -96,7 +96,17 @@ typedef struct sgld_model {
   int n_metrics;
   void   (*metrics)(const void *data, const double *w, double *out);
   size_t work_size;    /* doubles of scratch per chain */
+  /* May be NULL (the built-in models cannot fail). A model whose functions
+     can fail (one written in R) records the failure, makes its later calls
+     no-ops, and answers MODEL_FAILED or MODEL_INTERRUPTED here; the driver
+     then stops the run and keeps what it has. */
+  int    (*failed)(const void *data);
+  /* nonzero when the model calls into R: only the main thread may run it,
+     so chains run one after the other, outside any parallel region */
+  int main_thread_only;
 } sgld_model;
+
+enum { MODEL_OK = 0, MODEL_FAILED = 1, MODEL_INTERRUPTED = 2 };
 
 /* the model named by spec$type, built from the R-side model object */
 sgld_model find_model(SEXP spec);
@@ -107,6 +117,7 @@ sgld_model model_logistic_build(SEXP spec);
 sgld_model model_mixture_build(SEXP spec);
 sgld_model model_ica_build(SEXP spec);
 sgld_model model_compiled_build(SEXP spec);   /* another package's (sgld_model.h) */
+sgld_model model_r_build(SEXP spec);
 
 /* --------------------------------------------------------- updates -- */
 

@@ -190,11 +190,11 @@ test_that("compiled models refuse bad pointers, mismatched sizes and stale objec
   m <- ex$poisson_model(dat$X, dat$y)
   expect_error(model_compiled(m$pointer, d = 4), "`d` is 4 but the compiled model has 3 parameters")
   expect_error(model_compiled(m$pointer, n = 10), "`n` is 10 but the compiled model has 50 data items")
-  expect_error(model_compiled(m$pointer, names = c("a", "a", "b")), "`names` must not repeat a name; 'a'")
-  expect_error(model_compiled(m$pointer, names = "a"), "`names` must be NULL or 3 non-empty strings")
+  expect_error(model_compiled(m$pointer, names = c("a", "a", "b")), "`names` must be distinct; 'a' appears twice")
+  expect_error(model_compiled(m$pointer, names = "a"), "`names` must be 3 non-empty names \\(one per parameter\\)")
   expect_error(model_compiled(m$pointer, init = c(1, NA, 2)), "`init` must be NULL or a finite numeric vector of length 3")
   expect_error(model_compiled(m$pointer, transform = list(to_user = exp)),
-               "`transform` must be NULL or a list of two functions")
+               "`transform` must be NULL or list\\(to_user = , to_sampler = \\) of two functions")
   expect_error(sgld(m, lr = 1e-4, iter = 100, monitor = monitor_every(10, newdata = dat)),
                "`monitor`: a compiled model has no held-out metrics")
   # an object whose d was changed by hand would size the run's buffers wrongly
