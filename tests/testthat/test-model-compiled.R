@@ -148,7 +148,6 @@ test_that("the compiled model samples with sgld() in threads and mala(), matchin
 })
 
 test_that("a compiled model gives the same draws as its R-function twin", {
-  skip_if_not(exists("model_custom", asNamespace("sgld")), "model_custom() is not in this sgld")
   ex <- poisson_example()
   dat <- poisson_data(n = 200)
   s <- 2
