@@ -75,3 +75,13 @@ check_choice <- function(x, choices, arg) {
           "; not ", describe(x), ".")
   x
 }
+
+# Names of a model's d parameters, one each and all different.
+check_parameter_names <- function(names, d) {
+  if (!is.character(names) || length(names) != d || anyNA(names) || any(names == ""))
+    abort("`names` must be ", d, " non-empty names (one per parameter), not ",
+          describe(names), ".")
+  if (anyDuplicated(names))
+    abort("`names` must be distinct; '", names[anyDuplicated(names)], "' appears twice.")
+  invisible(names)
+}

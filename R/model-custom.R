@@ -97,11 +97,7 @@ model_custom <- function(data, grad_loglik = NULL, grad_logprior = NULL, loglik 
   if (n != nrow(data))
     abort("`n` must be the number of rows of `data` (", nrow(data), "), not ", n, ".")
   check_count(d, "d", lower = 1, upper = 1e5)
-  if (!is.character(names) || length(names) != d || anyNA(names) || any(names == ""))
-    abort("`names` must be ", d, " non-empty names (one per parameter), not ",
-          describe(names), ".")
-  if (anyDuplicated(names)) abort("`names` must be distinct; '", names[anyDuplicated(names)],
-                                  "' appears twice.")
+  check_parameter_names(names, d)
   fns <- list(grad_loglik = grad_loglik, loglik = loglik, grad_logprior = grad_logprior,
               logprior = logprior)
   for (nm in base::names(fns))

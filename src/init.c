@@ -4,12 +4,17 @@
 #include <R_ext/Rdynload.h>
 #include <R_ext/Visibility.h>
 #include "sgld.h"
+#include <sgld_model.h>
 
 SEXP sgld_run(SEXP model, SEXP settings);
 SEXP sgld_model_eval(SEXP model, SEXP w);
 SEXP sgld_rng_draws(SEXP n, SEXP kind, SEXP bound, SEXP stream);
 SEXP sgld_schedule_values(SEXP spec, SEXP t, SEXP total);
 SEXP sgld_gradient_draws(SEXP model, SEXP settings);
+SEXP sgld_compiled_info(SEXP pointer);
+/* callables for other packages' compiled models (model_compiled.c) */
+SEXP compiled_model_pointer(const sgld_model_table *table, int abi_version, SEXP keep_alive);
+int compiled_abi_version(void);
 
 /* through void (*)(void), the one function type any other may be cast to cleanly */
 #define CALLDEF(name, n) {#name, (DL_FUNC) (void (*)(void)) &name, n}
@@ -20,6 +25,7 @@ static const R_CallMethodDef call_methods[] = {
   CALLDEF(sgld_rng_draws, 4),
   CALLDEF(sgld_schedule_values, 3),
   CALLDEF(sgld_gradient_draws, 2),
+  CALLDEF(sgld_compiled_info, 1),
   {NULL, NULL, 0}
 };
 
@@ -27,6 +33,12 @@ static const R_CallMethodDef call_methods[] = {
 void attribute_visible R_init_sgld(DllInfo *dll) {
   rng_init_tables();
   R_registerRoutines(dll, NULL, call_methods, NULL, NULL);
+  /* the names and signatures sgld_model.h's wrappers expect; assigning to the
+     header's function type makes the compiler check the signature */
+  const sgld_model_pointer_fn model_pointer = compiled_model_pointer;
+  R_RegisterCCallable("sgld", "sgld_model_pointer", (DL_FUNC) (void (*)(void)) model_pointer);
+  R_RegisterCCallable("sgld", "sgld_model_abi_version",
+                      (DL_FUNC) (void (*)(void)) compiled_abi_version);
   R_useDynamicSymbols(dll, FALSE);
   R_forceSymbols(dll, TRUE);
 }

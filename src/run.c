@@ -36,6 +36,7 @@ static const model_entry model_table[] = {
   {"logistic", model_logistic_build},
   {"mixture", model_mixture_build},
   {"ica", model_ica_build},
+  {"compiled", model_compiled_build},
   {"r", model_r_build},
 };
 

@@ -123,6 +123,7 @@ sgld_model model_linear_build(SEXP spec);
 sgld_model model_logistic_build(SEXP spec);
 sgld_model model_mixture_build(SEXP spec);
 sgld_model model_ica_build(SEXP spec);
+sgld_model model_compiled_build(SEXP spec);   /* another package's (sgld_model.h) */
 sgld_model model_r_build(SEXP spec);
 
 /* --------------------------------------------------------- updates -- */

@@ -28,6 +28,25 @@ models$custom <- do.call(model_custom, c(list(z, names = c("b0", "b1", "sigma2")
   custom_fns))
 custom_fns$grad_loglik <- function(w, batch) if (any(batch[, "id"] == 7)) w[1:2] else custom_grad(w, batch)
 models$custom_failing <- do.call(model_custom, c(list(z, d = 3), custom_fns))
+# The example plug-in package (inst/examples/sgldpoisson), built into a
+# temporary library: its model goes through every entry point like the
+# built-in ones, and its constructor through sgld's registered callable.
+plugin_dir <- tempfile("sgldpoisson-")
+dir.create(file.path(plugin_dir, "lib"), recursive = TRUE)
+invisible(file.copy(system.file("examples", "sgldpoisson", package = "sgld"), plugin_dir,
+                     recursive = TRUE))
+status <- system2(file.path(R.home("bin"), "R"),
+                  c("CMD", "INSTALL", "--no-docs", paste0("--library=", file.path(plugin_dir, "lib")),
+                    file.path(plugin_dir, "sgldpoisson")),
+                  stdout = file.path(plugin_dir, "install.log"), stderr = file.path(plugin_dir, "install.log"),
+                  env = paste0("R_LIBS=", shQuote(paste(.libPaths(), collapse = .Platform$path.sep))))
+if (status != 0) {
+  writeLines(readLines(file.path(plugin_dir, "install.log")))
+  stop("could not build the example plug-in package")
+}
+plugin <- loadNamespace("sgldpoisson", lib.loc = file.path(plugin_dir, "lib"))
+counts <- rpois(20, 2)
+models$compiled <- plugin$poisson_model(cbind(1, df$x), counts)
 calls <- list()
 for (nm in names(models)) {
   m <- models[[nm]]
@@ -52,6 +71,20 @@ written <- function(res) {
   res[c("draws", "kept", "status", "stop_iter", "last", "state", "rng")]
 }
 bad <- 0
+# building a compiled model: external pointers differ from call to call, so
+# compare what the models they make evaluate to
+plugin_args <- list(rbind(1, df$x), as.double(counts), lfactorial(counts), 2)
+build <- function() .Call(plugin$C_poisson_pointer, plugin_args[[1]], plugin_args[[2]],
+                                 plugin_args[[3]], plugin_args[[4]])
+eval_at <- function(ptr) .Call(sgld:::C_sgld_model_eval, model_compiled(ptr), c(0.3, -0.2))
+plain <- eval_at(build())
+gctorture(TRUE)
+ptr <- build()
+info <- .Call(sgld:::C_sgld_compiled_info, ptr)
+gctorture(FALSE)
+same <- identical(eval_at(ptr), plain) && identical(info, c(2, 20))
+if (!same) bad <- bad + 1
+cat(sprintf("%-22s %s\n", "compiled pointer", if (same) "ok" else "DIFFERS"))
 for (nm in names(calls)) {
   cl <- calls[[nm]]
   set.seed(2); plain <- written(do.call(.Call, cl))

@@ -18,6 +18,17 @@ central_difference <- function(f, w, h = 1e-5) {
   }, numeric(1))
 }
 
+# The largest relative errors, max |a - b| / max(1, |b|), of a model's
+# likelihood and prior gradients at w against central finite differences of
+# its log densities.
+gradient_errors <- function(model, w) {
+  ev <- log_posterior(model, w)
+  fd_lik <- central_difference(function(v) log_posterior(model, v)$loglik, w)
+  fd_prior <- central_difference(function(v) log_posterior(model, v)$logprior, w)
+  rel <- function(a, b) max(abs(a - b) / pmax(1, abs(b)))
+  c(lik = rel(ev$grad_loglik, fd_lik), prior = rel(ev$grad_logprior, fd_prior))
+}
+
 # Evaluate expr, returning its value and the messages of every warning it gave.
 with_warnings <- function(expr) {
   msgs <- character()

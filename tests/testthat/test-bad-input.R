@@ -57,6 +57,9 @@ bad_calls <- list(
        "`transform\\$to_user` must return a numeric vector of length 2"),
   list(quote(mala(cm, lr = 1e-4)), "mala\\(\\) needs the log densities of the model, but model_custom\\(\\) was given no `loglik` and `logprior`"),
   list(quote(sgld(cm, lr = 1e-4, monitor = monitor_every(10))), "`monitor` needs the log densities of the model, but model_custom\\(\\) was given no `loglik`"),
+  list(quote(model_compiled(NULL)), "`pointer` must be an external pointer made by sgld_model_pointer\\(\\) in compiled code, not NULL"),
+  list(quote(model_compiled(1:3)), "`pointer` must be an external pointer .* not an integer vector of length 3"),
+  list(quote(model_compiled(sgld:::C_sgld_run$address)), "`pointer` is an external pointer, but not one made by sgld_model_pointer\\(\\)"),
   # priors
   list(quote(prior_normal(0, -1)), "`sd` must be positive and finite"),
   list(quote(prior_normal("a", 1)), "`mean` must be a numeric vector of finite values"),
