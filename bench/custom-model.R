@@ -14,7 +14,10 @@ suppressPackageStartupMessages(library(sgld))
 
 args <- commandArgs(trailingOnly = TRUE)
 reps <- if (length(args)) as.integer(args[1]) else 5L
-say <- function(...) message(sprintf(...))
+# Progress goes to stderr only on a terminal or with BENCH_PROGRESS=1: bench/run-all.R
+# captures stderr together with stdout, and the markdown must come first.
+progress <- nzchar(Sys.getenv("BENCH_PROGRESS")) || isatty(stderr())
+say <- function(...) if (progress) message(sprintf(...))
 load_start <- tryCatch(readLines("/proc/loadavg", n = 1L), error = function(e) NA)
 t_start <- proc.time()[["elapsed"]]
 

@@ -16,10 +16,16 @@ scripts <- if (length(args)) args else c(
   "bench/logistic-adult.R",    # sparse vs dense storage, 2 threads vs 1
   "bench/conditioning.R",      # pSGLD vs SGLD on a badly conditioned posterior
   "bench/control-variates.R",  # gradient noise and accuracy with control variates
-  "bench/ica.R"                # Welling and Teh's ICA experiment at full length
+  "bench/ica.R",               # Welling and Teh's ICA experiment at full length
+  "bench/custom-model.R"       # models written in R functions against the built-in one
 )
 scripts <- scripts[file.exists(scripts)]
 
+git <- function(...) tryCatch(suppressWarnings(system2("git", c(...), stdout = TRUE, stderr = FALSE)),
+                               error = function(e) character())
+commit <- git("rev-parse", "--short", "HEAD")
+commit <- if (length(commit) == 1L) commit else "unknown"
+dirty <- length(git("status", "--porcelain", "--untracked-files=no")) > 0L
 cpu <- tryCatch({
   l <- grep("^model name", readLines("/proc/cpuinfo"), value = TRUE)
   sprintf("%s x %d", trimws(sub(".*:", "", l[1])), length(l))
@@ -29,6 +35,7 @@ header <- c(
   sprintf("- Date: %s", format(Sys.time(), "%Y-%m-%d %H:%M %Z")),
   sprintf("- Machine: %s (%s), %s", Sys.info()[["nodename"]], cpu, R.version$platform),
   sprintf("- R: %s; sgld %s", R.version.string, as.character(utils::packageVersion("sgld"))),
+  sprintf("- Code: commit %s%s", commit, if (dirty) " with uncommitted changes" else ""),
   "- Reproduce: `make bench` from the package root (it installs the package and runs",
   "  `Rscript bench/run-all.R`, which writes this file). Every figure below comes from",
   "  that one run; timings are medians of repeated runs where the section says so, and",

@@ -24,7 +24,10 @@ file_arg <- sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRU
 bench_dir <- if (length(file_arg)) dirname(normalizePath(file_arg[1])) else "bench"
 source(file.path(bench_dir, "plain_sgld.R"))
 python <- Sys.getenv("SGLD_BENCH_PYTHON", "/usr/bin/python3")
-say <- function(...) message(sprintf(...))
+# Progress goes to stderr only on a terminal or with BENCH_PROGRESS=1: bench/run-all.R
+# captures stderr together with stdout, and the markdown must come first.
+progress <- nzchar(Sys.getenv("BENCH_PROGRESS")) || isatty(stderr())
+say <- function(...) if (progress) message(sprintf(...))
 t_start <- proc.time()[["elapsed"]]
 load_start <- tryCatch(readLines("/proc/loadavg", n = 1L), error = function(e) NA)
 
