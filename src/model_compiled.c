@@ -106,18 +106,17 @@ sgld_model model_compiled_build(SEXP spec) {
           "d = %d and n = %.0f; build it again with model_compiled()",
           t.d, (double) t.n, list_int(spec, "d"), list_real(spec, "n"));
 
-  sgld_model m;
   /* every field the public table lacks (metrics, and whatever the driver's
-     model gains later) must read as absent, i.e. 0 or NULL */
-  memset(&m, 0, sizeof m);
-  m.d = t.d;
-  m.n = t.n;
-  m.data = t.data;
-  m.grad_loglik = t.grad_loglik;
-  m.loglik = t.loglik;
-  m.grad_logprior = t.grad_logprior;
-  m.logprior = t.logprior;
-  m.in_domain = t.in_domain;
-  m.work_size = t.work_size;
-  return m;
+     model gains later) is left out, so it reads as absent: 0 or NULL */
+  return (sgld_model) {
+    .d = t.d,
+    .n = t.n,
+    .data = t.data,
+    .grad_loglik = t.grad_loglik,
+    .loglik = t.loglik,
+    .grad_logprior = t.grad_logprior,
+    .logprior = t.logprior,
+    .in_domain = t.in_domain,
+    .work_size = t.work_size
+  };
 }

@@ -106,20 +106,17 @@ sgld_model model_ica_build(SEXP spec) {
   I->prior_var = list_real(spec, "prior_variance");
   if (!(I->prior_var > 0)) error("internal: the prior variance must be positive");
 
-  sgld_model m;
-  m.d = I->D * I->D;
-  m.n = I->n;
-  m.data = I;
-  m.grad_loglik = ica_grad_loglik;
-  m.loglik = ica_loglik;
-  m.grad_logprior = ica_grad_logprior;
-  m.logprior = ica_logprior;
-  m.grad_logpost = NULL;
-  m.in_domain = NULL;
-  m.n_metrics = 1;
-  m.metrics = ica_metrics;
-  m.work_size = ica_work_size(I->D);
-  m.failed = NULL;
-  m.main_thread_only = 0;
-  return m;
+  /* fields not named here (optional functions this model lacks) are zero */
+  return (sgld_model) {
+    .d = I->D * I->D,
+    .n = I->n,
+    .data = I,
+    .grad_loglik = ica_grad_loglik,
+    .loglik = ica_loglik,
+    .grad_logprior = ica_grad_logprior,
+    .logprior = ica_logprior,
+    .n_metrics = 1,
+    .metrics = ica_metrics,
+    .work_size = ica_work_size(I->D)
+  };
 }

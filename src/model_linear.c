@@ -195,20 +195,19 @@ sgld_model model_linear_build(SEXP spec) {
   L->b = list_real(spec, "prior_rate");
   L->prior_const = list_real(spec, "prior_const");
 
-  sgld_model m;
-  m.d = L->p + 1;
-  m.n = L->n;
-  m.data = L;
-  m.grad_loglik = linear_grad_loglik;
-  m.loglik = linear_loglik;
-  m.grad_logprior = linear_grad_logprior;
-  m.logprior = linear_logprior;
-  m.grad_logpost = linear_grad_logpost;
-  m.in_domain = linear_in_domain;
-  m.n_metrics = 2;
-  m.metrics = linear_metrics;
-  m.work_size = (size_t) L->p;
-  m.failed = NULL;
-  m.main_thread_only = 0;
-  return m;
+  /* fields not named here (optional functions this model lacks) are zero */
+  return (sgld_model) {
+    .d = L->p + 1,
+    .n = L->n,
+    .data = L,
+    .grad_loglik = linear_grad_loglik,
+    .loglik = linear_loglik,
+    .grad_logprior = linear_grad_logprior,
+    .logprior = linear_logprior,
+    .grad_logpost = linear_grad_logpost,
+    .in_domain = linear_in_domain,
+    .n_metrics = 2,
+    .metrics = linear_metrics,
+    .work_size = (size_t) L->p
+  };
 }

@@ -204,20 +204,17 @@ sgld_model model_logistic_build(SEXP spec) {
   L->prior_loc = list_doubles(spec, "prior_loc", L->p);
   L->prior_scale = list_doubles(spec, "prior_scale", L->p);
 
-  sgld_model m;
-  m.d = L->p;
-  m.n = L->n;
-  m.data = L;
-  m.grad_loglik = sparse ? sparse_grad_loglik : logistic_grad_loglik;
-  m.loglik = logistic_loglik;
-  m.grad_logprior = logistic_grad_logprior;
-  m.logprior = logistic_logprior;
-  m.grad_logpost = logistic_grad_logpost;
-  m.in_domain = NULL;
-  m.n_metrics = 2;
-  m.metrics = logistic_metrics;
-  m.work_size = 0;
-  m.failed = NULL;
-  m.main_thread_only = 0;
-  return m;
+  /* fields not named here (optional functions this model lacks) are zero */
+  return (sgld_model) {
+    .d = L->p,
+    .n = L->n,
+    .data = L,
+    .grad_loglik = sparse ? sparse_grad_loglik : logistic_grad_loglik,
+    .loglik = logistic_loglik,
+    .grad_logprior = logistic_grad_logprior,
+    .logprior = logistic_logprior,
+    .grad_logpost = logistic_grad_logpost,
+    .n_metrics = 2,
+    .metrics = logistic_metrics
+  };
 }

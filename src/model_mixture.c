@@ -79,20 +79,16 @@ sgld_model model_mixture_build(SEXP spec) {
   M->sx = list_real(spec, "sigma2_x");
   if (!(M->s1 > 0 && M->s2 > 0 && M->sx > 0)) error("internal: mixture variances must be positive");
 
-  sgld_model m;
-  m.d = 2;
-  m.n = M->n;
-  m.data = M;
-  m.grad_loglik = mixture_grad_loglik;
-  m.loglik = mixture_loglik;
-  m.grad_logprior = mixture_grad_logprior;
-  m.logprior = mixture_logprior;
-  m.grad_logpost = NULL;
-  m.in_domain = NULL;
-  m.n_metrics = 1;
-  m.metrics = mixture_metrics;
-  m.work_size = 0;
-  m.failed = NULL;
-  m.main_thread_only = 0;
-  return m;
+  /* fields not named here (optional functions this model lacks) are zero */
+  return (sgld_model) {
+    .d = 2,
+    .n = M->n,
+    .data = M,
+    .grad_loglik = mixture_grad_loglik,
+    .loglik = mixture_loglik,
+    .grad_logprior = mixture_grad_logprior,
+    .logprior = mixture_logprior,
+    .n_metrics = 1,
+    .metrics = mixture_metrics
+  };
 }

@@ -255,20 +255,16 @@ sgld_model model_r_build(SEXP spec) {
   defineVar(install("calls"), kept, R->bridge);
   UNPROTECT(1);
 
-  sgld_model m;
-  m.d = R->d;
-  m.n = R->n;
-  m.data = R;
-  m.grad_loglik = r_grad_loglik;
-  m.loglik = r_loglik;
-  m.grad_logprior = r_grad_logprior;
-  m.logprior = r_logprior;
-  m.grad_logpost = NULL;
-  m.in_domain = NULL;
-  m.n_metrics = 0;
-  m.metrics = NULL;
-  m.work_size = 0;
-  m.failed = r_failed;
-  m.main_thread_only = 1;
-  return m;
+  /* fields not named here (optional functions this model lacks) are zero */
+  return (sgld_model) {
+    .d = R->d,
+    .n = R->n,
+    .data = R,
+    .grad_loglik = r_grad_loglik,
+    .loglik = r_loglik,
+    .grad_logprior = r_grad_logprior,
+    .logprior = r_logprior,
+    .failed = r_failed,
+    .main_thread_only = 1
+  };
 }

@@ -118,7 +118,9 @@ enum { MODEL_OK = 0, MODEL_FAILED = 1, MODEL_INTERRUPTED = 2 };
 /* the model named by spec$type, built from the R-side model object */
 sgld_model find_model(SEXP spec);
 
-/* builders: unpack the R-side model object (main thread, may allocate with R_alloc) */
+/* builders: unpack the R-side model object (main thread, may allocate with R_alloc);
+   each returns its table as a designated initializer, so the optional fields
+   it does not name are NULL or 0 */
 sgld_model model_linear_build(SEXP spec);
 sgld_model model_logistic_build(SEXP spec);
 sgld_model model_mixture_build(SEXP spec);
