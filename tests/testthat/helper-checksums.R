@@ -1,0 +1,58 @@
+# Fixed runs whose every computed number is hashed: the engine's reorganisations
+# must leave the draws of every model and rule bit-identical (test-checksums.R).
+checksum_cases <- function() {
+  lin <- model_linear(y ~ x, data = sgld::handout)
+  set.seed(11)
+  n <- 2000
+  X <- matrix(rnorm(n * 4), n, 4)
+  yl <- as.integer(runif(n) < plogis(drop(X %*% c(0.5, -1, 0.25, 0))))
+  logit <- model_logistic(X, yl)
+  mix <- model_mixture(mixture_data(100))
+  ica <- model_ica(ica_data(300)$X)
+  list(
+    sgld_b10 = function() sgld(lin, lr = 1e-7, batch_size = 10, iter = 3000, chains = 2),
+    sgld_threads = function() sgld(lin, lr = 1e-7, batch_size = 100, iter = 2000, chains = 3,
+                                   threads = 2, replace = TRUE),
+    psgld = function() psgld(lin, lr = 1e-4, batch_size = 100, iter = 2000),
+    precond = function() sgld(lin, lr = 1e-3, iter = 2000, precondition = diag(c(1e-4, 1e-4, 1e-3))),
+    sghmc = function() sghmc(lin, lr = 1e-8, batch_size = 100, iter = 2000),
+    momentum = function() sgd(lin, lr = 1e-6, iter = 500, optimizer = "momentum"),
+    adagrad = function() sgd(lin, lr = 0.1, iter = 500, optimizer = "adagrad"),
+    rmsprop = function() sgd(lin, lr = 0.01, iter = 500, optimizer = "rmsprop"),
+    adam = function() sgd(lin, lr = 0.01, iter = 500, optimizer = "adam"),
+    gd = function() gd(lin, lr = 1e-5, iter = 300),
+    mala = function() mala(lin, lr = 1e-5, iter = 1000),
+    logistic_cv = function() sgld(logit, lr = 1e-4, batch_size = 50, iter = 2000,
+                                  control_variates = TRUE, clip = clip_norm(1e4)),
+    logistic_diag = function() sgld(logit, lr = lr_poly(1e-3, 10, 0.55), batch_size = 20,
+                                    iter = 2000, diagnostics = diagnostics_every(200),
+                                    monitor = monitor_every(500)),
+    mixture_threshold = function() sgld(mix, lr = lr_range(0.005, 5e-5), batch_size = 1,
+                                        iter = 5000, burnin = sampling_threshold(0.5, every = 100),
+                                        thin = mixing_distance(1e-3)),
+    ica_natural = function() sgld(ica, lr = 1e-5, batch_size = 100, iter = 500),
+    ica_mala = function() mala(ica, lr = 1e-6, iter = 200),
+    continued = function() {
+      f <- sgld(lin, lr = 1e-7, batch_size = 10, iter = 1000, burnin = 0)
+      sgld(lin, lr = 1e-7, batch_size = 10, iter = 1000, burnin = 0, init = f)
+    }
+  )
+}
+
+# md5 of the bytes of everything a run produces that the engine computes
+run_checksum <- function(fit) {
+  parts <- c(lapply(fit$draws, unclass), list(fit$lr, fit$state, fit$diagnostics, fit$monitor,
+                                              fit$iteration, fit$last))
+  f <- tempfile()
+  on.exit(unlink(f))
+  con <- file(f, "wb")
+  write_numbers <- function(p) {
+    if (is.data.frame(p)) p <- as.list(p)
+    if (is.list(p)) for (q in p) write_numbers(q)
+    else if (is.raw(p)) writeBin(p, con)
+    else if (is.numeric(p)) writeBin(as.double(p), con)
+  }
+  write_numbers(parts)
+  close(con)
+  unname(tools::md5sum(f))
+}
