@@ -27,6 +27,7 @@ posterior_expectation <- function(fit, fun, weighted = TRUE) {
   if (!is.function(fun)) abort("`fun` must be a function, not ", describe(fun), ".")
   check_flag(weighted, "weighted")
   if (ndraws(fit) == 0) abort("the fit has no kept draws.")
+  require_all_draws(fit, "posterior_expectation()")
   x <- pooled(fit)
   values <- lapply(seq_len(nrow(x)), function(i) fun(x[i, ]))
   lens <- lengths(values)
@@ -42,6 +43,7 @@ posterior_expectation <- function(fit, fun, weighted = TRUE) {
 posterior_mean <- function(fit, weighted = TRUE) {
   if (!inherits(fit, "sgld_fit")) abort("`fit` must be an sgld_fit, not ", describe(fit), ".")
   check_flag(weighted, "weighted")
+  if (!all_kept(fit)) return(coef(fit, weighted = weighted))
   weighted_average(pooled(fit), fit, weighted)
 }
 
@@ -49,6 +51,7 @@ posterior_mean <- function(fit, weighted = TRUE) {
 #' @export
 posterior_var <- function(fit, weighted = TRUE) {
   mu <- posterior_mean(fit, weighted)
+  require_all_draws(fit, "posterior_var()")
   x <- pooled(fit)
   weighted_average(sweep(x, 2, mu)^2, fit, weighted)
 }

@@ -66,21 +66,25 @@ new_sgld_fit <- function(engine, model, settings, lr, method, call, time,
   start <- if (settings$regular) settings$t_offset[in_draws[1]] + settings$burnin + settings$thin
            else 1
   step <- if (settings$regular) settings$thin else 1
+  keep <- settings$keep
+  names_kept <- if (is.null(keep)) model$names else model$names[keep]
+  log_cols <- if (is.null(keep)) model$log_scale else match(model$log_scale, keep, nomatch = 0L)
   as_chain <- function(c, K) {
     u <- res$draws[[c]]
     if (!c %in% stopped) res$draws[c] <<- list(NULL)
     if (K < capacity) u <- u[seq_len(K), , drop = FALSE]
     # parameters sampled as logarithms go back in place, a block of rows at a
-    # time so no temporary is as long as the chain; other transforms copy
+    # time so no temporary is as long as the chain; other transforms copy (a
+    # subset of parameters, `pars`, only ever has coordinate-wise ones)
     if (is.null(model$log_scale) || K == 0) {
-      u <- to_user_scale(model, u)
+      if (is.null(keep)) u <- to_user_scale(model, u)
     } else {
-      for (j in model$log_scale) for (b in seq(1, K, by = 65536)) {
+      for (j in log_cols[log_cols > 0]) for (b in seq(1, K, by = 65536)) {
         rows <- b:min(K, b + 65535)
         u[rows, j] <- exp(u[rows, j])
       }
     }
-    dimnames(u) <- list(NULL, model$names)
+    dimnames(u) <- list(NULL, names_kept)
     attr(u, "mcpar") <- c(start, start + (K - 1) * step, step)
     class(u) <- "mcmc"
     u
@@ -114,6 +118,9 @@ new_sgld_fit <- function(engine, model, settings, lr, method, call, time,
     monitor = monitor_frame(res, model, settings, has_test = !is.null(settings$test)),
     diagnostics = diagnostics_frame(res, settings),
     state = chain_state(res, settings, rule, model, status),
+    pars = keep,
+    moments = moments_of(res, model),
+    expected_time = res$expected_seconds,
     rule = rule$label,
     model = model,
     settings = c(settings[c("iter", "burnin", "thin", "chains", "batch_size", "temperature")],
@@ -216,25 +223,51 @@ print.sgld_fit <- function(x, digits = 4, ...) {
 #' @export
 summary.sgld_fit <- function(object, probs = c(0.025, 0.25, 0.5, 0.75, 0.975), ...) {
   if (ndraws(object) == 0) abort("the fit has no kept draws to summarise.")
+  chains <- length(object$draws)
+  columns <- c("mean", "weighted_mean", "sd",
+               paste0(format(100 * probs, trim = TRUE, drop0trailing = TRUE), "%"), "ess",
+               if (chains > 1) "rhat")
+  stats <- if (length(kept_indices(object))) draw_statistics(object, probs, columns)
+  if (!all_kept(object)) stats <- add_moment_rows(object, stats, columns)
+  structure(list(statistics = stats, method = object$method, chains = chains,
+                 draws = ndraws(object)), class = "summary.sgld_fit")
+}
+
+# the summary's columns from the stored draws
+draw_statistics <- function(object, probs, columns) {
   x <- pooled(object)
   w <- as.vector(object$lr)
   stats <- cbind(
-    mean = colMeans(x),
-    weighted_mean = colSums(x * w) / sum(w),
-    sd = apply(x, 2, sd),
+    colMeans(x),
+    colSums(x * w) / sum(w),
+    apply(x, 2, sd),
     t(apply(x, 2, quantile, probs = probs, names = FALSE)),
-    ess = if (nrow(x) > 1) ess(object$draws) else NA_real_
+    if (nrow(x) > 1) ess(object$draws) else NA_real_
   )
-  colnames(stats)[3 + seq_along(probs)] <-
-    paste0(format(100 * probs, trim = TRUE, drop0trailing = TRUE), "%")
-  if (length(object$draws) > 1 && ndraws(object) > 1) {
-    rhat <- tryCatch(coda::gelman.diag(object$draws, autoburnin = FALSE,
-                                       multivariate = FALSE)$psrf[, 1],
-                     error = function(e) rep(NA_real_, ncol(x)))
-    stats <- cbind(stats, rhat = rhat)
+  if (length(object$draws) > 1) {
+    rhat <- if (ndraws(object) > 1)
+      tryCatch(coda::gelman.diag(object$draws, autoburnin = FALSE,
+                                 multivariate = FALSE)$psrf[, 1],
+               error = function(e) rep(NA_real_, ncol(x)))
+      else rep(NA_real_, ncol(x))
+    stats <- cbind(stats, rhat)
   }
-  structure(list(statistics = stats, method = object$method, chains = length(object$draws),
-                 draws = ndraws(object)), class = "summary.sgld_fit")
+  colnames(stats) <- columns
+  stats
+}
+
+# Parameters whose draws were not stored (`pars`) get their mean, step-weighted
+# mean and sd from the running moments of the same kept iterations; their
+# quantiles, ESS and R-hat need draws and are NA.
+add_moment_rows <- function(object, stats, columns) {
+  mom <- pooled_moments(object$moments, object$chain_ids)
+  all <- matrix(NA_real_, object$model$d, length(columns),
+                dimnames = list(object$model$names, columns))
+  all[, "mean"] <- mom$mean
+  all[, "weighted_mean"] <- mom$weighted_mean
+  all[, "sd"] <- mom$sd
+  if (!is.null(stats)) all[kept_indices(object), ] <- stats
+  all
 }
 
 # coda's effective sample size per parameter; NA where its spectral fit fails
@@ -269,6 +302,10 @@ coef.sgld_fit <- function(object, weighted = FALSE, ...) {
   check_flag(weighted, "weighted")
   if (object$method %in% c("sgd", "gd")) return(colMeans(object$last))
   if (ndraws(object) == 0) abort("the fit has no kept draws.")
+  if (!all_kept(object)) {
+    mom <- pooled_moments(object$moments, object$chain_ids)
+    return(if (weighted) mom$weighted_mean else mom$mean)
+  }
   x <- pooled(object)
   if (weighted) {
     w <- as.vector(object$lr)
@@ -279,7 +316,10 @@ coef.sgld_fit <- function(object, weighted = FALSE, ...) {
 
 #' @rdname coef.sgld_fit
 #' @export
-vcov.sgld_fit <- function(object, ...) stats::cov(pooled(object))
+vcov.sgld_fit <- function(object, ...) {
+  require_all_draws(object, "vcov()")
+  stats::cov(pooled(object))
+}
 
 #' Draws as matrices, arrays and coda objects
 #'
@@ -297,8 +337,8 @@ as.matrix.sgld_fit <- function(x, scale = c("user", "sampler"), ...) {
   scale <- check_choice(scale, c("user", "sampler"), "scale")
   m <- pooled(x)
   if (scale == "sampler") {
-    m <- to_sampler_scale(x$model, m)
-    colnames(m) <- x$model$sampler_names
+    m <- kept_to_sampler_scale(x$model, m, x$pars)
+    colnames(m) <- x$model$sampler_names[kept_indices(x)]
   }
   m
 }
@@ -309,13 +349,13 @@ as.array.sgld_fit <- function(x, scale = c("user", "sampler"), ...) {
   scale <- check_choice(scale, c("user", "sampler"), "scale")
   K <- ndraws(x)
   chains <- length(x$draws)
-  nm <- if (scale == "user") x$model$names else x$model$sampler_names
-  a <- array(NA_real_, c(K, chains, x$model$d),
+  nm <- (if (scale == "user") x$model$names else x$model$sampler_names)[kept_indices(x)]
+  a <- array(NA_real_, c(K, chains, length(nm)),
              dimnames = list(iteration = NULL, chain = paste0("chain:", seq_len(chains)),
                              parameter = nm))
   for (c in seq_len(chains)) {
     m <- unclass(x$draws[[c]])
-    if (scale == "sampler") m <- to_sampler_scale(x$model, m)
+    if (scale == "sampler") m <- kept_to_sampler_scale(x$model, m, x$pars)
     a[, c, ] <- m
   }
   a

@@ -149,6 +149,7 @@ ica_unmixing <- function(fit, draws = FALSE) {
   check_flag(draws, "draws")
   D <- fit$model$D
   if (!draws) return(matrix(coef(fit), D, D))
+  require_all_draws(fit, "ica_unmixing(draws = TRUE)")
   x <- pooled(fit)
   array(t(x), c(D, D, nrow(x)))
 }

@@ -29,6 +29,7 @@ predict.sgld_fit <- function(object, newdata = NULL, type = c("response", "link"
   if (!inherits(model, c("sgld_model_linear", "sgld_model_logistic")))
     abort("predict() is not available for ", class(model)[1], ".")
   if (ndraws(object) == 0) abort("the fit has no kept draws to predict from.")
+  if (is_sampler(object)) require_all_draws(object, "predict()")
   X <- design_for_newdata(model, newdata)
   # a sampler predicts by its draws, an optimiser by its final iterate (as coef())
   W <- if (is_sampler(object)) as.matrix(object, scale = "sampler")

@@ -292,6 +292,7 @@ run_settings <- function(model, lr, batch_size, iter, burnin, thin, temperature,
     rng_init = from$rng_init, threads = threads,
     monitor_every = if (is.null(monitor)) 0 else monitor$every, test = test,
     mala = as.integer(mala), precond_chol = rule$chol,
+    progress = 0L, keep = NULL, moment_scale = moment_scales(model),
     cv_mode = cv_mode,
     regular = collect$regular,
     # chains run in this order; each has its own stream, so the order cannot matter
@@ -380,4 +381,13 @@ precondition_factor <- function(P, d) {
   if (!isSymmetric(unname(P))) abort("`precondition` must be symmetric.")
   R <- tryCatch(chol(P), error = function(e) abort("`precondition` must be positive definite."))
   as.double(t(R))
+}
+
+# The scale on which the engine keeps each parameter's running moments: the
+# user's scale where the model's transform acts on each coordinate alone
+# (sigma2 = exp(log sigma2)), else the sampler's.
+moment_scales <- function(model) {
+  scale <- rep("identity", model$d)
+  scale[model$log_scale] <- "exp"
+  scale
 }

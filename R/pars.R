@@ -1,0 +1,106 @@
+# Which parameters' draws a run stores (`pars`), and the running moments the
+# engine keeps of every parameter whatever is stored.
+
+# Up to this many parameters every draw of every parameter is stored by
+# default: 1000 parameters x 10^4 kept draws x 8 bytes is 80 MB a chain.
+# Above it, the default stores the draws of the model's own choice
+# (`model$default_pars`, e.g. the global parameters of a latent-path model),
+# or of none; means and sds of every parameter come from the running moments.
+max_default_pars <- 1000L
+
+# `pars` as sorted 1-based indices, or NULL for all (the engine's fast path).
+resolve_pars <- function(pars, model) {
+  d <- model$d
+  if (is.null(pars)) {
+    if (d <= max_default_pars) return(NULL)
+    keep <- model$default_pars
+    if (is.null(keep)) keep <- integer()
+    return(as.integer(keep))
+  }
+  names_all <- model$names
+  if (is.character(pars) && !is.object(pars)) {
+    keep <- unlist(lapply(pars, function(p) {
+      exact <- which(names_all == p)
+      if (length(exact)) return(exact)
+      hit <- tryCatch(grep(p, names_all), error = function(e)
+        abort("`pars`: \"", p, "\" is neither a parameter name nor a regular expression."))
+      if (!length(hit))
+        abort("`pars`: \"", p, "\" matches no parameter (names: ",
+              paste(utils::head(names_all, 6), collapse = ", "), if (d > 6) ", ...", ").")
+      hit
+    }))
+  } else if (is.numeric(pars) && !is.object(pars)) {
+    if (any(!is.finite(pars)) || any(pars != round(pars)) || any(pars < 1 | pars > d))
+      abort("`pars` must hold parameter indices from 1 to ", d, ".")
+    keep <- as.integer(pars)
+  } else {
+    abort("`pars` must be NULL, parameter names or regular expressions, or indices; not ",
+          describe(pars), ".")
+  }
+  keep <- sort(unique(keep))
+  if (length(keep) == d) return(NULL)
+  if (inherits(model, "sgld_model_custom") && !is.null(model$transform))
+    abort("`pars`: a model_custom() with a `transform` keeps the draws of every parameter ",
+          "(its transform may mix them); leave `pars` at NULL.")
+  keep
+}
+
+# indices of the stored parameters
+kept_indices <- function(fit) {
+  if (is.null(fit$pars)) seq_len(fit$model$d) else fit$pars
+}
+
+all_kept <- function(fit) is.null(fit$pars) || length(fit$pars) == fit$model$d
+
+# Methods that need every parameter of every draw (prediction, vcov) say so.
+require_all_draws <- function(fit, what) {
+  if (!all_kept(fit))
+    abort(what, " needs the draws of every parameter, but this fit stored ",
+          length(fit$pars), " of ", fit$model$d, " (`pars`); rerun with `pars = NULL` ",
+          "or pass the parameters it needs.")
+}
+
+# Stored draws (columns kept) from the user's to the sampler's scale and back
+# for a subset: only coordinate-wise transforms can be applied to a subset.
+kept_to_user_scale <- function(model, u, keep) {
+  if (is.null(keep)) return(to_user_scale(model, u))
+  for (j in match(model$log_scale, keep, nomatch = 0L)) u[, j] <- exp(u[, j])
+  u
+}
+
+kept_to_sampler_scale <- function(model, u, keep) {
+  if (is.null(keep)) return(to_sampler_scale(model, u))
+  for (j in match(model$log_scale, keep, nomatch = 0L)) u[, j] <- log(u[, j])
+  u
+}
+
+# The engine's running moments as matrices with one row per chain: mean,
+# step-weighted mean and variance over each chain's kept draws, on the user's
+# scale for coordinate-wise transforms (`scale` says which).
+moments_of <- function(res, model) {
+  kept <- res$kept
+  nm <- list(paste("chain", seq_along(kept)), model$names)
+  mat <- function(x) matrix(t(x), length(kept), model$d, dimnames = nm)
+  custom <- inherits(model, "sgld_model_custom") && !is.null(model$transform)
+  if (custom) nm[[2]] <- model$sampler_names
+  list(mean = mat(res$moment_mean),
+       weighted_mean = mat(res$moment_wmean),
+       var = mat(res$moment_m2) / pmax(kept - 1, 1) * ifelse(kept > 1, 1, NA),
+       n = kept, weight = res$moment_weight,
+       scale = if (custom) "sampler" else "user")
+}
+
+# Pooled over the chains in `chains`: mean, step-weighted mean and sd of every
+# parameter (the combination of per-chain moments is exact: total sum of
+# squares = within-chain sums + between-chain spread).
+pooled_moments <- function(mom, chains) {
+  n <- mom$n[chains]
+  N <- sum(n)
+  if (N == 0) return(NULL)
+  mean <- colSums(mom$mean[chains, , drop = FALSE] * n) / N
+  w <- mom$weight[chains]
+  wmean <- colSums(mom$weighted_mean[chains, , drop = FALSE] * w) / sum(w)
+  within <- colSums(mom$var[chains, , drop = FALSE] * pmax(n - 1, 0), na.rm = TRUE)
+  between <- colSums(sweep(mom$mean[chains, , drop = FALSE], 2, mean)^2 * n)
+  list(mean = mean, weighted_mean = wmean, sd = sqrt((within + between) / (N - 1)))
+}

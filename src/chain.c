@@ -1,0 +1,276 @@
+/*
+ * One chain's iterations: the package's only loop over iterations.
+ *
+ * Each iteration: draw a minibatch, form the gradient estimate (gradient.c:
+ * plain or with control variates), clip it if asked, let the update rule move
+ * the state, stop at the first non-finite value, and offer the new state to
+ * the collector (burn-in by count or by the sampling threshold; thinning by
+ * count or by summed learning rate), which stores the kept parameters and
+ * updates the running moments of all of them. MALA is the same loop with the
+ * full data and a Metropolis-Hastings accept step in place of the update rule.
+ *
+ * The chain runs from where its `chain` record says up to a given iteration
+ * and returns, so the caller can run it in chunks: every quantity that carries
+ * over between iterations lives in that record or its scratch, so the draws do
+ * not depend on how the run is cut. Nothing here touches R.
+ */
+#include <string.h>
+#include "run.h"
+
+/* C99's isfinite, inlined (R_FINITE may be a call into libR) */
+static int all_finite(const double *x, int d) {
+  for (int j = 0; j < d; j++)
+    if (!isfinite(x[j])) return 0;
+  return 1;
+}
+
+/* Has the model given up (a function written in R failed or was
+   interrupted)? If so the chain stops at iteration t_abs. `completed` says
+   whether iteration t_abs had finished: an interrupted chain records the last
+   finished iteration, as a continued run starts after it. */
+static int model_stopped(const sgld_model *model, chain_result *res, double t_abs,
+                         int completed) {
+  if (!model->failed) return 0;
+  const int why = model->failed(model->data);
+  if (why == MODEL_OK) return 0;
+  res->status = why == MODEL_INTERRUPTED ? STATUS_INTERRUPTED : STATUS_MODEL_FAILED;
+  res->stop_iter = why == MODEL_INTERRUPTED && !completed ? t_abs - 1 : t_abs;
+  return 1;
+}
+
+static void stop_chain(chain_result *res, int status, double t_abs) {
+  res->status = status;
+  res->stop_iter = t_abs;
+}
+
+/* ---------------------------------------------------- diagnostics -- */
+
+/* one row of diagnostics at state w (see diagnostics.c); returns alpha */
+static double diagnose(const run_context *ctx, chain *ch, double eta, double *row, double t) {
+  const sgld_model *model = ctx->model;
+  const sgld_update *rule = ctx->rule;
+  const run_settings *s = ctx->s;
+  chain_scratch *sc = &ch->sc;
+  const int d = model->d;
+  const double *w = sc->w;
+  const R_xlen_t *items = s->all_idx;
+  R_xlen_t count = model->n;
+  if (s->diag_sample < model->n) {     /* a random subset for large data */
+    for (R_xlen_t k = 0; k < s->diag_sample; k++)
+      sc->diag_idx[k] = (R_xlen_t) rng_below(&ch->diag_rng, (uint64_t) model->n);
+    items = sc->diag_idx;
+    count = s->diag_sample;
+  }
+  const size_t state_len = update_state_length(rule, d);
+  double *T = NULL;
+  if (rule->precond_factor) {
+    T = sc->diag_buf + 2 * (size_t) d * d + 5 * (size_t) d;
+    rule->precond_factor(w, sc->state, T, sc->state + state_len, d, &s->opts);
+  }
+  const double n = (double) model->n;
+  const double lambda = score_lambda_max(model, w, items, count, T, sc->diag_buf, sc->work);
+  const double var_grad = eta * eta * n * n * lambda / s->m;
+  const double var_inj = 2.0 * eta * s->tau;
+  const double alpha = eta * n * n * lambda / (2.0 * s->m);
+
+  /* rejection probability of the full-data proposal from w: the rule's own
+     when it can serve as one, else the plain Langevin step */
+  const sgld_update *proposal = rule->log_q && state_len == 0 ? rule : &update_sgld;
+  double *g = sc->diag_buf, *g_new = sc->diag_buf + d;   /* reuse: V no longer needed */
+  const double U = full_log_post(model, w, g, s->all_idx, sc->work);
+  const double tau = s->tau > 0 ? s->tau : 1.0;
+  mh_propose(proposal, w, g, eta, tau, sc->state, &ch->diag_rng, sc->w_new, d, &s->opts);
+  const double U_new = full_log_post(model, sc->w_new, g_new, s->all_idx, sc->work);
+  double rejection = 1.0;
+  if (isfinite(U_new)) {
+    const double lr = mh_log_ratio(proposal, w, U, g, sc->w_new, U_new, g_new, eta, tau,
+                                   sc->state, d, &s->opts);
+    rejection = lr >= 0 ? 0.0 : 1.0 - exp(lr);
+  }
+  row[0] = t; row[1] = eta; row[2] = alpha;
+  row[3] = var_inj; row[4] = var_grad; row[5] = rejection;
+  return alpha;
+}
+
+/* ------------------------------------------------ pieces of a step -- */
+
+/* the minibatch gradient estimate at w into g; 0 if the chain must stop */
+static int estimate(const run_context *ctx, chain *ch, double t_abs) {
+  const run_settings *s = ctx->s;
+  chain_scratch *sc = &ch->sc;
+  const int d = ctx->model->d;
+  const R_xlen_t *idx = minibatch_draw(&ch->mb, &ch->rng, sc->idx);
+  estimate_gradient(&ctx->estimator, sc->w, idx, sc->g,
+                    ctx->rule->needs_g_bar ? sc->g_bar : NULL, sc->g_new, sc->work);
+  if (s->clip_type != CLIP_NONE)
+    ch->res.clip_count += clip_gradient(sc->g, d, s->clip_type, s->clip_threshold);
+  return !model_stopped(ctx->model, &ch->res, t_abs, 0);
+}
+
+/* a Metropolis-Hastings step with the rule's proposal; 0 if the chain must stop */
+static int mala_step(const run_context *ctx, chain *ch, double eta, double t_abs) {
+  const sgld_model *model = ctx->model;
+  const run_settings *s = ctx->s;
+  chain_scratch *sc = &ch->sc;
+  const int d = model->d;
+  mh_propose(ctx->rule, sc->w, sc->g, eta, s->tau, sc->state, &ch->rng, sc->w_new, d, &s->opts);
+  const double U_new = full_log_post(model, sc->w_new, sc->g_new, s->all_idx, sc->work);
+  if (model_stopped(model, &ch->res, t_abs, 0)) return 0;
+  const double log_u = log(rng_unif(&ch->rng));
+  if (isfinite(U_new) && all_finite(sc->g_new, d) &&
+      log_u < mh_log_ratio(ctx->rule, sc->w, ch->U, sc->g, sc->w_new, U_new, sc->g_new, eta,
+                           s->tau, sc->state, d, &s->opts)) {
+    memcpy(sc->w, sc->w_new, d * sizeof(double));
+    memcpy(sc->g, sc->g_new, d * sizeof(double));
+    ch->U = U_new;
+    ch->res.accepted++;
+  }
+  return 1;
+}
+
+/* Offer the state after iteration t to the collector: burn-in, thinning,
+   then store the kept parameters and add every parameter to the moments. */
+static void offer_state(const run_context *ctx, chain *ch, R_xlen_t t, double t_abs,
+                        double eta) {
+  const run_settings *s = ctx->s;
+  if (!ch->collecting) {
+    if (s->burnin_mode == BURNIN_COUNT && t == s->burnin) {
+      ch->collecting = 1;
+      ch->res.collect_from = t_abs + 1;
+    }
+    return;
+  }
+  int keep;
+  if (s->thin_mode == THIN_COUNT) {
+    keep = ++ch->since_kept == s->thin;
+  } else {
+    ch->eta_since_kept += eta;
+    keep = ch->eta_since_kept >= s->distance;
+  }
+  if (!keep || ch->res.kept >= s->capacity) return;
+  const double *w = ch->sc.w;
+  double *draws = ch->out.draws + ch->res.kept;
+  const R_xlen_t cap = s->capacity;
+  if (s->keep)
+    for (int k = 0; k < s->n_keep; k++) draws[k * cap] = w[s->keep[k]];
+  else
+    for (int j = 0; j < s->n_keep; j++) draws[j * cap] = w[j];
+  ch->out.eta[ch->res.kept] = eta;
+  ch->out.iteration[ch->res.kept] = t_abs;
+  ch->res.kept++;
+  moments_add(&ch->out, &ch->res, w, eta, s->moment_scale, ctx->model->d);
+  ch->since_kept = 0;
+  ch->eta_since_kept = 0.0;
+}
+
+/* a monitor row: iteration, log joint per datum, then the test metrics */
+static int monitor(const run_context *ctx, chain *ch, double t_abs) {
+  const sgld_model *model = ctx->model;
+  const run_settings *s = ctx->s;
+  double *row = ch->out.monitor + (R_xlen_t) ch->res.monitored * s->n_monitor_cols;
+  row[0] = t_abs;
+  row[1] = (model->loglik(model->data, ch->sc.w, NULL, model->n) +
+            model->logprior(model->data, ch->sc.w)) / (double) model->n;
+  if (s->test) s->test->metrics(s->test->data, ch->sc.w, row + 2);
+  if (model_stopped(model, &ch->res, t_abs, 1)) return 0;
+  ch->res.monitored++;
+  ch->next_monitor += s->monitor_every;
+  return 1;
+}
+
+/* diagnostics due at iteration t, and the threshold burn-in they decide */
+static int diagnostics(const run_context *ctx, chain *ch, double eta, double t_abs) {
+  const run_settings *s = ctx->s;
+  double *row = ch->out.diag + (R_xlen_t) ch->res.diagnosed * DIAG_COLS;
+  const double alpha = diagnose(ctx, ch, eta, row, t_abs);
+  if (model_stopped(ctx->model, &ch->res, t_abs, 0)) return 0;
+  ch->res.diagnosed++;
+  ch->next_diag += s->diag_every;
+  if (!ch->collecting && s->burnin_mode == BURNIN_THRESHOLD && alpha <= s->alpha0) {
+    ch->collecting = 1;
+    ch->res.collect_from = t_abs;
+  }
+  return 1;
+}
+
+/* ---------------------------------------------------- the chain -- */
+
+/* one iteration; 0 when the chain stops (its status says why) */
+static int iterate(const run_context *ctx, chain *ch, R_xlen_t t) {
+  const sgld_model *model = ctx->model;
+  const run_settings *s = ctx->s;
+  chain_scratch *sc = &ch->sc;
+  const int d = model->d;
+  const double t_abs = s->t_offset[ch->id] + (double) t;
+  const double eta = s->schedule.type == SCHEDULE_CONSTANT ? s->schedule.a
+                                                           : schedule_eta(&s->schedule, t_abs);
+  if (!s->mala && !estimate(ctx, ch, t_abs)) return 0;
+  if (!all_finite(sc->g, d)) {
+    stop_chain(&ch->res, STATUS_NONFINITE_GRADIENT, t_abs);
+    return 0;
+  }
+  if (t == ch->next_diag && !diagnostics(ctx, ch, eta, t_abs)) return 0;
+
+  memcpy(sc->w_prev, sc->w, d * sizeof(double));
+  if (s->mala) {
+    if (!mala_step(ctx, ch, eta, t_abs)) return 0;
+  } else {
+    ctx->rule->step(sc->w, sc->g, ctx->rule->needs_g_bar ? sc->g_bar : NULL, eta, s->tau,
+                    sc->state, &ch->rng, d, &s->opts);
+  }
+  if (!all_finite(sc->w, d) || (model->in_domain && !model->in_domain(model->data, sc->w))) {
+    memcpy(sc->w, sc->w_prev, d * sizeof(double));   /* leave the last finite state */
+    stop_chain(&ch->res, STATUS_NONFINITE_PARAMETER, t_abs);
+    return 0;
+  }
+  offer_state(ctx, ch, t, t_abs, eta);
+  if (t == ch->next_monitor && !monitor(ctx, ch, t_abs)) return 0;
+  return 1;
+}
+
+/* Take up chain ch from its output (out.last, out.state) and its streams.
+   A chain that cannot even start (a model function that fails at the start)
+   is left stopped. */
+void chain_start(const run_context *ctx, chain *ch) {
+  const sgld_model *model = ctx->model;
+  const run_settings *s = ctx->s;
+  const int d = model->d;
+  const size_t state_len = update_state_length(ctx->rule, d);
+  const double t0 = s->t_offset[ch->id];
+  memcpy(ch->sc.w, ch->out.last, d * sizeof(double));
+  memcpy(ch->sc.state, ch->out.state, state_len * sizeof(double));
+  if (!s->mala) minibatch_init(&ch->mb, model->n, s->m, s->replace, ch->sc.batch_memory);
+  memset(&ch->res, 0, sizeof ch->res);
+  moments_reset(&ch->out, &ch->res, d);
+  ch->res.status = STATUS_DONE;
+  ch->t = 0;
+  ch->running = 1;
+  ch->U = s->mala ? full_log_post(model, ch->sc.w, ch->sc.g, s->all_idx, ch->sc.work) : 0.0;
+  /* collection: eligible from iteration collect_from (burn-in), then thinned */
+  ch->collecting = s->burnin_mode == BURNIN_COUNT && s->burnin == 0;
+  if (ch->collecting) ch->res.collect_from = t0 + 1;
+  ch->since_kept = 0;
+  ch->eta_since_kept = 0.0;
+  ch->next_monitor = s->monitor_every > 0 ? s->monitor_every : -1;
+  ch->next_diag = s->diag_every > 0 ? s->diag_every : -1;
+  if (model_stopped(model, &ch->res, t0, 1)) ch->running = 0;
+}
+
+/* run iterations ch->t + 1, ..., t_end (at most s->iter) unless the chain stops */
+void chain_advance(const run_context *ctx, chain *ch, R_xlen_t t_end) {
+  if (t_end > ctx->s->iter) t_end = ctx->s->iter;
+  while (ch->running && ch->t < t_end) {
+    if (!iterate(ctx, ch, ch->t + 1)) {
+      ch->running = 0;
+      break;
+    }
+    ch->t++;
+  }
+  if (ch->t == ctx->s->iter) ch->running = 0;
+}
+
+/* the chain's final parameters and rule state go to its output */
+void chain_finish(const run_context *ctx, chain *ch) {
+  memcpy(ch->out.last, ch->sc.w, ctx->model->d * sizeof(double));
+  memcpy(ch->out.state, ch->sc.state, update_state_length(ctx->rule, ctx->model->d) * sizeof(double));
+}

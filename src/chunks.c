@@ -1,0 +1,158 @@
+/*
+ * Running the chains: in chunks of iterations, so that between chunks the
+ * main thread, outside any parallel region, can poll for a user interrupt and
+ * redraw the progress display. No R API is called inside a parallel region.
+ *
+ * Chains of models that run in threads advance in lockstep, a chunk at a
+ * time, each chain's chunk on whichever thread is free; an interrupt stops
+ * every chain at the end of the chunk it is in, so all stop within one chunk
+ * of each other and keep every draw. Chains of models that call into R (only
+ * the main thread may run them) run one after the other, as before, in the
+ * same chunks.
+ *
+ * A chunk lasts about CHUNK_SECONDS: long enough that the fork, the join and
+ * the poll cost nothing measurable (a parallel region costs a few
+ * microseconds, the poll less), short enough that Ctrl-C answers at once. Its
+ * length in iterations adapts to the measured time of the previous chunk; as
+ * every chain carries its whole state from chunk to chunk, the draws do not
+ * depend on where the chunks fall.
+ */
+#include <R.h>
+#include <Rinternals.h>
+#include "run.h"
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#define CHUNK_SECONDS 0.01
+#define LONG_RUN_SECONDS 3600.0
+
+static void check_interrupt_fn(void *unused) {
+  (void) unused;
+  R_CheckUserInterrupt();
+}
+
+/* R_ToplevelExec catches the interrupt's long jump, so the run can stop
+   cleanly and return what it has instead of losing it. Main thread only. */
+static int user_interrupted(void) {
+  return R_ToplevelExec(check_interrupt_fn, NULL) == FALSE;
+}
+
+/* the first chunk: about 10^6 floating-point operations of gradient work */
+static R_xlen_t first_chunk(const run_context *ctx) {
+  const double work = (double) ctx->s->m * (double) ctx->model->d + (double) ctx->model->d;
+  return work >= 1e6 ? 1 : (R_xlen_t) (1e6 / work);
+}
+
+/* the next chunk's length, from the time the last one took */
+static R_xlen_t next_chunk(R_xlen_t chunk, double seconds) {
+  if (seconds < CHUNK_SECONDS / 2 && chunk < ((R_xlen_t) 1 << 40)) return 2 * chunk;
+  if (seconds > 2 * CHUNK_SECONDS && chunk > 1) return chunk / 2;
+  return chunk;
+}
+
+static void interrupt_chain(const run_context *ctx, chain *ch) {
+  if (!ch->running) return;
+  ch->running = 0;
+  ch->res.status = STATUS_INTERRUPTED;
+  ch->res.stop_iter = ctx->s->t_offset[ch->id] + (double) ch->t;   /* last finished */
+}
+
+/* A model that failed, or was interrupted inside one of its own functions,
+   stops the whole run. */
+static int model_gave_up(const chain *ch) {
+  return ch->res.status == STATUS_MODEL_FAILED ||
+         (ch->res.status == STATUS_INTERRUPTED && !ch->running);
+}
+
+/* Once the run has lasted long enough to time it, estimate its whole length;
+   a run of over an hour with no progress display says so at once (the R side
+   also warns after the run, from `expected_seconds`). */
+static void estimate_length(const run_context *ctx, double elapsed, double done,
+                            double total, double *expected) {
+  if (*expected > 0 || done <= 0 || (elapsed < 0.05 && done < total)) return;
+  *expected = elapsed * total / done;
+  if (!ctx->s->progress && *expected > LONG_RUN_SECONDS)
+    REprintf("sgld: this run will take about %.1f hours at the speed of its first %.2f s; "
+             "interrupt it (the draws made so far are kept) or turn on `progress` to follow it.\n",
+             *expected / 3600.0, elapsed);
+}
+
+static double iterations_done(const chain *chains, int n) {
+  double done = 0;
+  for (int c = 0; c < n; c++) done += (double) chains[c].t;
+  return done;
+}
+
+/* every chain started together, then advanced a chunk at a time */
+static double run_in_lockstep(const run_context *ctx, chain *chains, progress_line *p) {
+  const run_settings *s = ctx->s;
+  const int n = s->chains;
+  const int nth = s->threads < n ? s->threads : n;
+  const double total = (double) s->iter * n, started = wall_seconds();
+  double expected = 0;
+  for (int k = 0; k < n; k++) chain_start(ctx, &chains[s->order[k]]);
+  R_xlen_t reached = 0, chunk = first_chunk(ctx);
+  int stop = 0;
+  while (reached < s->iter && !stop) {
+    const R_xlen_t target = reached + (chunk < s->iter - reached ? chunk : s->iter - reached);
+    const double t0 = wall_seconds();
+    if (nth > 1) {
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nth) schedule(dynamic, 1)
+#endif
+      for (int k = 0; k < n; k++) chain_advance(ctx, &chains[s->order[k]], target);
+    } else {
+      for (int k = 0; k < n; k++) chain_advance(ctx, &chains[s->order[k]], target);
+    }
+    reached = target;
+    chunk = next_chunk(chunk, wall_seconds() - t0);
+    int running = 0;
+    for (int c = 0; c < n; c++) {
+      stop |= model_gave_up(&chains[c]);
+      running |= chains[c].running;
+    }
+    if (!running) break;
+    if (!stop && reached < s->iter && user_interrupted()) stop = 1;
+    if (stop) for (int c = 0; c < n; c++) interrupt_chain(ctx, &chains[c]);
+    estimate_length(ctx, wall_seconds() - started, iterations_done(chains, n), total, &expected);
+    progress_update(p, chains, 0);
+  }
+  return expected;
+}
+
+/* chains of a model that calls R: one after the other, on the main thread */
+static double run_one_by_one(const run_context *ctx, chain *chains, progress_line *p) {
+  const run_settings *s = ctx->s;
+  const int n = s->chains;
+  const double total = (double) s->iter * n, started = wall_seconds();
+  double expected = 0;
+  int stop = 0;
+  for (int k = 0; k < n && !stop; k++) {
+    chain *ch = &chains[s->order[k]];
+    chain_start(ctx, ch);
+    R_xlen_t chunk = first_chunk(ctx);
+    while (ch->running && !stop) {
+      const double t0 = wall_seconds();
+      chain_advance(ctx, ch, ch->t + chunk);
+      chunk = next_chunk(chunk, wall_seconds() - t0);
+      stop = model_gave_up(ch) || (ch->running && user_interrupted());
+      if (stop) interrupt_chain(ctx, ch);
+      estimate_length(ctx, wall_seconds() - started, iterations_done(chains, n), total,
+                      &expected);
+      progress_update(p, chains, 0);
+    }
+  }
+  return expected;
+}
+
+double run_chains(const run_context *ctx, chain *chains) {
+  progress_line p;
+  progress_begin(&p, ctx->s->progress, ctx->s->iter, ctx->s->chains);
+  const double expected = ctx->model->main_thread_only ? run_one_by_one(ctx, chains, &p)
+                                                       : run_in_lockstep(ctx, chains, &p);
+  progress_update(&p, chains, 1);
+  for (int c = 0; c < ctx->s->chains; c++)
+    if (chains[c].res.status != STATUS_NOT_RUN) chain_finish(ctx, &chains[c]);
+  return expected;
+}

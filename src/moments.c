@@ -1,0 +1,40 @@
+/*
+ * Running moments of every parameter over a chain's kept draws, whatever
+ * `pars` keeps: the plain mean and the sum of squared deviations by Welford's
+ * update (stable for long chains whose mean is far from 0), and the
+ * step-weighted mean sum(eta_k u_k) / sum(eta_k) (West's weighted form of the
+ * same update). Each parameter is taken on the user's scale when the model's
+ * transform is coordinate-wise (sigma2 = exp(log sigma2)), so that a summary
+ * from moments agrees with one from draws.
+ */
+#include <string.h>
+#include "run.h"
+
+static const char *const moment_scale_names[] = {"identity", "exp"};
+
+int moment_scale_code(const char *name) {
+  for (int k = 0; k < (int) (sizeof moment_scale_names / sizeof *moment_scale_names); k++)
+    if (strcmp(name, moment_scale_names[k]) == 0) return k;
+  return -1;
+}
+
+void moments_reset(chain_output *out, chain_result *res, int d) {
+  for (int j = 0; j < d; j++) out->mean[j] = out->m2[j] = out->wmean[j] = 0.0;
+  res->weight = 0.0;
+}
+
+/* add the draw w, kept at learning rate eta, as the res->kept-th draw
+   (res->kept already counts it) */
+void moments_add(chain_output *out, chain_result *res, const double *w, double eta,
+                 const int *scale, int d) {
+  const double inv_k = 1.0 / (double) res->kept;
+  res->weight += eta;
+  const double share = res->weight > 0 ? eta / res->weight : inv_k;
+  for (int j = 0; j < d; j++) {
+    const double u = scale && scale[j] == MOMENT_EXP ? exp(w[j]) : w[j];
+    const double delta = u - out->mean[j];
+    out->mean[j] += delta * inv_k;
+    out->m2[j] += delta * (u - out->mean[j]);
+    out->wmean[j] += share * (u - out->wmean[j]);
+  }
+}
