@@ -17,12 +17,14 @@ resolve_pars <- function(pars, model) {
     if (is.null(keep)) keep <- integer()
     return(as.integer(keep))
   }
+  if (isTRUE(pars)) return(NULL)
+  if (isFALSE(pars)) return(integer())
   names_all <- model$names
   if (is.character(pars) && !is.object(pars)) {
     keep <- unlist(lapply(pars, function(p) {
       exact <- which(names_all == p)
       if (length(exact)) return(exact)
-      hit <- tryCatch(grep(p, names_all), error = function(e)
+      hit <- tryCatch(suppressWarnings(grep(p, names_all)), error = function(e)
         abort("`pars`: \"", p, "\" is neither a parameter name nor a regular expression."))
       if (!length(hit))
         abort("`pars`: \"", p, "\" matches no parameter (names: ",
@@ -34,7 +36,8 @@ resolve_pars <- function(pars, model) {
       abort("`pars` must hold parameter indices from 1 to ", d, ".")
     keep <- as.integer(pars)
   } else {
-    abort("`pars` must be NULL, parameter names or regular expressions, or indices; not ",
+    abort("`pars` must be NULL, TRUE (all), FALSE (none), parameter names or regular ",
+          "expressions, or indices; not ",
           describe(pars), ".")
   }
   keep <- sort(unique(keep))
@@ -103,4 +106,23 @@ pooled_moments <- function(mom, chains) {
   within <- colSums(mom$var[chains, , drop = FALSE] * pmax(n - 1, 0), na.rm = TRUE)
   between <- colSums(sweep(mom$mean[chains, , drop = FALSE], 2, mean)^2 * n)
   list(mean = mean, weighted_mean = wmean, sd = sqrt((within + between) / (N - 1)))
+}
+
+# A run expected (from its first chunks) to take longer than
+# getOption("sgld.long_run_seconds", 3600) with no progress display: the
+# engine said so on stderr when it started; the warning keeps it in the
+# record, with the remedy.
+warn_long_run <- function(fit, settings) {
+  if (settings$progress || !(fit$expected_time > settings$long_run_seconds)) return(invisible())
+  warning(sprintf(paste0(
+    "this run was expected to take %s (estimated from its first iterations) with no ",
+    "progress display; set `progress = TRUE` to follow long runs, or reduce `iter`. ",
+    "An interrupt (Ctrl-C) stops a run and keeps its draws."),
+    format_seconds(fit$expected_time)), call. = FALSE)
+}
+
+format_seconds <- function(s) {
+  if (s >= 3600) sprintf("%.1f hours", s / 3600)
+  else if (s >= 60) sprintf("%.1f minutes", s / 60)
+  else sprintf("%.2g seconds", s)
 }

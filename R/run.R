@@ -66,6 +66,25 @@
 #'   any number of threads. Models written in R functions ([model_custom()])
 #'   run their chains one after the other whatever `threads` says, as R is
 #'   single-threaded.
+#' @param pars Which parameters' draws to store: `NULL` for the default,
+#'   `TRUE` for all, `FALSE` for none, parameter names (e.g. `c("x", "sigma2")`; a name that is not a parameter's
+#'   is taken as a regular expression, e.g. `"^w"`), or indices. The default
+#'   stores every parameter when the model has at most 1000 (see
+#'   `model$d`), and above that the model's own choice (e.g. the global
+#'   parameters of a model with a latent path) or none. Whatever is stored,
+#'   the engine keeps running means, step-weighted means and variances of
+#'   every parameter over the kept iterations (`fit$moments`), from which
+#'   [summary()][summary.sgld_fit] and [coef()][coef.sgld_fit] report the
+#'   parameters without draws; memory then grows with the stored parameters
+#'   only. Quantiles, ESS, R-hat, `vcov()` and `predict()` need draws.
+#' @param progress Show a one-line progress display on the console (stderr):
+#'   iterations done of the total, iterations per second, time left, and
+#'   chains running, done and diverged; redrawn a few times a second, only for
+#'   runs that last over half a second. The default is
+#'   `getOption("sgld.progress", interactive())`, so scripts, knitr and tests
+#'   stay quiet. Without it, a run expected to last more than an hour (from
+#'   the speed of its first iterations) says so when it starts, and its fit
+#'   carries a warning.
 #' @return An object of class `sgld_fit`; see [sgld_fit].
 #' @section Reproducibility:
 #' The engine's generator is seeded from R's, so `set.seed()` before the call
@@ -73,7 +92,10 @@
 #' @section Stopping early:
 #' If a parameter or the gradient becomes non-finite, that chain stops, the
 #' draws kept so far are returned, and a warning names the chain and the
-#' iteration. An interrupt (Ctrl-C / Esc) likewise returns the draws made so far.
+#' iteration. An interrupt (Ctrl-C / Esc) stops every chain within about 10
+#' milliseconds (chains run in chunks of iterations, and the interrupt is
+#' checked between chunks) and likewise returns the draws made so far, which
+#' `init = fit` continues.
 #' @references Welling, M. and Teh, Y. W. (2011). Bayesian learning via
 #'   stochastic gradient Langevin dynamics. *Proceedings of the 28th ICML*.
 #' @examples
@@ -86,14 +108,16 @@ sgld <- function(model, lr, batch_size = NULL, iter = 10000, ...,
                  burnin = floor(iter / 2), thin = 1, temperature = 1, chains = 1,
                  init = NULL, replace = FALSE, precondition = NULL,
                  control_variates = FALSE, clip = NULL, monitor = NULL,
-                 diagnostics = NULL, threads = getOption("sgld.threads", 1L)) {
+                 diagnostics = NULL, threads = getOption("sgld.threads", 1L), pars = NULL,
+                 progress = getOption("sgld.progress", interactive())) {
   check_dots_empty(...)
   check_model(model)
   run_sampler(model, lr = lr, batch_size = batch_size, iter = iter, burnin = burnin,
               thin = thin, temperature = temperature, chains = chains, init = init,
               replace = replace, clip = clip, monitor = monitor, threads = threads,
               diagnostics = diagnostics, rule = resolve_precondition(precondition, model),
-              control_variates = control_variates, method = "sgld", call = match.call())
+              control_variates = control_variates, method = "sgld", call = match.call(),
+              pars = pars, progress = progress)
 }
 
 #' Preconditioned SGLD
@@ -156,7 +180,8 @@ sghmc <- function(model, lr, batch_size = NULL, iter = 10000, ..., friction = 0.
                   burnin = floor(iter / 2), thin = 1, temperature = 1, chains = 1,
                   init = NULL, replace = FALSE, control_variates = FALSE, clip = NULL,
                   monitor = NULL, diagnostics = NULL,
-                  threads = getOption("sgld.threads", 1L)) {
+                  threads = getOption("sgld.threads", 1L), pars = NULL,
+                  progress = getOption("sgld.progress", interactive())) {
   check_dots_empty(...)
   check_number(friction, "friction", lower = 0, upper = 1, lower_open = TRUE)
   rule <- update_rule("sghmc", "SGHMC", friction = friction, sampler = TRUE)
@@ -164,7 +189,7 @@ sghmc <- function(model, lr, batch_size = NULL, iter = 10000, ..., friction = 0.
               thin = thin, temperature = temperature, chains = chains, init = init,
               replace = replace, clip = clip, monitor = monitor, threads = threads,
               diagnostics = diagnostics, rule = rule, control_variates = control_variates,
-              method = "sghmc", call = match.call())
+              method = "sghmc", call = match.call(), pars = pars, progress = progress)
 }
 
 #' Stochastic gradient descent and gradient descent
@@ -194,24 +219,28 @@ sghmc <- function(model, lr, batch_size = NULL, iter = 10000, ..., friction = 0.
 sgd <- function(model, lr, batch_size = NULL, iter = 1000, ..., optimizer = NULL, thin = 1,
                 chains = 1, init = NULL, replace = FALSE, control_variates = FALSE,
                 clip = NULL, monitor = NULL, diagnostics = NULL,
-                threads = getOption("sgld.threads", 1L)) {
+                threads = getOption("sgld.threads", 1L), pars = NULL,
+                progress = getOption("sgld.progress", interactive())) {
   check_dots_empty(...)
   run_sampler(model, lr = lr, batch_size = batch_size, iter = iter, burnin = 0,
               thin = thin, temperature = 0, chains = chains, init = init,
               replace = replace, clip = clip, monitor = monitor, threads = threads,
               diagnostics = diagnostics, rule = resolve_optimizer(optimizer, model),
-              control_variates = control_variates, method = "sgd", call = match.call())
+              control_variates = control_variates, method = "sgd", call = match.call(),
+              pars = pars, progress = progress)
 }
 
 #' @rdname sgd
 #' @export
-gd <- function(model, lr, iter = 1000, ..., thin = 1, init = NULL, clip = NULL) {
+gd <- function(model, lr, iter = 1000, ..., thin = 1, init = NULL, clip = NULL, pars = NULL,
+               progress = getOption("sgld.progress", interactive())) {
   check_dots_empty(...)
   check_model(model)
   run_sampler(model, lr = lr, batch_size = model$n, iter = iter, burnin = 0,
               thin = thin, temperature = 0, chains = 1, init = init,
               replace = FALSE, clip = clip, monitor = NULL, threads = 1L,
-              rule = plain_rule("Gradient descent"), method = "gd", call = match.call())
+              rule = plain_rule("Gradient descent"), method = "gd", call = match.call(),
+              pars = pars, progress = progress)
 }
 
 # The one runner behind every exported sampler: check everything once, call
@@ -219,13 +248,14 @@ gd <- function(model, lr, iter = 1000, ..., thin = 1, init = NULL, clip = NULL) 
 run_sampler <- function(model, lr, batch_size, iter, burnin, thin, temperature, chains,
                         init, replace, clip, monitor, threads, method, call,
                         rule = plain_rule("SGLD"), control_variates = FALSE,
-                        diagnostics = NULL, mala = FALSE) {
+                        diagnostics = NULL, mala = FALSE, pars = NULL, progress = FALSE) {
   settings <- run_settings(model, lr = lr, batch_size = batch_size, iter = iter,
                            burnin = burnin, thin = thin, temperature = temperature,
                            chains = chains, init = init, replace = replace, clip = clip,
                            monitor = monitor, threads = threads, rule = rule,
                            control_variates = control_variates,
-                           diagnostics = diagnostics, mala = mala)
+                           diagnostics = diagnostics, mala = mala, pars = pars,
+                           progress = progress)
   engine <- new.env(parent = emptyenv())
   start <- proc.time()[["elapsed"]]
   engine$res <- .Call(C_sgld_run, model, settings)
@@ -234,6 +264,7 @@ run_sampler <- function(model, lr, batch_size, iter, burnin, thin, temperature, 
   fit <- new_sgld_fit(engine, model = model, settings = settings, lr = settings$lr,
                       method = method, call = call, time = elapsed, rule = rule)
   if (any(fit$status == "failed")) stop(model_error(fit, failure))
+  warn_long_run(fit, settings)
   fit
 }
 
@@ -241,8 +272,10 @@ run_sampler <- function(model, lr, batch_size, iter, burnin, thin, temperature, 
 run_settings <- function(model, lr, batch_size, iter, burnin, thin, temperature, chains,
                          init, replace, clip, rule = plain_rule("SGLD"), threads = 1L,
                          monitor = NULL, diagnostics = NULL, mala = FALSE,
-                         control_variates = FALSE) {
+                         control_variates = FALSE, pars = NULL, progress = FALSE) {
   check_model(model)
+  check_flag(progress, "progress")
+  keep <- resolve_pars(pars, model)
   n <- model$n
   d <- model$d
   lr <- as_lr(lr)
@@ -260,11 +293,12 @@ run_settings <- function(model, lr, batch_size, iter, burnin, thin, temperature,
   if (!is.null(monitor)) check_densities(model, "`monitor`")
   if (!is.null(clip) && !inherits(clip, "sgld_clip"))
     abort("`clip` must be NULL, clip_norm() or clip_value(), not ", describe(clip), ".")
-  if (collect$capacity * d * chains > 2^31)
+  n_keep <- if (is.null(keep)) d else length(keep)
+  if (collect$capacity * n_keep * chains > 2^31)
     abort("the run would keep up to ", format(collect$capacity * chains, big.mark = ","),
-          " draws of ", d, " parameters (",
-          format(8 * collect$capacity * d * chains / 2^30, digits = 3),
-          " GiB); increase `thin` or reduce `iter`.")
+          " draws of ", n_keep, " parameters (",
+          format(8 * collect$capacity * n_keep * chains / 2^30, digits = 3),
+          " GiB); increase `thin`, reduce `iter`, or store fewer parameters with `pars`.")
   if (!is.null(monitor) && !inherits(monitor, "sgld_monitor"))
     abort("`monitor` must be NULL or made by monitor_every(), not ", describe(monitor), ".")
   if (!is.null(monitor) && monitor$every > iter)
@@ -292,7 +326,8 @@ run_settings <- function(model, lr, batch_size, iter, burnin, thin, temperature,
     rng_init = from$rng_init, threads = threads,
     monitor_every = if (is.null(monitor)) 0 else monitor$every, test = test,
     mala = as.integer(mala), precond_chol = rule$chol,
-    progress = 0L, keep = NULL, moment_scale = moment_scales(model),
+    progress = as.integer(progress), keep = keep, moment_scale = moment_scales(model),
+    long_run_seconds = getOption("sgld.long_run_seconds", 3600),
     cv_mode = cv_mode,
     regular = collect$regular,
     # chains run in this order; each has its own stream, so the order cannot matter
@@ -352,7 +387,8 @@ resolve_init <- function(model, init, chains) {
 #' @export
 mala <- function(model, lr, iter = 10000, ..., burnin = floor(iter / 2), thin = 1,
                  temperature = 1, chains = 1, init = NULL, precondition = NULL,
-                 monitor = NULL, threads = getOption("sgld.threads", 1L)) {
+                 monitor = NULL, threads = getOption("sgld.threads", 1L), pars = NULL,
+                 progress = getOption("sgld.progress", interactive())) {
   check_dots_empty(...)
   check_model(model)
   check_number(temperature, "temperature", lower = 0, lower_open = TRUE)
@@ -360,7 +396,7 @@ mala <- function(model, lr, iter = 10000, ..., burnin = floor(iter / 2), thin = 
               thin = thin, temperature = temperature, chains = chains, init = init,
               replace = FALSE, clip = NULL, monitor = monitor, threads = threads,
               mala = TRUE, rule = mala_rule(precondition, model), method = "mala",
-              call = match.call())
+              call = match.call(), pars = pars, progress = progress)
 }
 
 # MALA's proposal is the step of a rule without kept state.

@@ -25,7 +25,6 @@
 #endif
 
 #define CHUNK_SECONDS 0.01
-#define LONG_RUN_SECONDS 3600.0
 
 static void check_interrupt_fn(void *unused) {
   (void) unused;
@@ -72,8 +71,8 @@ static void estimate_length(const run_context *ctx, double elapsed, double done,
                             double total, double *expected) {
   if (*expected > 0 || done <= 0 || (elapsed < 0.05 && done < total)) return;
   *expected = elapsed * total / done;
-  if (!ctx->s->progress && *expected > LONG_RUN_SECONDS)
-    REprintf("sgld: this run will take about %.1f hours at the speed of its first %.2f s; "
+  if (!ctx->s->progress && *expected > ctx->s->long_run_seconds)
+    REprintf("sgld: this run will take about %.2g hours at the speed of its first %.2f s; "
              "interrupt it (the draws made so far are kept) or turn on `progress` to follow it.\n",
              *expected / 3600.0, elapsed);
 }

@@ -155,6 +155,7 @@ static run_settings read_settings(SEXP settings, const sgld_model *model,
   s.clip_threshold = list_real(settings, "clip_threshold");
   s.threads = (int) setting_count(settings, "threads", 1);
   s.progress = list_int(settings, "progress");
+  s.long_run_seconds = list_real(settings, "long_run_seconds");
   s.mala = list_int(settings, "mala");
   read_collection(settings, &s);
   read_rule_options(settings, &s, d);

@@ -32,6 +32,7 @@ typedef struct run_settings {
   double clip_threshold;
   int threads;
   int progress;                /* draw the progress display on stderr */
+  double long_run_seconds;     /* a longer expected run says so when progress is off */
   R_xlen_t monitor_every;      /* 0: no monitor */
   R_xlen_t n_monitor;          /* evaluations per chain */
   const sgld_model *test;      /* held-out data for the monitor, or NULL */

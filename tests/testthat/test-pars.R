@@ -1,0 +1,85 @@
+# `pars`: which parameters' draws are stored; the running moments of every
+# parameter that the engine keeps whatever is stored.
+
+wide_logistic <- function(n = 1000, d = 2000, seed = 5) {
+  set.seed(seed)
+  X <- matrix(rnorm(n * d), n, d)
+  model_logistic(X, rbinom(n, 1, 0.5))
+}
+
+test_that("a d = 2000 run keeps the draws asked for, and moments of all 2000", {
+  m <- wide_logistic()
+  set.seed(1)
+  few <- sgld(m, lr = 1e-5, batch_size = 100, iter = 1000, chains = 2, pars = 1:5)
+  set.seed(1)
+  all <- sgld(m, lr = 1e-5, batch_size = 100, iter = 1000, chains = 2, pars = TRUE)
+  expect_identical(dim(few$draws[[1]]), c(500L, 5L))
+  expect_identical(colnames(few$draws[[1]]), paste0("x", 1:5))
+  expect_identical(dim(all$draws[[1]]), c(500L, 2000L))
+  for (c in 1:2) {
+    x <- unclass(all$draws[[c]])
+    # the stored columns are the same draws
+    expect_identical(as.vector(unclass(few$draws[[c]])), as.vector(x[, 1:5]))
+    # the running moments of all 2000 against the stored draws of the full run
+    expect_lt(max(abs(few$moments$mean[c, ] - colMeans(x))), 1e-10)
+    expect_lt(max(abs(sqrt(few$moments$var[c, ]) - apply(x, 2, sd))), 1e-10)
+    eta <- all$lr[, c]
+    expect_lt(max(abs(few$moments$weighted_mean[c, ] - colSums(x * eta) / sum(eta))), 1e-10)
+  }
+  expect_identical(few$moments$mean, all$moments$mean)
+  # summary and coef use the moments for the parameters without draws
+  s_few <- summary(few)$statistics
+  s_all <- summary(all)$statistics
+  expect_identical(dim(s_few), dim(s_all))
+  cols <- c("mean", "weighted_mean", "sd")
+  expect_lt(max(abs(s_few[, cols] - s_all[, cols])), 1e-10)
+  expect_true(all(is.na(s_few[-(1:5), c("2.5%", "ess", "rhat")])))
+  expect_identical(s_few[1:5, ], s_all[1:5, ])
+  expect_lt(max(abs(coef(few) - coef(all))), 1e-10)
+  expect_lt(max(abs(coef(few, weighted = TRUE) - coef(all, weighted = TRUE))), 1e-10)
+  # methods that need every draw say so
+  expect_error(vcov(few), "needs the draws of every parameter.*stored 5 of 2000")
+  expect_error(predict(few, newdata = matrix(0, 1, 2000)), "needs the draws of every parameter")
+})
+
+test_that("above 1000 parameters the default stores none, and says what it has", {
+  m <- wide_logistic(n = 200, d = 1001)
+  set.seed(2)
+  fit <- sgld(m, lr = 1e-5, batch_size = 50, iter = 200)
+  expect_identical(ncol(fit$draws[[1]]), 0L)
+  expect_identical(nrow(fit$draws[[1]]), 100L)
+  expect_length(coef(fit), 1001)
+  expect_identical(nrow(summary(fit)$statistics), 1001L)
+  expect_output(print(fit), "x1")
+})
+
+test_that("pars takes names, regular expressions and indices; moments are on the user's scale", {
+  m <- handout_model()
+  set.seed(3)
+  full <- sgld(m, lr = 2e-7, batch_size = 100, iter = 2000, chains = 2)
+  expect_null(full$pars)
+  for (p in list("sigma2", "^sig", 3L, c("sigma2", "x"))) {
+    set.seed(3)
+    fit <- sgld(m, lr = 2e-7, batch_size = 100, iter = 2000, chains = 2, pars = p)
+    keep <- if (identical(p, c("sigma2", "x"))) 2:3 else 3L
+    expect_identical(fit$pars, keep)
+    expect_identical(colnames(fit$draws[[1]]), c("(Intercept)", "x", "sigma2")[keep])
+    expect_identical(as.vector(unclass(fit$draws[[2]])), as.vector(unclass(full$draws[[2]])[, keep]))
+    expect_identical(as.matrix(fit, scale = "sampler")[, "log_sigma2"],
+                     as.matrix(full, scale = "sampler")[, "log_sigma2"])
+  }
+  # sigma2 = exp(log sigma2): its moments are those of sigma2, not of the log
+  x <- unclass(full$draws[[1]])
+  expect_lt(max(abs(full$moments$mean[1, ] - colMeans(x)) / abs(colMeans(x))), 1e-12)
+  expect_lt(abs(sqrt(full$moments$var[1, 3]) / sd(x[, 3]) - 1), 1e-10)
+})
+
+test_that("bad pars are clear errors", {
+  m <- handout_model()
+  run <- function(p) sgld(m, lr = 1e-7, iter = 100, pars = p)
+  expect_error(run("tau"), "`pars`: \"tau\" matches no parameter")
+  expect_error(run("(["), "neither a parameter name nor a regular expression")
+  expect_error(run(4), "indices from 1 to 3")
+  expect_error(run(1.5), "indices from 1 to 3")
+  expect_error(run(list(1)), "`pars` must be NULL, TRUE")
+})
