@@ -152,9 +152,12 @@ warn_stopped <- function(fit, regular = TRUE) {
       call. = FALSE)
   }
   hit <- which(fit$status == "interrupted")
-  if (length(hit))
-    warning(sprintf("interrupted by the user at iteration %s of chain %d; returning the draws made so far.",
-                    format(fit$stop_iter[hit[1]], scientific = FALSE), hit[1]), call. = FALSE)
+  if (length(hit)) {
+    at <- unique(fit$stop_iter[hit])
+    warning(sprintf("interrupted by the user at iteration%s %s of chain%s %s; returning the draws made so far.",
+                    if (length(at) > 1) "s" else "", paste(format(at, scientific = FALSE), collapse = ", "),
+                    if (length(hit) > 1) "s" else "", paste(hit, collapse = ", ")), call. = FALSE)
+  }
   dropped <- setdiff(seq_along(fit$status), fit$chain_ids)
   if (length(dropped) || regular && length(unique(fit$kept[fit$chain_ids])) > 1)
     warning(sprintf(paste0("`draws` holds chain%s %s (%d draws each); the draws of chains ",

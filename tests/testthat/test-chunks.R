@@ -1,0 +1,88 @@
+# Chains run in chunks of iterations; between chunks the main thread polls for
+# interrupts and draws the progress display (src/chunks.c, src/progress.c).
+
+test_that("an interrupt stops 4 chains on 2 threads together, keeps every draw, and continues", {
+  skip_if_not_installed("callr")
+  skip_on_os("windows")
+  flag <- tempfile()
+  child <- callr::r_bg(function(flag) {
+    library(sgld)
+    m <- model_linear(y ~ x, data = handout)
+    set.seed(1)
+    warnings <- character()
+    writeLines("started", flag)
+    fit <- withCallingHandlers(
+      sgld(m, lr = 1e-7, batch_size = 10, iter = 1e9, burnin = 0, thin = 1e5, chains = 4,
+           threads = 2),
+      warning = function(w) {
+        warnings <<- c(warnings, conditionMessage(w))
+        invokeRestart("muffleWarning")
+      })
+    list(fit = fit, warnings = warnings)
+  }, args = list(flag = flag))
+  on.exit(child$kill(), add = TRUE)
+  out <- interrupt_child(child, flag, settle = 2)
+  fit <- out$fit
+  # all four stopped, at the end of the same chunk
+  expect_identical(fit$status, rep("interrupted", 4))
+  expect_identical(length(unique(fit$stop_iter)), 1L)
+  expect_gt(fit$stop_iter[1], 1e5)
+  expect_true(any(grepl("interrupted by the user at iteration [0-9]+ of chains 1, 2, 3, 4",
+                        out$warnings)))
+  # every draw made before the interrupt is there, at the right iterations
+  expect_identical(fit$kept, rep(floor(fit$stop_iter[1] / 1e5), 4))
+  expect_identical(nrow(fit$draws[[1]]), as.integer(fit$kept[1]))
+  expect_identical(fit$iteration[fit$kept[1], ], rep(1e5 * fit$kept[1], 4))
+  expect_identical(fit$state$iteration, fit$stop_iter)
+  # and the run continues from where it stopped, as one run would have
+  more <- sgld(fit$model, lr = 1e-7, batch_size = 10, iter = 1000, burnin = 0, chains = 4,
+               threads = 2, init = fit)
+  expect_identical(more$iteration[1, ], fit$stop_iter + 1)
+  expect_identical(more$status, rep("done", 4))
+})
+
+test_that("the progress display is drawn on stderr when on, and nothing when off", {
+  m <- handout_model()
+  run <- function(progress) {
+    set.seed(1)
+    capture.output(type = "message",
+      fit <- sgld(m, lr = 1e-7, batch_size = 10, iter = 1e7, burnin = 0, thin = 1e4,
+                  chains = 2, progress = progress))
+  }
+  on <- run(TRUE)
+  # each redraw starts with a carriage return, so the line is overwritten in place
+  lines <- strsplit(paste(on, collapse = ""), "\r", fixed = TRUE)[[1]]
+  expect_true(any(grepl(paste0("^sgld +[0-9]+% \\| [0-9.]+[kM]?/20M it \\| [0-9.]+[kM]? it/s ",
+                               "\\| [0-9ms]+ left \\| chains: 2 running, 0 done, 0 diverged"),
+                        lines)))
+  expect_match(lines[length(lines)],
+               "^sgld 100% \\| 20M/20M it .* total \\| chains: 0 running, 2 done, 0 diverged")
+  expect_identical(run(FALSE), character())
+  # the default follows getOption("sgld.progress", interactive())
+  withr_opt <- options(sgld.progress = TRUE)
+  on.exit(options(withr_opt))
+  set.seed(1)
+  expect_match(paste(capture.output(type = "message",
+    fit <- sgld(m, lr = 1e-7, batch_size = 10, iter = 1e7, burnin = 0, thin = 1e4)),
+    collapse = ""), "10M/10M it")
+})
+
+test_that("a run expected to outlast the limit without progress says so, and warns", {
+  m <- handout_model()
+  old <- options(sgld.long_run_seconds = 0.01)
+  on.exit(options(old))
+  set.seed(1)
+  note <- capture.output(type = "message", out <- with_warnings(
+    sgld(m, lr = 1e-7, batch_size = 10, iter = 5e6, burnin = 0, thin = 1e4, progress = FALSE)))
+  expect_match(paste(note, collapse = ""), "sgld: this run will take about .* hours")
+  expect_true(any(grepl("this run was expected to take .* with no progress display; set `progress = TRUE`",
+                        out$warnings)))
+  expect_gt(out$value$expected_time, 0.01)
+  # not with the display on, nor for a run within the limit
+  options(sgld.long_run_seconds = 3600)
+  set.seed(1)
+  quiet <- capture.output(type = "message", out <- with_warnings(
+    sgld(m, lr = 1e-7, batch_size = 10, iter = 5e6, burnin = 0, thin = 1e4, progress = FALSE)))
+  expect_identical(quiet, character())
+  expect_identical(out$warnings, character())
+})
