@@ -83,3 +83,25 @@ interrupt_child <- function(child, flag, settle) {
   expect_false(child$is_alive())
   child$get_result()
 }
+
+# Runs run(flag) in a callr::r_bg() child with sgld loaded, collecting the
+# messages of its warnings, and interrupts it `settle` seconds after the file
+# `flag` appears: written just before run() is called, or by run() itself
+# once its sampler is under way (flag_first = FALSE). Returns
+# list(fit = what run() returned, warnings = ...).
+interrupted_run <- function(run, settle, flag_first = TRUE) {
+  flag <- tempfile()
+  environment(run) <- globalenv()       # travel without the test's frames
+  child <- callr::r_bg(function(run, flag, flag_first) {
+    library(sgld)
+    warnings <- character()
+    if (flag_first) writeLines("started", flag)
+    fit <- withCallingHandlers(run(flag), warning = function(w) {
+      warnings <<- c(warnings, conditionMessage(w))
+      invokeRestart("muffleWarning")
+    })
+    list(fit = fit, warnings = warnings)
+  }, args = list(run = run, flag = flag, flag_first = flag_first))
+  on.exit(child$kill(), add = TRUE)
+  interrupt_child(child, flag, settle)
+}

@@ -166,24 +166,12 @@ test_that("every malformed call gives an error naming the argument and the rule"
 test_that("an interrupt in a child R process returns the draws made so far", {
   skip_if_not_installed("callr")
   skip_on_os("windows")
-  flag <- tempfile()
-  child <- callr::r_bg(function(flag) {
-    library(sgld)
+  out <- interrupted_run(function(flag) {
     m <- model_linear(y ~ x, data = handout)
     set.seed(1)
-    warnings <- character()
-    writeLines("started", flag)
-    fit <- withCallingHandlers(
-      sgld(m, lr = 1e-7, batch_size = 10, iter = 1e9, burnin = 0, thin = 1e5, chains = 2,
-           threads = 2),
-      warning = function(w) {
-        warnings <<- c(warnings, conditionMessage(w))
-        invokeRestart("muffleWarning")
-      })
-    list(fit = fit, warnings = warnings)
-  }, args = list(flag = flag))
-  on.exit(child$kill(), add = TRUE)
-  out <- interrupt_child(child, flag, settle = 2)   # well into the billion iterations
+    sgld(m, lr = 1e-7, batch_size = 10, iter = 1e9, burnin = 0, thin = 1e5, chains = 2,
+         threads = 2)
+  }, settle = 2)   # well into the billion iterations
   fit <- out$fit
   expect_true(all(fit$status %in% c("interrupted", "not run")))
   expect_true(any(fit$status == "interrupted"))

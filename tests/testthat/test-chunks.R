@@ -4,24 +4,12 @@
 test_that("an interrupt stops 4 chains on 2 threads together, keeps every draw, and continues", {
   skip_if_not_installed("callr")
   skip_on_os("windows")
-  flag <- tempfile()
-  child <- callr::r_bg(function(flag) {
-    library(sgld)
+  out <- interrupted_run(function(flag) {
     m <- model_linear(y ~ x, data = handout)
     set.seed(1)
-    warnings <- character()
-    writeLines("started", flag)
-    fit <- withCallingHandlers(
-      sgld(m, lr = 1e-7, batch_size = 10, iter = 1e9, burnin = 0, thin = 1e5, chains = 4,
-           threads = 2),
-      warning = function(w) {
-        warnings <<- c(warnings, conditionMessage(w))
-        invokeRestart("muffleWarning")
-      })
-    list(fit = fit, warnings = warnings)
-  }, args = list(flag = flag))
-  on.exit(child$kill(), add = TRUE)
-  out <- interrupt_child(child, flag, settle = 2)
+    sgld(m, lr = 1e-7, batch_size = 10, iter = 1e9, burnin = 0, thin = 1e5, chains = 4,
+         threads = 2)
+  }, settle = 2)
   fit <- out$fit
   # all four stopped, at the end of the same chunk
   expect_identical(fit$status, rep("interrupted", 4))

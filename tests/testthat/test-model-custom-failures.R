@@ -142,9 +142,7 @@ test_that("an interrupt inside a function ends the run with a warning, keeping t
 test_that("a real interrupt during a slow R function returns the draws made so far", {
   skip_if_not_installed("callr")
   skip_on_os("windows")
-  flag <- tempfile()
-  child <- callr::r_bg(function(flag) {
-    library(sgld)
+  out <- interrupted_run(function(flag) {
     m <- model_custom(cbind(x = 1:100), d = 1,
       grad_loglik = function(w, batch) {
         if (!file.exists(flag)) writeLines("started", flag)
@@ -152,16 +150,8 @@ test_that("a real interrupt during a slow R function returns the draws made so f
         -nrow(batch) * w
       },
       grad_logprior = function(w) -w)
-    warnings <- character()
-    fit <- withCallingHandlers(sgld(m, lr = 1e-3, batch_size = 5, iter = 1e6, burnin = 0),
-                               warning = function(w) {
-                                 warnings <<- c(warnings, conditionMessage(w))
-                                 invokeRestart("muffleWarning")
-                               })
-    list(fit = fit, warnings = warnings)
-  }, args = list(flag = flag))
-  on.exit(child$kill(), add = TRUE)
-  out <- interrupt_child(child, flag, settle = 1)
+    sgld(m, lr = 1e-3, batch_size = 5, iter = 1e6, burnin = 0)
+  }, settle = 1, flag_first = FALSE)
   expect_identical(out$fit$status, "interrupted")
   expect_gte(out$fit$kept, 10)
   expect_identical(nrow(as.matrix(out$fit)), as.integer(out$fit$kept))
