@@ -25,53 +25,7 @@
 #include <omp.h>
 #endif
 
-enum { STATUS_DONE = 0, STATUS_NONFINITE_PARAMETER = 1, STATUS_NONFINITE_GRADIENT = 2,
-       STATUS_INTERRUPTED = 3, STATUS_NOT_RUN = 4, STATUS_MODEL_FAILED = 5 };
-
-/* ----------------------------------------------------------- tables -- */
-
-typedef struct { const char *name; sgld_model (*build)(SEXP); } model_entry;
-static const model_entry model_table[] = {
-  {"linear", model_linear_build},
-  {"logistic", model_logistic_build},
-  {"mixture", model_mixture_build},
-  {"ica", model_ica_build},
-  {"compiled", model_compiled_build},
-  {"r", model_r_build},
-};
-
-typedef struct { const char *name; const sgld_update *rule; } update_entry;
-static const update_entry update_table[] = {
-  {"sgld", &update_sgld},
-  {"precond", &update_precond},
-  {"psgld", &update_psgld},
-  {"sghmc", &update_sghmc},
-  {"momentum", &update_momentum},
-  {"adagrad", &update_adagrad},
-  {"rmsprop", &update_rmsprop},
-  {"adam", &update_adam},
-  {"natural", &update_natural},
-};
-
-sgld_model find_model(SEXP spec) {
-  const char *type = CHAR(asChar(list_elt(spec, "type")));
-  for (size_t i = 0; i < sizeof model_table / sizeof *model_table; i++)
-    if (strcmp(type, model_table[i].name) == 0) return model_table[i].build(spec);
-  error("internal: unknown model type '%s'", type);
-  return model_table[0].build(spec); /* not reached */
-}
-
-static const sgld_update *find_update(const char *name) {
-  for (size_t i = 0; i < sizeof update_table / sizeof *update_table; i++)
-    if (strcmp(name, update_table[i].name) == 0) return update_table[i].rule;
-  error("internal: unknown update rule '%s'", name);
-  return NULL; /* not reached */
-}
-
 /* ------------------------------------------------------- settings -- */
-
-enum { BURNIN_COUNT = 0, BURNIN_THRESHOLD = 1 };
-enum { THIN_COUNT = 0, THIN_DISTANCE = 1 };
 
 typedef struct run_settings {
   R_xlen_t iter, burnin, thin, capacity;  /* capacity: rows of output per chain */
@@ -91,13 +45,11 @@ typedef struct run_settings {
   R_xlen_t n_diag;
   R_xlen_t diag_sample;        /* items for the score covariance */
   int mala;                    /* Metropolis-Hastings accept step, full data */
-  sgld_update_opts opts;       /* the update rule's settings */
+  const void *opts;            /* the update rule's own settings (its build()) */
   const double *cv_mode, *cv_grad;  /* control variates: a mode and the full gradient there */
   const double *t_offset;      /* per chain: iterations already run (continued runs) */
   const R_xlen_t *all_idx;     /* 0..n-1, for full-data evaluations */
 } run_settings;
-
-#define DIAG_COLS 6   /* iteration, eta, alpha, var_injected, var_gradient, rejection */
 
 /* what one chain leaves behind, besides its draws */
 typedef struct chain_result {
@@ -183,8 +135,8 @@ static double diagnose(const sgld_model *model, const sgld_update *rule, const r
   const size_t state_len = update_state_length(rule, d);
   double *T = NULL;
   if (rule->precond_factor) {
-    T = sc->diag_buf + 2 * (size_t) d * d + 5 * (size_t) d;
-    rule->precond_factor(w, sc->state, T, sc->state + state_len, d, &s->opts);
+    T = diagnostics_factor_slot(sc->diag_buf, d);
+    rule->precond_factor(w, sc->state, T, sc->state + state_len, d, s->opts);
   }
   const double n = (double) model->n;
   const double lambda = score_lambda_max(model, w, items, count, T, sc->diag_buf, sc->work);
@@ -192,22 +144,23 @@ static double diagnose(const sgld_model *model, const sgld_update *rule, const r
   const double var_inj = 2.0 * eta * s->tau;
   const double alpha = eta * n * n * lambda / (2.0 * s->m);
 
-  /* rejection probability of the full-data proposal from w: the rule's own
-     when it can serve as one, else the plain Langevin step */
-  const sgld_update *proposal = rule->log_q && state_len == 0 ? rule : &update_sgld;
+  /* rejection probability of the full-data proposal from w */
+  const void *proposal_opts = s->opts;
+  const sgld_update *proposal = diagnostic_proposal(rule, d, &proposal_opts);
   double *g = sc->diag_buf, *g_new = sc->diag_buf + d;   /* reuse: V no longer needed */
   const double U = full_log_post(model, w, g, s->all_idx, sc->work);
   const double tau = s->tau > 0 ? s->tau : 1.0;
-  mh_propose(proposal, w, g, eta, tau, sc->state, diag_rng, sc->w_new, d, &s->opts);
+  mh_propose(proposal, w, g, eta, tau, sc->state, diag_rng, sc->w_new, d, proposal_opts);
   const double U_new = full_log_post(model, sc->w_new, g_new, s->all_idx, sc->work);
   double rejection = 1.0;
   if (isfinite(U_new)) {
     const double lr = mh_log_ratio(proposal, w, U, g, sc->w_new, U_new, g_new, eta, tau,
-                                   sc->state, d, &s->opts);
+                                   sc->state, d, proposal_opts);
     rejection = lr >= 0 ? 0.0 : 1.0 - exp(lr);
   }
-  row[0] = t; row[1] = eta; row[2] = alpha;
-  row[3] = var_inj; row[4] = var_grad; row[5] = rejection;
+  row[DIAG_ITERATION] = t; row[DIAG_ETA] = eta; row[DIAG_ALPHA] = alpha;
+  row[DIAG_VAR_INJECTED] = var_inj; row[DIAG_VAR_GRADIENT] = var_grad;
+  row[DIAG_REJECTION] = rejection;
   return alpha;
 }
 
@@ -285,20 +238,20 @@ static void run_chain(const sgld_model *model, const sgld_update *rule, const ru
 
     memcpy(sc->w_prev, w, d * sizeof(double));
     if (s->mala) {
-      mh_propose(rule, w, g, eta, s->tau, sc->state, &rng, sc->w_new, d, &s->opts);
+      mh_propose(rule, w, g, eta, s->tau, sc->state, &rng, sc->w_new, d, s->opts);
       const double U_new = full_log_post(model, sc->w_new, sc->g_new, s->all_idx, sc->work);
       if (model_stopped(model, res, t_abs, 0, stop_all)) break;
       const double log_u = log(rng_unif(&rng));
       if (isfinite(U_new) && all_finite(sc->g_new, d) &&
           log_u < mh_log_ratio(rule, w, U, g, sc->w_new, U_new, sc->g_new, eta, s->tau,
-                               sc->state, d, &s->opts)) {
+                               sc->state, d, s->opts)) {
         memcpy(w, sc->w_new, d * sizeof(double));
         memcpy(g, sc->g_new, d * sizeof(double));
         U = U_new;
         res->accepted++;
       }
     } else {
-      rule->step(w, g, g_bar, eta, s->tau, sc->state, &rng, d, &s->opts);
+      rule->step(w, g, g_bar, eta, s->tau, sc->state, &rng, d, s->opts);
     }
     if (!all_finite(w, d) || (model->in_domain && !model->in_domain(model->data, w))) {
       memcpy(w, sc->w_prev, d * sizeof(double));   /* leave the last finite state */
@@ -331,9 +284,9 @@ static void run_chain(const sgld_model *model, const sgld_update *rule, const ru
     if (t == next_monitor) {
       double *row = out->monitor + (R_xlen_t) res->monitored * n_cols;
       row[0] = t_abs;
-      row[1] = (model->loglik(model->data, w, NULL, model->n) +
+      row[1] = (model->loglik(model->data, w, NULL, model->n, sc->work) +
                 model->logprior(model->data, w)) / (double) model->n;
-      if (s->test) s->test->metrics(s->test->data, w, row + 2);
+      if (s->test) s->test->metrics(s->test->data, w, row + 2, sc->work);
       if (model_stopped(model, res, t_abs, 1, stop_all)) break;
       res->monitored++;
       next_monitor += s->monitor_every;
@@ -375,25 +328,19 @@ static run_settings read_settings(SEXP settings, const sgld_model *model) {
   s.replace = list_int(settings, "replace");
   s.tau = list_real(settings, "temperature");
   s.schedule = schedule_build(list_elt(settings, "schedule"));
-  s.clip_type = list_int(settings, "clip_type");
+  s.clip_type = list_code(settings, "clip_type", CODES_CLIP);
   s.clip_threshold = list_real(settings, "clip_threshold");
   s.threads = (int) setting_count(settings, "threads", 1);
   s.monitor_every = setting_count(settings, "monitor_every", 0);
   s.n_monitor = s.monitor_every > 0 ? s.iter / s.monitor_every : 0;
-  s.burnin_mode = list_int(settings, "burnin_mode");
-  s.thin_mode = list_int(settings, "thin_mode");
+  s.burnin_mode = list_code(settings, "burnin_mode", CODES_BURNIN);
+  s.thin_mode = list_code(settings, "thin_mode", CODES_THIN);
   s.alpha0 = list_real(settings, "alpha0");
   s.distance = list_real(settings, "distance");
   s.diag_every = setting_count(settings, "diag_every", 0);
   s.n_diag = s.diag_every > 0 ? s.iter / s.diag_every : 0;
   s.diag_sample = setting_count(settings, "diag_sample", 1);
   s.mala = list_int(settings, "mala");
-  SEXP opts = list_elt(settings, "update_opts");
-  s.opts.rho = list_real(opts, "rho");
-  s.opts.beta = list_real(opts, "beta");
-  s.opts.eps = list_real(opts, "eps");
-  s.opts.friction = list_real(opts, "friction");
-  s.opts.v_init = list_real(opts, "v_init");
   if (s.burnin >= s.iter) error("internal: burnin must be below iter");
   if (s.m > model->n) error("internal: batch_size exceeds the number of data items");
   if (s.mala && s.m != model->n) error("internal: mala needs the full data in every step");
@@ -419,21 +366,18 @@ SEXP sgld_run(SEXP model_spec, SEXP settings) {
   sgld_model model = find_model(model_spec);
   const sgld_update *rule = find_update(CHAR(asChar(list_elt(settings, "update"))));
   run_settings s = read_settings(settings, &model);
+  s.opts = update_build_opts(rule, list_elt(settings, "update_opts"), model.d);
   SEXP test_spec = list_elt(settings, "test");
   sgld_model test;
   if (test_spec != R_NilValue) {
     test = find_model(test_spec);
-    if (test.d != model.d || !test.metrics)
+    if (test.d != model.d || !test.metrics || test.work_size > model.work_size)
       error("internal: the held-out data do not fit the model");
     s.test = &test;
   }
   const int d = model.d, chains = s.chains;
   const double *init = list_doubles(settings, "init", (R_xlen_t) d * chains);
-  SEXP precond = list_elt(settings, "precond_chol");
-  s.opts.L = precond == R_NilValue ? NULL : list_doubles(settings, "precond_chol",
-                                                         (R_xlen_t) d * d);
-  if (rule == &update_precond && !s.opts.L) error("internal: no preconditioner given");
-  if (s.mala && (!rule->log_q || update_state_length(rule, d) > 0))
+  if (s.mala && !update_is_proposal(rule, d))
     error("internal: this update rule cannot be a Metropolis-Hastings proposal");
   s.t_offset = list_doubles(settings, "t_offset", chains);
   const size_t state_len = update_state_length(rule, d);
@@ -510,11 +454,12 @@ SEXP sgld_run(SEXP model_spec, SEXP settings) {
     sc[c].g_bar = (double *) R_alloc(d, sizeof(double));
     sc[c].w_new = (double *) R_alloc(d, sizeof(double));
     sc[c].g_new = (double *) R_alloc(d, sizeof(double));
-    sc[c].diag_buf = diag_on ? (double *) R_alloc(3 * (size_t) d * d + 6 * (size_t) d, sizeof(double))
+    sc[c].diag_buf = diag_on ? (double *) R_alloc(diagnostics_scratch_length(d), sizeof(double))
                              : NULL;
     sc[c].diag_idx = diag_on && s.diag_sample < model.n
                        ? (R_xlen_t *) R_alloc(s.diag_sample, sizeof(R_xlen_t)) : NULL;
-    sc[c].state = (double *) R_alloc(state_len + rule->scratch_size * d + 1, sizeof(double));
+    sc[c].state = (double *) R_alloc(state_len + update_scratch_length(rule, d) + 1,
+                                     sizeof(double));
     sc[c].work = (double *) R_alloc(model.work_size + 1, sizeof(double));
     sc[c].idx = (R_xlen_t *) R_alloc(s.m, sizeof(R_xlen_t));
     sc[c].batch_memory = s.mala ? NULL
@@ -538,7 +483,7 @@ SEXP sgld_run(SEXP model_spec, SEXP settings) {
       memcpy(where[c].state, list_doubles(settings, "state_init", (R_xlen_t) (state_len * chains))
              + c * state_len, state_len * sizeof(double));
     else
-      rule->init(where[c].state, where[c].last, d, &s.opts);
+      rule->init(where[c].state, where[c].last, d, s.opts);
   }
 
   volatile int stop_all = 0;
