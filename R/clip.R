@@ -17,14 +17,14 @@
 #' @export
 clip_norm <- function(threshold) {
   check_number(threshold, "threshold", lower = 0, lower_open = TRUE)
-  structure(list(type = "norm", code = 1L, threshold = threshold), class = "sgld_clip")
+  structure(list(type = "norm", threshold = threshold), class = "sgld_clip")
 }
 
 #' @rdname clip_norm
 #' @export
 clip_value <- function(threshold) {
   check_number(threshold, "threshold", lower = 0, lower_open = TRUE)
-  structure(list(type = "value", code = 2L, threshold = threshold), class = "sgld_clip")
+  structure(list(type = "value", threshold = threshold), class = "sgld_clip")
 }
 
 #' @export

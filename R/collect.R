@@ -83,7 +83,8 @@ diagnostics_every <- function(every, sample = 10000) {
 # The collection policy and diagnostics settings, and how many rows of draws
 # each chain may need.
 resolve_collection <- function(burnin, thin, diagnostics, iter, schedule) {
-  out <- list(burnin = 0, burnin_mode = 0L, alpha0 = 0, thin = 1, thin_mode = 0L,
+  # the modes by their names in src/codes.c
+  out <- list(burnin = 0, burnin_mode = "count", alpha0 = 0, thin = 1, thin_mode = "count",
               distance = 0, diag_every = 0, diag_sample = 10000)
   if (!is.null(diagnostics)) {
     if (!inherits(diagnostics, "sgld_diagnostics"))
@@ -95,7 +96,7 @@ resolve_collection <- function(burnin, thin, diagnostics, iter, schedule) {
     out$diag_sample <- diagnostics$sample
   }
   if (inherits(burnin, "sgld_threshold")) {
-    out$burnin_mode <- 1L
+    out$burnin_mode <- "threshold"
     out$alpha0 <- burnin$alpha
     if (out$diag_every == 0) out$diag_every <- burnin$every
     else if (out$diag_every != burnin$every)
@@ -109,7 +110,7 @@ resolve_collection <- function(burnin, thin, diagnostics, iter, schedule) {
     out$burnin <- burnin
   }
   if (inherits(thin, "sgld_distance")) {
-    out$thin_mode <- 1L
+    out$thin_mode <- "distance"
     out$distance <- thin$D0
     capacity <- floor(lr_total(schedule, iter) / thin$D0) + 1
   } else {
@@ -121,6 +122,6 @@ resolve_collection <- function(burnin, thin, diagnostics, iter, schedule) {
     capacity <- floor(span / thin)
   }
   out$capacity <- min(capacity, floor((iter - out$burnin) / out$thin))
-  out$regular <- out$burnin_mode == 0L && out$thin_mode == 0L
+  out$regular <- out$burnin_mode == "count" && out$thin_mode == "count"
   out
 }

@@ -16,8 +16,8 @@ chain_state <- function(res, settings, rule, model, status) {
 continuation <- function(fit, model, chains, rule) {
   st <- fit$state
   if (is.null(st)) abort("`init`: this fit does not record the state of its chains.")
-  if (st$rule$name != rule$name || !identical(st$rule$opts, rule$opts) ||
-      !identical(st$rule$chol, rule$chol))
+  st$rule <- upgrade_rule(st$rule)
+  if (st$rule$name != rule$name || !identical(st$rule$opts, rule$opts))
     abort("`init`: the fit to continue used the update rule ", st$rule$label,
           " with other settings; continue it with the same rule and settings.")
   if (!identical(class(fit$model), class(model)) || fit$model$n != model$n ||
@@ -34,4 +34,24 @@ continuation <- function(fit, model, chains, rule) {
           "`init = fit$last`, with a smaller learning rate.")
   list(w = unname(st$w), t_offset = st$iteration, state_init = as.double(st$update),
        rng_init = st$rng)
+}
+
+# Fits saved before each update rule owned its options hold one shared set
+# (rho, beta, eps, friction, v_init, where rho was pSGLD's alpha and Adam's
+# beta2) and a fixed preconditioner's factor beside it in `chol`. The same
+# settings under the rule's own names, so such fits can still be continued.
+upgrade_rule <- function(rule) {
+  o <- rule$opts
+  if (!setequal(names(o), c("rho", "beta", "eps", "friction", "v_init"))) return(rule)
+  rule$opts <- switch(rule$name,
+    psgld = list(alpha = o$rho, lambda = o$eps, v_init = o$v_init),
+    momentum = list(momentum = o$beta),
+    adagrad = list(eps = o$eps),
+    rmsprop = list(rho = o$rho, eps = o$eps),
+    adam = list(beta1 = o$beta, beta2 = o$rho, eps = o$eps),
+    sghmc = list(friction = o$friction),
+    precond = list(chol = rule$chol),
+    list())
+  rule$chol <- NULL
+  rule
 }

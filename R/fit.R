@@ -38,8 +38,6 @@
 #' @name sgld_fit
 NULL
 
-status_labels <- c("done", "diverged", "diverged", "interrupted", "not run", "failed")
-
 new_sgld_fit <- function(engine, model, settings, lr, method, call, time,
                          rule = plain_rule("SGLD")) {
   # The engine's result arrives in an environment and is taken out of it, so
@@ -51,7 +49,7 @@ new_sgld_fit <- function(engine, model, settings, lr, method, call, time,
   chains <- settings$chains
   capacity <- settings$capacity
   kept <- res$kept
-  status <- status_labels[res$status + 1L]
+  status <- chain_status(res$status)
   stopped <- which(status != "done" & kept > 0)
   # An mcmc object is a matrix with an mcpar attribute (first and last kept
   # iteration, thinning interval) and class "mcmc". Setting them here on the
@@ -137,8 +135,7 @@ new_sgld_fit <- function(engine, model, settings, lr, method, call, time,
 
 diagnostics_frame <- function(res, settings) {
   if (settings$diag_every == 0) return(NULL)
-  engine_rows(res$diagnostics, res$diagnosed,
-              c("iteration", "lr", "alpha", "var_injected", "var_gradient", "rejection"),
+  engine_rows(res$diagnostics, res$diagnosed, engine_codes()$diagnostics,
               floor(settings$iter / settings$diag_every))
 }
 

@@ -21,6 +21,13 @@
 #' A compiled model lives in one R session: an object saved with [saveRDS()]
 #' and read back has lost its pointer, and using it is an error that says so.
 #'
+#' The table's layout has a version, `SGLD_MODEL_ABI_VERSION` in the header
+#' (now 2: `loglik` takes the chain's `work` buffer, as `grad_loglik` does).
+#' A plug-in built against another version, such as version 1, whose `loglik`
+#' had no `work` argument, is refused by `sgld_model_pointer()` with an error
+#' naming both versions: its functions have other types, which sgld cannot
+#' call safely. Add the argument to the plug-in's `loglik` and reinstall it.
+#'
 #' @section The two scales:
 #' The C functions see the unconstrained parameters \eqn{w} that the samplers
 #' move. Draws, the `init` here and the samplers' `init` are on the user's

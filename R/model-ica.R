@@ -43,7 +43,8 @@ model_ica <- function(X, prior_variance = 1, center = TRUE) {
   check_number(prior_variance, "prior_variance", lower = 0, lower_open = TRUE)
   check_flag(center, "center")
   D <- ncol(X)
-  if (D > 64) abort("`X` must have at most 64 columns for ICA, not ", D, ".")
+  # the D^2 entries of W are counted in a C int
+  if (D > 46340) abort("`X` must have at most 46340 columns for ICA, not ", D, ".")
   if (nrow(X) < 2) abort("`X` must have at least two rows.")
   s <- apply(X, 2, stats::sd)
   if (any(s == 0)) abort("`X` has a constant column (", which(s == 0)[1], ").")
@@ -94,7 +95,6 @@ set_model_data.sgld_model_ica <- function(model, X, y) {
   model$n <- as.double(nrow(X))
   model
 }
-metric_names.sgld_model_ica <- function(model) "test_loglik"
 held_out_model.sgld_model_ica <- function(model, newdata) {
   X <- ica_matrix(newdata, "newdata")
   if (ncol(X) != model$D) abort("`newdata` must have ", model$D, " columns.")

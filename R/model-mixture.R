@@ -55,7 +55,6 @@ set_model_data.sgld_model_mixture <- function(model, X, y) {
   model$n <- as.double(length(y))
   model
 }
-metric_names.sgld_model_mixture <- function(model) "test_loglik"
 
 #' Simulate the data of Welling and Teh's mixture experiment
 #'

@@ -74,9 +74,8 @@ response_like.sgld_model_logistic <- function(model, y) {
   ifelse(yy == model$labels[2], 1, -1)
 }
 
-metric_names <- function(model) UseMethod("metric_names")
-metric_names.sgld_model_linear <- function(model) c("test_loglik", "test_rmse")
-metric_names.sgld_model_logistic <- function(model) c("test_loglik", "test_accuracy")
+# the names of the metrics the engine computes for this kind of model
+metric_names <- function(model) engine_codes()$metrics[[model$type]]
 
 # The engine's monitor rows as a tidy data frame.
 monitor_frame <- function(res, model, settings, has_test) {

@@ -184,7 +184,7 @@ sghmc <- function(model, lr, batch_size = NULL, iter = 10000, ..., friction = 0.
                   progress = getOption("sgld.progress", interactive())) {
   check_dots_empty(...)
   check_number(friction, "friction", lower = 0, upper = 1, lower_open = TRUE)
-  rule <- update_rule("sghmc", "SGHMC", friction = friction, sampler = TRUE)
+  rule <- update_rule("sghmc", "SGHMC", list(friction = friction), sampler = TRUE)
   run_sampler(model, lr = lr, batch_size = batch_size, iter = iter, burnin = burnin,
               thin = thin, temperature = temperature, chains = chains, init = init,
               replace = replace, clip = clip, monitor = monitor, threads = threads,
@@ -319,13 +319,13 @@ run_settings <- function(model, lr, batch_size, iter, burnin, thin, temperature,
     iter = iter, chains = chains, batch_size = batch_size,
     replace = as.integer(replace), temperature = temperature,
     lr = lr, schedule = schedule,
-    clip_type = if (is.null(clip)) 0L else clip$code,
+    clip_type = if (is.null(clip)) "none" else clip$type,
     clip_threshold = if (is.null(clip)) 0 else clip$threshold,
     update = rule$name, update_opts = rule$opts, init = as.double(t(init_w)),
     t_offset = as.double(from$t_offset), state_init = from$state_init,
     rng_init = from$rng_init, threads = threads,
     monitor_every = if (is.null(monitor)) 0 else monitor$every, test = test,
-    mala = as.integer(mala), precond_chol = rule$chol,
+    mala = as.integer(mala),
     progress = as.integer(progress), keep = keep, moment_scale = moment_scales(model),
     long_run_seconds = getOption("sgld.long_run_seconds", 3600),
     cv_mode = cv_mode,

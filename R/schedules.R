@@ -132,29 +132,30 @@ as_lr <- function(lr) {
         "lr_range() or lr_piecewise(), not ", describe(lr), ".")
 }
 
-# The three shapes the C engine knows (constant, polynomial, piecewise).
+# The shapes the C engine knows, by the names in src/codes.c (constant,
+# polynomial, piecewise, exponential): lr_range() is a polynomial one.
 resolve_lr <- function(lr, iter) {
-  out <- list(code = 0L, a = 0, b = 0, gamma = 0, t0 = 0, t1 = 0, floor = 0)
+  out <- list(type = "constant", a = 0, b = 0, gamma = 0, t0 = 0, t1 = 0, floor = 0)
   switch(lr$type,
     constant = {
       out$a <- lr$eta
     },
     poly = {
-      out[c("code", "a", "b", "gamma", "floor")] <- list(1L, lr$a, lr$b, lr$gamma, lr$floor)
+      out[c("type", "a", "b", "gamma", "floor")] <- list("poly", lr$a, lr$b, lr$gamma, lr$floor)
     },
     range = {
       if (iter < 2) abort("`lr`: lr_range() needs at least 2 iterations.")
       r <- (lr$start / lr$end)^(1 / lr$gamma)
       b <- (iter - r) / (r - 1)
-      out[c("code", "a", "b", "gamma", "floor")] <-
-        list(1L, lr$start * (b + 1)^lr$gamma, b, lr$gamma, lr$floor)
+      out[c("type", "a", "b", "gamma", "floor")] <-
+        list("poly", lr$start * (b + 1)^lr$gamma, b, lr$gamma, lr$floor)
     },
     piecewise = {
-      out[c("code", "a", "gamma", "t0", "t1", "floor")] <-
-        list(2L, lr$C0, lr$s, lr$T0, lr$T1, lr$floor)
+      out[c("type", "a", "gamma", "t0", "t1", "floor")] <-
+        list("piecewise", lr$C0, lr$s, lr$T0, lr$T1, lr$floor)
     },
     exp = {
-      out[c("code", "a", "b", "t1")] <- list(3L, lr$start, lr$end / lr$start, iter)
+      out[c("type", "a", "b", "t1")] <- list("exp", lr$start, lr$end / lr$start, iter)
     },
     abort("`lr` has an unknown schedule type."))
   out

@@ -77,22 +77,22 @@ precond_rmsprop <- function(alpha = 0.99, lambda = 1e-5, v_init = 0) {
   check_number(alpha, "alpha", lower = 0, upper = 1, upper_open = TRUE)
   check_number(lambda, "lambda", lower = 0, lower_open = TRUE)
   check_number(v_init, "v_init", lower = 0)
-  update_rule("psgld", "pSGLD (RMSprop preconditioner)", rho = alpha, eps = lambda,
-              v_init = v_init, sampler = TRUE)
+  update_rule("psgld", "pSGLD (RMSprop preconditioner)",
+              list(alpha = alpha, lambda = lambda, v_init = v_init), sampler = TRUE)
 }
 
 #' @rdname update_rules
 #' @export
 opt_momentum <- function(momentum = 0.9) {
   check_number(momentum, "momentum", lower = 0, upper = 1, upper_open = TRUE)
-  update_rule("momentum", "SGD with momentum", beta = momentum)
+  update_rule("momentum", "SGD with momentum", list(momentum = momentum))
 }
 
 #' @rdname update_rules
 #' @export
 opt_adagrad <- function(eps = 1e-8) {
   check_number(eps, "eps", lower = 0, lower_open = TRUE)
-  update_rule("adagrad", "SGD (AdaGrad)", eps = eps)
+  update_rule("adagrad", "SGD (AdaGrad)", list(eps = eps))
 }
 
 #' @rdname update_rules
@@ -100,7 +100,7 @@ opt_adagrad <- function(eps = 1e-8) {
 opt_rmsprop <- function(rho = 0.99, eps = 1e-8) {
   check_number(rho, "rho", lower = 0, upper = 1, upper_open = TRUE)
   check_number(eps, "eps", lower = 0, lower_open = TRUE)
-  update_rule("rmsprop", "SGD (RMSprop)", rho = rho, eps = eps)
+  update_rule("rmsprop", "SGD (RMSprop)", list(rho = rho, eps = eps))
 }
 
 #' @rdname update_rules
@@ -109,16 +109,14 @@ opt_adam <- function(beta1 = 0.9, beta2 = 0.999, eps = 1e-8) {
   check_number(beta1, "beta1", lower = 0, upper = 1, upper_open = TRUE)
   check_number(beta2, "beta2", lower = 0, upper = 1, upper_open = TRUE)
   check_number(eps, "eps", lower = 0, lower_open = TRUE)
-  update_rule("adam", "SGD (Adam)", beta = beta1, rho = beta2, eps = eps)
+  update_rule("adam", "SGD (Adam)", list(beta1 = beta1, beta2 = beta2, eps = eps))
 }
 
-# An update rule of the C driver (its name in the driver's table), a label
-# for printing, and the settings it reads.
-update_rule <- function(name, label, rho = 0, beta = 0, eps = 0, friction = 0, v_init = 0,
-                        sampler = FALSE) {
-  structure(list(name = name, label = label, sampler = sampler,
-                 opts = list(rho = rho, beta = beta, eps = eps, friction = friction,
-                             v_init = v_init)),
+# An update rule of the C driver (its name in the driver's table, see
+# src/update_table.c), a label for printing, and its options: the rule's own
+# fields under its own names, which that rule's build() in C reads.
+update_rule <- function(name, label, opts = list(), sampler = FALSE) {
+  structure(list(name = name, label = label, sampler = sampler, opts = opts),
             class = "sgld_rule")
 }
 
@@ -126,7 +124,8 @@ plain_rule <- function(label) update_rule("sgld", label, sampler = TRUE)
 
 #' @export
 print.sgld_rule <- function(x, ...) {
-  set <- x$opts[vapply(x$opts, function(v) v != 0, logical(1))]
+  # the settings that are single numbers other than 0 (not a preconditioner's factor)
+  set <- Filter(function(v) length(v) == 1 && v != 0, x$opts)
   cat("Update rule: ", x$label,
       if (length(set)) paste0(" (", paste(names(set), unlist(set), sep = " = ", collapse = ", "), ")"),
       "\n", sep = "")
@@ -164,9 +163,8 @@ resolve_precondition <- function(precondition, model) {
   if (identical(precondition, "natural")) return(natural_rule(model, "natural-gradient SGLD"))
   if (inherits(precondition, "sgld_rule") && precondition$sampler) return(precondition)
   if (is.matrix(precondition)) {
-    rule <- update_rule("precond", "SGLD with a fixed preconditioner", sampler = TRUE)
-    rule$chol <- precondition_factor(precondition, d)
-    return(rule)
+    return(update_rule("precond", "SGLD with a fixed preconditioner",
+                       list(chol = precondition_factor(precondition, d)), sampler = TRUE))
   }
   abort("`precondition` must be NULL, \"none\", \"rmsprop\", precond_rmsprop(), ",
         "\"natural\" (for model_ica()), or a symmetric positive definite ", d, " x ", d,

@@ -64,8 +64,8 @@ static double diagnose(const run_context *ctx, chain *ch, double eta, double *ro
   const size_t state_len = update_state_length(rule, d);
   double *T = NULL;
   if (rule->precond_factor) {
-    T = sc->diag_buf + 2 * (size_t) d * d + 5 * (size_t) d;
-    rule->precond_factor(w, sc->state, T, sc->state + state_len, d, &s->opts);
+    T = diagnostics_factor_slot(sc->diag_buf, d);
+    rule->precond_factor(w, sc->state, T, sc->state + state_len, d, s->opts);
   }
   const double n = (double) model->n;
   const double lambda = score_lambda_max(model, w, items, count, T, sc->diag_buf, sc->work);
@@ -73,22 +73,23 @@ static double diagnose(const run_context *ctx, chain *ch, double eta, double *ro
   const double var_inj = 2.0 * eta * s->tau;
   const double alpha = eta * n * n * lambda / (2.0 * s->m);
 
-  /* rejection probability of the full-data proposal from w: the rule's own
-     when it can serve as one, else the plain Langevin step */
-  const sgld_update *proposal = rule->log_q && state_len == 0 ? rule : &update_sgld;
+  /* rejection probability of the full-data proposal from w */
+  const void *proposal_opts = s->opts;
+  const sgld_update *proposal = diagnostic_proposal(rule, d, &proposal_opts);
   double *g = sc->diag_buf, *g_new = sc->diag_buf + d;   /* reuse: V no longer needed */
   const double U = full_log_post(model, w, g, s->all_idx, sc->work);
   const double tau = s->tau > 0 ? s->tau : 1.0;
-  mh_propose(proposal, w, g, eta, tau, sc->state, &ch->diag_rng, sc->w_new, d, &s->opts);
+  mh_propose(proposal, w, g, eta, tau, sc->state, &ch->diag_rng, sc->w_new, d, proposal_opts);
   const double U_new = full_log_post(model, sc->w_new, g_new, s->all_idx, sc->work);
   double rejection = 1.0;
   if (isfinite(U_new)) {
     const double lr = mh_log_ratio(proposal, w, U, g, sc->w_new, U_new, g_new, eta, tau,
-                                   sc->state, d, &s->opts);
+                                   sc->state, d, proposal_opts);
     rejection = lr >= 0 ? 0.0 : 1.0 - exp(lr);
   }
-  row[0] = t; row[1] = eta; row[2] = alpha;
-  row[3] = var_inj; row[4] = var_grad; row[5] = rejection;
+  row[DIAG_ITERATION] = t; row[DIAG_ETA] = eta; row[DIAG_ALPHA] = alpha;
+  row[DIAG_VAR_INJECTED] = var_inj; row[DIAG_VAR_GRADIENT] = var_grad;
+  row[DIAG_REJECTION] = rejection;
   return alpha;
 }
 
@@ -113,13 +114,13 @@ static int mala_step(const run_context *ctx, chain *ch, double eta, double t_abs
   const run_settings *s = ctx->s;
   chain_scratch *sc = &ch->sc;
   const int d = model->d;
-  mh_propose(ctx->rule, sc->w, sc->g, eta, s->tau, sc->state, &ch->rng, sc->w_new, d, &s->opts);
+  mh_propose(ctx->rule, sc->w, sc->g, eta, s->tau, sc->state, &ch->rng, sc->w_new, d, s->opts);
   const double U_new = full_log_post(model, sc->w_new, sc->g_new, s->all_idx, sc->work);
   if (model_stopped(model, &ch->res, t_abs, 0)) return 0;
   const double log_u = log(rng_unif(&ch->rng));
   if (isfinite(U_new) && all_finite(sc->g_new, d) &&
       log_u < mh_log_ratio(ctx->rule, sc->w, ch->U, sc->g, sc->w_new, U_new, sc->g_new, eta,
-                           s->tau, sc->state, d, &s->opts)) {
+                           s->tau, sc->state, d, s->opts)) {
     memcpy(sc->w, sc->w_new, d * sizeof(double));
     memcpy(sc->g, sc->g_new, d * sizeof(double));
     ch->U = U_new;
@@ -169,9 +170,9 @@ static int monitor(const run_context *ctx, chain *ch, double t_abs) {
   const run_settings *s = ctx->s;
   double *row = ch->out.monitor + (R_xlen_t) ch->res.monitored * s->n_monitor_cols;
   row[0] = t_abs;
-  row[1] = (model->loglik(model->data, ch->sc.w, NULL, model->n) +
+  row[1] = (model->loglik(model->data, ch->sc.w, NULL, model->n, ch->sc.work) +
             model->logprior(model->data, ch->sc.w)) / (double) model->n;
-  if (s->test) s->test->metrics(s->test->data, ch->sc.w, row + 2);
+  if (s->test) s->test->metrics(s->test->data, ch->sc.w, row + 2, ch->sc.work);
   if (model_stopped(model, &ch->res, t_abs, 1)) return 0;
   ch->res.monitored++;
   ch->next_monitor += s->monitor_every;
@@ -216,7 +217,7 @@ static int iterate(const run_context *ctx, chain *ch, R_xlen_t t) {
     if (!mala_step(ctx, ch, eta, t_abs)) return 0;
   } else {
     ctx->rule->step(sc->w, sc->g, ctx->rule->needs_g_bar ? sc->g_bar : NULL, eta, s->tau,
-                    sc->state, &ch->rng, d, &s->opts);
+                    sc->state, &ch->rng, d, s->opts);
   }
   if (!all_finite(sc->w, d) || (model->in_domain && !model->in_domain(model->data, sc->w))) {
     memcpy(sc->w, sc->w_prev, d * sizeof(double));   /* leave the last finite state */

@@ -40,9 +40,23 @@ double lambda_max_psd(const double *A, int d, double *v, double *av) {
   return lambda;
 }
 
+/* The buffer: V, then B = T^T V T (d^2 each) and five vectors of d for
+   score_lambda_max(); then the factor T (d^2). The caller may reuse its start
+   for the two gradients of the rejection diagnostic once lambda is known. */
+static size_t score_buffer_length(int d) {
+  return 2 * (size_t) d * d + 5 * (size_t) d;
+}
+
+size_t diagnostics_scratch_length(int d) {
+  return score_buffer_length(d) + (size_t) d * d;
+}
+
+double *diagnostics_factor_slot(double *buf, int d) {
+  return buf + score_buffer_length(d);
+}
+
 /* lambda_max of the score covariance V, or of T^T V T when a factor T of the
-   update's preconditioner is given (NULL: identity); buf holds 2 d * d + 5 d
-   doubles */
+   update's preconditioner is given (NULL: identity); buf as above */
 double score_lambda_max(const sgld_model *model, const double *w, const R_xlen_t *items,
                         R_xlen_t count, const double *T, double *buf, double *work) {
   const int d = model->d;

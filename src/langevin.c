@@ -13,19 +13,32 @@ double full_log_post(const sgld_model *model, const double *w, double *g,
   for (int j = 0; j < model->d; j++) g[j] = 0.0;
   model->grad_loglik(model->data, w, all_idx, (int) model->n, g, work);
   model->grad_logprior(model->data, w, g);
-  return model->loglik(model->data, w, NULL, model->n) + model->logprior(model->data, w);
+  return model->loglik(model->data, w, NULL, model->n, work) + model->logprior(model->data, w);
+}
+
+int update_is_proposal(const sgld_update *rule, int d) {
+  return rule->log_q && update_state_length(rule, d) == 0;
+}
+
+/* The plain Langevin step stands in for rules that cannot be a proposal
+   (kept state, or no proposal density): the diagnostic then describes plain
+   SGLD at the same state and learning rate, as its documentation says. */
+const sgld_update *diagnostic_proposal(const sgld_update *rule, int d, const void **opts) {
+  if (update_is_proposal(rule, d)) return rule;
+  *opts = NULL;    /* the plain step has no options */
+  return &update_sgld;
 }
 
 void mh_propose(const sgld_update *rule, const double *w, const double *g, double eta,
                 double tau, double *scratch, sgld_rng *rng, double *w_new, int d,
-                const sgld_update_opts *opts) {
+                const void *opts) {
   memcpy(w_new, w, d * sizeof(double));
   rule->step(w_new, g, NULL, eta, tau, scratch, rng, d, opts);
 }
 
 double mh_log_ratio(const sgld_update *rule, const double *w, double U, const double *g,
                     const double *w_new, double U_new, const double *g_new, double eta,
-                    double tau, double *scratch, int d, const sgld_update_opts *opts) {
+                    double tau, double *scratch, int d, const void *opts) {
   const double fwd = rule->log_q(w_new, w, g, eta, tau, scratch, d, opts);
   const double bwd = rule->log_q(w, w_new, g_new, eta, tau, scratch, d, opts);
   return (U_new - U) / tau + bwd - fwd;

@@ -20,7 +20,7 @@ SEXP sgld_model_eval(SEXP model_spec, SEXP w_) {
 
   const char *names[] = {"loglik", "logprior", "grad_loglik", "grad_logprior", ""};
   SEXP out = PROTECT(mkNamed(VECSXP, names));
-  SET_VECTOR_ELT(out, 0, ScalarReal(model.loglik(model.data, w, NULL, model.n)));
+  SET_VECTOR_ELT(out, 0, ScalarReal(model.loglik(model.data, w, NULL, model.n, work)));
   SET_VECTOR_ELT(out, 1, ScalarReal(model.logprior(model.data, w)));
   SEXP gl = allocVector(REALSXP, d);
   SET_VECTOR_ELT(out, 2, gl);

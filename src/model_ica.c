@@ -10,8 +10,6 @@
 #include <R.h>
 #include "sgld.h"
 
-#define ICA_MAX_D 64
-
 typedef struct ica_data {
   int D;
   R_xlen_t n;
@@ -25,7 +23,8 @@ static inline double log_cosh(double z) {
   return a + log1p(exp(-2.0 * a)) - M_LN2;
 }
 
-/* scratch layout in work: inverse (D^2), y (D), LAPACK work (8 D), pivots (D ints) */
+/* scratch layout in work: inverse (D^2), y (D), LAPACK work (8 D), pivots (D ints);
+   the log likelihood uses the same inverse, LAPACK work and pivots */
 static size_t ica_work_size(int D) {
   return (size_t) D * D + 9 * (size_t) D + ((size_t) D * sizeof(int)) / sizeof(double) + 1;
 }
@@ -56,13 +55,13 @@ static void ica_grad_loglik(const void *data, const double *w, const R_xlen_t *i
   }
 }
 
-static double ica_loglik(const void *data, const double *w, const R_xlen_t *idx, R_xlen_t m) {
+static double ica_loglik(const void *data, const double *w, const R_xlen_t *idx, R_xlen_t m,
+                         double *work) {
   const ica_data *I = data;
   const int D = I->D;
-  /* log|det W| by LU on a copy in fixed scratch (the loglik interface has no
-     work buffer; D <= ICA_MAX_D keeps this at 33 kB of stack) */
-  double inv[ICA_MAX_D * ICA_MAX_D], lw[8 * ICA_MAX_D];
-  int ipiv[ICA_MAX_D];
+  /* log|det W| from the LU factors mat_inverse() computes on its way */
+  double *inv = work, *lw = inv + D * D + D;
+  int *ipiv = (int *) (lw + 8 * D);
   double log_det;
   if (mat_inverse(w, D, inv, &log_det, lw, 8 * D, ipiv) != 0) return -INFINITY;
   double ll = (double) m * log_det;
@@ -90,18 +89,19 @@ static double ica_logprior(const void *data, const double *w) {
   return -0.5 * s / I->prior_var - 0.5 * d * log(2.0 * M_PI * I->prior_var);
 }
 
-/* mean log likelihood per held-out item */
-static void ica_metrics(const void *data, const double *w, double *out) {
+/* mean log likelihood per held-out item, named for R */
+const char *const model_ica_metrics[] = {"test_loglik", NULL};
+
+static void ica_metrics(const void *data, const double *w, double *out, double *work) {
   const ica_data *I = data;
-  out[0] = ica_loglik(data, w, NULL, I->n) / (double) I->n;
+  out[0] = ica_loglik(data, w, NULL, I->n, work) / (double) I->n;
 }
 
 sgld_model model_ica_build(SEXP spec) {
   ica_data *I = (ica_data *) R_alloc(1, sizeof(ica_data));
   I->D = list_int(spec, "D");
   I->n = (R_xlen_t) list_real(spec, "n");
-  if (I->D < 2 || I->D > ICA_MAX_D || I->n < 1)
-    error("internal: ICA needs 2 <= D <= %d and n >= 1", ICA_MAX_D);
+  if (I->D < 2 || I->n < 1) error("internal: ICA needs D >= 2 and n >= 1");
   I->x = list_doubles(spec, "xt", (R_xlen_t) I->D * I->n);
   I->prior_var = list_real(spec, "prior_variance");
   if (!(I->prior_var > 0)) error("internal: the prior variance must be positive");
@@ -115,7 +115,6 @@ sgld_model model_ica_build(SEXP spec) {
     .loglik = ica_loglik,
     .grad_logprior = ica_grad_logprior,
     .logprior = ica_logprior,
-    .n_metrics = 1,
     .metrics = ica_metrics,
     .work_size = ica_work_size(I->D)
   };

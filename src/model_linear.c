@@ -91,7 +91,8 @@ static void linear_grad_loglik(const void *data, const double *w, const R_xlen_t
 }
 
 static double linear_loglik(const void *data, const double *w, const R_xlen_t *idx,
-                            R_xlen_t m) {
+                            R_xlen_t m, double *work) {
+  (void) work;
   const linear_data *L = data;
   const int p = L->p, stride = p + 1;
   if (!idx) m = L->n;
@@ -167,8 +168,12 @@ static int linear_in_domain(const void *data, const double *w) {
   return fabs(w[L->p]) < 709.78;
 }
 
-/* mean log likelihood per datum and root mean squared error of x' beta */
-static void linear_metrics(const void *data, const double *w, double *out) {
+/* mean log likelihood per datum and root mean squared error of x' beta,
+   named in this order for R */
+const char *const model_linear_metrics[] = {"test_loglik", "test_rmse", NULL};
+
+static void linear_metrics(const void *data, const double *w, double *out, double *work) {
+  (void) work;
   const linear_data *L = data;
   const int p = L->p, stride = p + 1;
   double ssr = 0.0;
@@ -206,7 +211,6 @@ sgld_model model_linear_build(SEXP spec) {
     .logprior = linear_logprior,
     .grad_logpost = linear_grad_logpost,
     .in_domain = linear_in_domain,
-    .n_metrics = 2,
     .metrics = linear_metrics,
     .work_size = (size_t) L->p
   };

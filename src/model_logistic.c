@@ -112,7 +112,8 @@ static void logistic_grad_loglik(const void *data, const double *w, const R_xlen
 }
 
 static double logistic_loglik(const void *data, const double *w, const R_xlen_t *idx,
-                              R_xlen_t m) {
+                              R_xlen_t m, double *work) {
+  (void) work;
   const logistic_data *L = data;
   if (!idx) m = L->n;
   double ll = 0.0;
@@ -158,8 +159,12 @@ static void logistic_grad_logpost(const void *data, const double *w, const R_xle
   for (int j = 0; j < L->p; j++) g[j] = g[j] * scale - prior_slope(L, j, w[j]);
 }
 
-/* mean log likelihood per datum and accuracy (the sign of x' beta) */
-static void logistic_metrics(const void *data, const double *w, double *out) {
+/* mean log likelihood per datum and accuracy (the sign of x' beta), named
+   in this order for R */
+const char *const model_logistic_metrics[] = {"test_loglik", "test_accuracy", NULL};
+
+static void logistic_metrics(const void *data, const double *w, double *out, double *work) {
+  (void) work;
   const logistic_data *L = data;
   double ll = 0.0, correct = 0.0;
   for (R_xlen_t i = 0; i < L->n; i++) {
@@ -214,7 +219,6 @@ sgld_model model_logistic_build(SEXP spec) {
     .grad_logprior = logistic_grad_logprior,
     .logprior = logistic_logprior,
     .grad_logpost = logistic_grad_logpost,
-    .n_metrics = 2,
     .metrics = logistic_metrics
   };
 }

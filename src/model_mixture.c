@@ -43,7 +43,8 @@ static void mixture_grad_loglik(const void *data, const double *w, const R_xlen_
 }
 
 static double mixture_loglik(const void *data, const double *w, const R_xlen_t *idx,
-                             R_xlen_t m) {
+                             R_xlen_t m, double *work) {
+  (void) work;
   const mixture_data *M = data;
   if (!idx) m = M->n;
   double ll = 0.0;
@@ -63,10 +64,12 @@ static void mixture_grad_logprior(const void *data, const double *w, double *g) 
   g[1] -= w[1] / M->s2;
 }
 
-/* mean log likelihood per held-out item */
-static void mixture_metrics(const void *data, const double *w, double *out) {
+/* mean log likelihood per held-out item, named for R */
+const char *const model_mixture_metrics[] = {"test_loglik", NULL};
+
+static void mixture_metrics(const void *data, const double *w, double *out, double *work) {
   const mixture_data *M = data;
-  out[0] = mixture_loglik(data, w, NULL, M->n) / (double) M->n;
+  out[0] = mixture_loglik(data, w, NULL, M->n, work) / (double) M->n;
 }
 
 sgld_model model_mixture_build(SEXP spec) {
@@ -88,7 +91,6 @@ sgld_model model_mixture_build(SEXP spec) {
     .loglik = mixture_loglik,
     .grad_logprior = mixture_grad_logprior,
     .logprior = mixture_logprior,
-    .n_metrics = 1,
     .metrics = mixture_metrics
   };
 }

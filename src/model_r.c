@@ -185,7 +185,9 @@ static void r_grad_loglik(const void *data, const double *w, const R_xlen_t *idx
   if (res) take_numbers(R, F_GRAD_LOGLIK, res, R->d, g, 1);
 }
 
-static double r_loglik(const void *data, const double *w, const R_xlen_t *idx, R_xlen_t m) {
+static double r_loglik(const void *data, const double *w, const R_xlen_t *idx, R_xlen_t m,
+                       double *work) {
+  (void) work;
   r_model *R = writable(data);
   double v = NA_REAL;
   if (R->status != MODEL_OK) return v;

@@ -7,16 +7,7 @@
  * transform is coordinate-wise (sigma2 = exp(log sigma2)), so that a summary
  * from moments agrees with one from draws.
  */
-#include <string.h>
 #include "run.h"
-
-static const char *const moment_scale_names[] = {"identity", "exp"};
-
-int moment_scale_code(const char *name) {
-  for (int k = 0; k < (int) (sizeof moment_scale_names / sizeof *moment_scale_names); k++)
-    if (strcmp(name, moment_scale_names[k]) == 0) return k;
-  return -1;
-}
 
 void moments_reset(chain_output *out, chain_result *res, int d) {
   for (int j = 0; j < d; j++) out->mean[j] = out->m2[j] = out->wmean[j] = 0.0;

@@ -13,46 +13,6 @@
 #include <R.h>
 #include "run.h"
 
-/* ----------------------------------------------------------- tables -- */
-
-typedef struct { const char *name; sgld_model (*build)(SEXP); } model_entry;
-static const model_entry model_table[] = {
-  {"linear", model_linear_build},
-  {"logistic", model_logistic_build},
-  {"mixture", model_mixture_build},
-  {"ica", model_ica_build},
-  {"compiled", model_compiled_build},
-  {"r", model_r_build},
-};
-
-typedef struct { const char *name; const sgld_update *rule; } update_entry;
-static const update_entry update_table[] = {
-  {"sgld", &update_sgld},
-  {"precond", &update_precond},
-  {"psgld", &update_psgld},
-  {"sghmc", &update_sghmc},
-  {"momentum", &update_momentum},
-  {"adagrad", &update_adagrad},
-  {"rmsprop", &update_rmsprop},
-  {"adam", &update_adam},
-  {"natural", &update_natural},
-};
-
-sgld_model find_model(SEXP spec) {
-  const char *type = CHAR(asChar(list_elt(spec, "type")));
-  for (size_t i = 0; i < sizeof model_table / sizeof *model_table; i++)
-    if (strcmp(type, model_table[i].name) == 0) return model_table[i].build(spec);
-  error("internal: unknown model type '%s'", type);
-  return model_table[0].build(spec); /* not reached */
-}
-
-static const sgld_update *find_update(const char *name) {
-  for (size_t i = 0; i < sizeof update_table / sizeof *update_table; i++)
-    if (strcmp(name, update_table[i].name) == 0) return update_table[i].rule;
-  error("internal: unknown update rule '%s'", name);
-  return NULL; /* not reached */
-}
-
 /* ------------------------------------------------------- settings -- */
 
 static R_xlen_t setting_count(SEXP settings, const char *name, double lo) {
@@ -67,8 +27,8 @@ static void read_collection(SEXP settings, run_settings *s) {
   s->burnin = setting_count(settings, "burnin", 0);
   s->thin = setting_count(settings, "thin", 1);
   s->capacity = setting_count(settings, "capacity", 0);
-  s->burnin_mode = list_int(settings, "burnin_mode");
-  s->thin_mode = list_int(settings, "thin_mode");
+  s->burnin_mode = list_code(settings, "burnin_mode", CODES_BURNIN);
+  s->thin_mode = list_code(settings, "thin_mode", CODES_THIN);
   s->alpha0 = list_real(settings, "alpha0");
   s->distance = list_real(settings, "distance");
   s->diag_every = setting_count(settings, "diag_every", 0);
@@ -81,17 +41,6 @@ static void read_collection(SEXP settings, run_settings *s) {
     error("internal: a threshold burn-in needs diagnostics");
   if (s->thin_mode == THIN_DISTANCE && !(s->distance > 0))
     error("internal: the mixing distance must be positive");
-}
-
-static void read_rule_options(SEXP settings, run_settings *s, int d) {
-  SEXP opts = list_elt(settings, "update_opts");
-  s->opts.rho = list_real(opts, "rho");
-  s->opts.beta = list_real(opts, "beta");
-  s->opts.eps = list_real(opts, "eps");
-  s->opts.friction = list_real(opts, "friction");
-  s->opts.v_init = list_real(opts, "v_init");
-  s->opts.L = list_elt(settings, "precond_chol") == R_NilValue
-                ? NULL : list_doubles(settings, "precond_chol", (R_xlen_t) d * d);
 }
 
 /* `pars`: the parameters whose draws are stored, and the scale of each
@@ -111,15 +60,7 @@ static void read_kept_parameters(SEXP settings, run_settings *s, int d) {
     s->keep = k;
     s->n_keep = (int) XLENGTH(keep);
   }
-  SEXP scale = list_elt(settings, "moment_scale");
-  if (TYPEOF(scale) != STRSXP || XLENGTH(scale) != d)
-    error("internal: 'moment_scale' must name a scale for each parameter");
-  int *codes = (int *) R_alloc(d, sizeof(int));
-  for (int j = 0; j < d; j++) {
-    codes[j] = moment_scale_code(CHAR(STRING_ELT(scale, j)));
-    if (codes[j] < 0) error("internal: unknown moment scale '%s'", CHAR(STRING_ELT(scale, j)));
-  }
-  s->moment_scale = codes;
+  s->moment_scale = list_codes(settings, "moment_scale", d, CODES_MOMENT_SCALE);
 }
 
 /* each chain's start, the rule's state to continue from, and the chains' order */
@@ -151,21 +92,20 @@ static run_settings read_settings(SEXP settings, const sgld_model *model,
   s.replace = list_int(settings, "replace");
   s.tau = list_real(settings, "temperature");
   s.schedule = schedule_build(list_elt(settings, "schedule"));
-  s.clip_type = list_int(settings, "clip_type");
+  s.clip_type = list_code(settings, "clip_type", CODES_CLIP);
   s.clip_threshold = list_real(settings, "clip_threshold");
   s.threads = (int) setting_count(settings, "threads", 1);
   s.progress = list_int(settings, "progress");
   s.long_run_seconds = list_real(settings, "long_run_seconds");
   s.mala = list_int(settings, "mala");
   read_collection(settings, &s);
-  read_rule_options(settings, &s, d);
+  s.opts = update_build_opts(rule, list_elt(settings, "update_opts"), d);
   read_kept_parameters(settings, &s, d);
   read_starts(settings, &s, d, update_state_length(rule, d));
   if (s.m > model->n) error("internal: batch_size exceeds the number of data items");
   if (s.mala && s.m != model->n) error("internal: mala needs the full data in every step");
   if (!(s.tau >= 0)) error("internal: temperature must be >= 0");
-  if (rule == &update_precond && !s.opts.L) error("internal: no preconditioner given");
-  if (s.mala && (!rule->log_q || update_state_length(rule, d) > 0))
+  if (s.mala && !update_is_proposal(rule, d))
     error("internal: this update rule cannot be a Metropolis-Hastings proposal");
   if (list_elt(settings, "cv_mode") != R_NilValue) {
     if (s.mala) error("internal: mala uses the full data, not control variates");
@@ -180,7 +120,8 @@ static void read_test_model(SEXP settings, run_settings *s, const sgld_model *mo
   SEXP test_spec = list_elt(settings, "test");
   if (test_spec != R_NilValue) {
     *test = find_model(test_spec);
-    if (test->d != model->d || !test->metrics)
+    /* the test set's metrics run in the chain's work buffer */
+    if (test->d != model->d || !test->metrics || test->work_size > model->work_size)
       error("internal: the held-out data do not fit the model");
     s->test = test;
   }
@@ -214,11 +155,10 @@ static void alloc_scratch(chain_scratch *sc, const run_settings *s, const sgld_m
   sc->g_bar = scratch(d, sizeof(double));
   sc->w_new = scratch(d, sizeof(double));
   sc->g_new = scratch(d, sizeof(double));
-  sc->diag_buf = s->diag_every > 0 ? scratch(3 * (size_t) d * d + 6 * (size_t) d, sizeof(double))
-                                   : NULL;
+  sc->diag_buf = s->diag_every > 0 ? scratch(diagnostics_scratch_length(d), sizeof(double)) : NULL;
   sc->diag_idx = s->diag_every > 0 && s->diag_sample < model->n
                    ? scratch(s->diag_sample, sizeof(R_xlen_t)) : NULL;
-  sc->state = scratch(state_len + rule->scratch_size * d, sizeof(double));
+  sc->state = scratch(state_len + update_scratch_length(rule, d), sizeof(double));
   sc->work = scratch(model->work_size, sizeof(double));
   sc->idx = scratch(s->m, sizeof(R_xlen_t));
   sc->batch_memory = s->mala ? NULL : scratch(minibatch_bytes(model->n, s->m, s->replace), 1);
@@ -265,7 +205,7 @@ static chain *setup_chains(SEXP out, const run_settings *s, const sgld_model *mo
     if (s->state_init)
       memcpy(ch[c].out.state, s->state_init + c * state_len, state_len * sizeof(double));
     else
-      rule->init(ch[c].out.state, ch[c].out.last, d, &s->opts);
+      rule->init(ch[c].out.state, ch[c].out.last, d, s->opts);
   }
   return ch;
 }

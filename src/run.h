@@ -14,13 +14,8 @@
 
 #include "sgld.h"
 
-/* how a chain ended (the names R reports are in outputs.c) */
-enum { STATUS_DONE = 0, STATUS_NONFINITE_PARAMETER = 1, STATUS_NONFINITE_GRADIENT = 2,
-       STATUS_INTERRUPTED = 3, STATUS_NOT_RUN = 4, STATUS_MODEL_FAILED = 5 };
-enum { BURNIN_COUNT = 0, BURNIN_THRESHOLD = 1 };
-enum { THIN_COUNT = 0, THIN_DISTANCE = 1 };
-
-#define DIAG_COLS 6   /* iteration, eta, alpha, var_injected, var_gradient, rejection */
+/* chain status, collection modes and diagnostic columns are codes shared
+   with R: their enums are in sgld.h and their names in codes.c */
 
 /* Everything a run was asked to do, read once from R's settings list. */
 typedef struct run_settings {
@@ -42,7 +37,7 @@ typedef struct run_settings {
   R_xlen_t n_diag;
   R_xlen_t diag_sample;        /* items for the score covariance */
   int mala;                    /* Metropolis-Hastings accept step, full data */
-  sgld_update_opts opts;       /* the update rule's settings */
+  const void *opts;            /* the update rule's own settings (its build()) */
   const double *cv_mode, *cv_grad;  /* control variates: a mode and the full gradient there */
   const double *t_offset;      /* per chain: iterations already run (continued runs) */
   const R_xlen_t *all_idx;     /* 0..n-1, for full-data evaluations */
@@ -124,8 +119,6 @@ chain_output chain_views(SEXP out, const run_settings *s, int c, int d, size_t s
 void write_results(SEXP out, const chain *chains, int n, double expected_seconds);
 
 /* moments.c */
-enum { MOMENT_IDENTITY = 0, MOMENT_EXP = 1 };
-int moment_scale_code(const char *name);
 void moments_reset(chain_output *out, chain_result *res, int d);
 void moments_add(chain_output *out, chain_result *res, const double *w, double eta,
                  const int *scale, int d);

@@ -1,12 +1,13 @@
 /*
  * Learning-rate schedules. The R side resolves every user-facing schedule
- * (lr_constant, lr_poly, lr_range, lr_piecewise) into one of three shapes.
+ * (lr_constant, lr_poly, lr_range, lr_piecewise, lr_exp) into one of the
+ * shapes named in codes.c, and passes that name as spec$type.
  */
 #include "sgld.h"
 
 sgld_schedule schedule_build(SEXP spec) {
   sgld_schedule s;
-  s.type = list_int(spec, "code");
+  s.type = list_code(spec, "type", CODES_SCHEDULE);
   s.a = list_real(spec, "a");
   s.b = list_real(spec, "b");
   s.gamma = list_real(spec, "gamma");

@@ -85,8 +85,10 @@ typedef struct sgld_model {
   /* add sum over idx[0..m) of grad log f(z_i | w) into g */
   void   (*grad_loglik)(const void *data, const double *w, const R_xlen_t *idx,
                         int m, double *g, double *work);
-  /* sum over idx[0..m) of log f(z_i | w); idx NULL means all n items */
-  double (*loglik)(const void *data, const double *w, const R_xlen_t *idx, R_xlen_t m);
+  /* sum over idx[0..m) of log f(z_i | w); idx NULL means all n items; work as
+     for grad_loglik */
+  double (*loglik)(const void *data, const double *w, const R_xlen_t *idx, R_xlen_t m,
+                   double *work);
   void   (*grad_logprior)(const void *data, const double *w, double *g);   /* adds */
   double (*logprior)(const void *data, const double *w);
   /* Optional (may be NULL): g <- grad log prior(w) + scale * sum over idx[0..m) of
@@ -99,10 +101,11 @@ typedef struct sgld_model {
   /* may be NULL; 0 when a finite w is still outside what the model can represent */
   int    (*in_domain)(const void *data, const double *w);
   /* held-out metrics over the model's own data (a test set built like the
-     training data): per-datum log likelihood first, then model-specific ones */
+     training data): per-datum log likelihood first, then model-specific ones,
+     named in the model table (model_table.c), which also sets n_metrics */
   int n_metrics;
-  void   (*metrics)(const void *data, const double *w, double *out);
-  size_t work_size;    /* doubles of scratch per chain */
+  void   (*metrics)(const void *data, const double *w, double *out, double *work);
+  size_t work_size;    /* doubles of scratch per chain, for every function given work */
   /* May be NULL (the built-in models cannot fail). A model whose functions
      can fail (one written in R) records the failure, makes its later calls
      no-ops, and answers MODEL_FAILED or MODEL_INTERRUPTED here; the driver
@@ -115,8 +118,15 @@ typedef struct sgld_model {
 
 enum { MODEL_OK = 0, MODEL_FAILED = 1, MODEL_INTERRUPTED = 2 };
 
-/* the model named by spec$type, built from the R-side model object */
+/* the model named by spec$type, built from the R-side model object
+   (model_table.c) */
 sgld_model find_model(SEXP spec);
+/* the i-th model type's name and its metrics' names (NULL if it has none),
+   for sgld_codes(); the name is NULL past the last type */
+const char *model_type_name(int i);
+const char *const *model_metric_names(int i);
+/* how many names a NULL-terminated list holds (codes.c) */
+int name_count(const char *const *names);
 
 /* builders: unpack the R-side model object (main thread, may allocate with R_alloc);
    each returns its table as a designated initializer, so the optional fields
@@ -127,58 +137,69 @@ sgld_model model_mixture_build(SEXP spec);
 sgld_model model_ica_build(SEXP spec);
 sgld_model model_compiled_build(SEXP spec);   /* another package's (sgld_model.h) */
 sgld_model model_r_build(SEXP spec);
+/* the names of the held-out metrics a model's metrics() writes, in order,
+   NULL-terminated; the model table sets n_metrics from them */
+extern const char *const model_linear_metrics[], *const model_logistic_metrics[],
+  *const model_mixture_metrics[], *const model_ica_metrics[];
 
 /* --------------------------------------------------------- updates -- */
 
-/* The settings of an update rule; each rule reads the fields it documents. */
-typedef struct sgld_update_opts {
-  double rho;        /* weight of the old squared-gradient average (RMSprop, pSGLD alpha,
-                        Adam beta2) */
-  double beta;       /* momentum (momentum SGD; Adam beta1) */
-  double eps;        /* added to root mean squares (pSGLD lambda; AdaGrad, RMSprop, Adam) */
-  double friction;   /* SGHMC */
-  double v_init;     /* starting value of squared-gradient averages */
-  const double *L;   /* fixed preconditioner P = L L^T: lower factor, column-major */
-} sgld_update_opts;
-
+/* An update rule owns its settings: build() reads the rule's own fields from
+   the R list of its options (on the main thread, allocating with R_alloc)
+   and returns the rule's own struct, which every other function receives as
+   `opts` and casts back. No other file knows what a rule's options hold. */
 typedef struct sgld_update {
-  /* The state (momentum, averages, a step count) is part of the chain: it is
-     returned with the fit and restored when a run is continued. It is
-     state_size doubles per parameter plus state_extra, followed by
-     scratch_size doubles per parameter that need not survive a step. */
-  size_t state_size, state_extra, scratch_size;
+  const char *name;    /* the name R passes (rule$name) */
+  /* Optional (NULL: the rule has no settings, and opts is NULL) */
+  const void *(*build)(SEXP opts, int d);
+  /* Optional (NULL: 0). The state (momentum, averages, a step count) is part
+     of the chain: it is returned with the fit and restored when a run is
+     continued. state_length(d) doubles for d parameters, followed in the
+     same buffer by scratch_length(d) doubles that need not survive a step. */
+  size_t (*state_length)(int d);
+  size_t (*scratch_length)(int d);
   int needs_g_bar;     /* does step() read the mean per-item likelihood gradient? */
-  void (*init)(double *state, const double *w, int d, const sgld_update_opts *opts);
+  void (*init)(double *state, const double *w, int d, const void *opts);
   /* move w given g_hat (the posterior gradient estimate) and g_bar (mean per-item
      likelihood gradient, NULL unless needs_g_bar) at learning rate eta, temperature tau */
   void (*step)(double *w, const double *g_hat, const double *g_bar, double eta,
-               double tau, double *state, sgld_rng *rng, int d, const sgld_update_opts *opts);
+               double tau, double *state, sgld_rng *rng, int d, const void *opts);
   /* Optional. A rule without kept state is also a Metropolis-Hastings proposal
      (mala(), and the rejection diagnostic): its step from `from` with the
      full-data gradient g_from has the log density log_q(to | from), up to a
      constant that does not depend on from or to. */
   double (*log_q)(const double *to, const double *from, const double *g_from, double eta,
-                  double tau, double *scratch, int d, const sgld_update_opts *opts);
+                  double tau, double *scratch, int d, const void *opts);
   /* Optional: a d x d factor T (column-major) of the rule's preconditioner at
      w, P = T T^T, for the sampling threshold; NULL means P = I. */
   void (*precond_factor)(const double *w, const double *state, double *T, double *scratch,
-                         int d, const sgld_update_opts *opts);
+                         int d, const void *opts);
 } sgld_update;
 
+/* the rules, one file each; looked up by name in update_table.c */
 extern const sgld_update update_sgld, update_precond, update_psgld, update_sghmc,
   update_momentum, update_adagrad, update_rmsprop, update_adam, update_natural;
 
-/* doubles of state a rule keeps for d parameters (without its scratch) */
-static inline size_t update_state_length(const sgld_update *u, int d) {
-  return u->state_size * (size_t) d + u->state_extra;
-}
+/* the rule named `name`; an R error if there is none (update_table.c) */
+const sgld_update *find_update(const char *name);
+/* the name of the i-th rule in that table, NULL past the last */
+const char *update_rule_name(int i);
+/* the rule's options built from the R list, NULL for a rule without any */
+const void *update_build_opts(const sgld_update *u, SEXP opts, int d);
+/* doubles of state a rule keeps for d parameters, and of scratch after it */
+size_t update_state_length(const sgld_update *u, int d);
+size_t update_scratch_length(const sgld_update *u, int d);
 
-/* a rule's state without anything in it, for rules that need none */
-void update_no_init(double *state, const double *w, int d, const sgld_update_opts *opts);
+/* shared pieces of rules: no state to set up; a state of d zeros; one
+   double per parameter */
+void update_no_init(double *state, const double *w, int d, const void *opts);
+void update_zero_init(double *state, const double *w, int d, const void *opts);
+size_t update_one_per_parameter(int d);
 
 /* ------------------------------------------------------- schedules -- */
 
-enum { SCHEDULE_CONSTANT = 0, SCHEDULE_POLY = 1, SCHEDULE_PIECEWISE = 2, SCHEDULE_EXP = 3 };
+/* named in codes.c, the names R passes as schedule$type */
+enum { SCHEDULE_CONSTANT, SCHEDULE_POLY, SCHEDULE_PIECEWISE, SCHEDULE_EXP, SCHEDULE_KINDS };
 
 typedef struct sgld_schedule {
   int type;
@@ -231,24 +252,63 @@ const double *cv_gradient(const sgld_model *model, const double *mode);
 
 /* -------------------------------------------------------- clipping -- */
 
-enum { CLIP_NONE = 0, CLIP_NORM = 1, CLIP_VALUE = 2 };
+/* named in codes.c, the names R passes as clip_type */
+enum { CLIP_NONE, CLIP_NORM, CLIP_VALUE, CLIP_KINDS };
 int clip_gradient(double *g, int d, int type, double threshold);  /* 1 if it fired */
 
 /* ------------------------------------------- Langevin, diagnostics -- */
 
 double full_log_post(const sgld_model *model, const double *w, double *g,
                      const R_xlen_t *all_idx, double *work);
+/* can the rule be a Metropolis-Hastings proposal (log_q, no kept state)? */
+int update_is_proposal(const sgld_update *rule, int d);
+/* the proposal whose rejection probability the diagnostics report: the rule
+   itself if it can be one, else the plain Langevin step, in which case *opts
+   becomes that step's (NULL) options */
+const sgld_update *diagnostic_proposal(const sgld_update *rule, int d, const void **opts);
 /* one Metropolis-Hastings proposal by a rule with log_q: w_new = step from w */
 void mh_propose(const sgld_update *rule, const double *w, const double *g, double eta,
                 double tau, double *scratch, sgld_rng *rng, double *w_new, int d,
-                const sgld_update_opts *opts);
+                const void *opts);
 /* log of [pi(w') q(w | w')] / [pi(w) q(w' | w)] with pi = exp(U / tau) */
 double mh_log_ratio(const sgld_update *rule, const double *w, double U, const double *g,
                     const double *w_new, double U_new, const double *g_new, double eta,
-                    double tau, double *scratch, int d, const sgld_update_opts *opts);
+                    double tau, double *scratch, int d, const void *opts);
 double lambda_max_psd(const double *A, int d, double *v, double *av);
+/* doubles of the per-chain diagnostics buffer for d parameters */
+size_t diagnostics_scratch_length(int d);
+/* where, in that buffer, the preconditioner's factor T (d x d) goes: past
+   what score_lambda_max() uses */
+double *diagnostics_factor_slot(double *buf, int d);
 double score_lambda_max(const sgld_model *model, const double *w, const R_xlen_t *items,
                         R_xlen_t count, const double *T, double *buf, double *work);
+
+/* ---------------------------------------------------- shared codes -- */
+
+/* Every code R and C share has its name in one table in codes.c. R passes
+   names (schedule$type, clip_type, burnin_mode, thin_mode), which C turns
+   into these codes; the codes C reports back (a chain's status, the columns
+   of a diagnostics row) R reads by the names sgld_codes() returns. */
+enum { BURNIN_COUNT, BURNIN_THRESHOLD, BURNIN_MODES };
+enum { THIN_COUNT, THIN_DISTANCE, THIN_MODES };
+enum { STATUS_DONE, STATUS_NONFINITE_PARAMETER, STATUS_NONFINITE_GRADIENT,
+       STATUS_INTERRUPTED, STATUS_NOT_RUN, STATUS_MODEL_FAILED, STATUS_KINDS };
+/* the scale of a parameter's running moments: the sampler's, or exp of it
+   (a parameter sampled as its logarithm, reported on its own scale) */
+enum { MOMENT_IDENTITY, MOMENT_EXP, MOMENT_SCALES };
+/* the columns of one row of diagnostics, in order */
+enum { DIAG_ITERATION, DIAG_ETA, DIAG_ALPHA, DIAG_VAR_INJECTED, DIAG_VAR_GRADIENT,
+       DIAG_REJECTION, DIAG_COLS };
+
+/* the tables R passes names from */
+typedef enum { CODES_SCHEDULE, CODES_CLIP, CODES_BURNIN, CODES_THIN, CODES_MOMENT_SCALE,
+               CODES_INPUT_TABLES } code_table;
+/* the code of the name held in list$name; an internal R error if that is
+   not a name in the table */
+int list_code(SEXP list, const char *name, code_table table);
+/* the codes of the names in the character vector list$name, which must have
+   `len` elements: an R_alloc'ed array (main thread) */
+int *list_codes(SEXP list, const char *name, R_xlen_t len, code_table table);
 
 /* ---------------------------------------------- small linear algebra -- */
 

@@ -40,10 +40,15 @@ static void drift(const double *W, const double *G, const double *M, int D, doub
     }
 }
 
-/* scratch: M, eigenvectors, root, mean (D^2 each), eigenvalues (D), LAPACK work (8 D) */
+/* scratch: M, eigenvectors, root, mean (D^2 each), eigenvalues (D), LAPACK work
+   (8 D); 9 d doubles cover it, as D <= d */
+static size_t natural_scratch_length(int d) {
+  return 9 * (size_t) d;
+}
+
 static void natural_step(double *w, const double *g_hat, const double *g_bar, double eta,
                          double tau, double *state, sgld_rng *rng, int d,
-                         const sgld_update_opts *opts) {
+                         const void *opts) {
   (void) g_bar; (void) opts;
   const int D = side(d);
   double *M = state, *evec = M + d, *root = evec + d, *mean = root + d, *evals = mean + d;
@@ -73,7 +78,7 @@ static void natural_step(double *w, const double *g_hat, const double *g_bar, do
 
 static double natural_log_q(const double *to, const double *from, const double *g_from,
                             double eta, double tau, double *scratch, int d,
-                            const sgld_update_opts *opts) {
+                            const void *opts) {
   (void) opts;
   const int D = side(d);
   double *M = scratch, *L = M + d, *mean = L + d, *z = mean + d;
@@ -97,7 +102,7 @@ static double natural_log_q(const double *to, const double *from, const double *
 
 /* T = M^{1/2} (x) I on vec(W): T[(i, j), (k, l)] = [i == k] (M^{1/2})_jl */
 static void natural_factor(const double *w, const double *state, double *T, double *scratch,
-                           int d, const sgld_update_opts *opts) {
+                           int d, const void *opts) {
   (void) state; (void) opts;
   const int D = side(d);
   double *M = scratch, *evec = M + d, *root = evec + d, *evals = root + d, *lw = evals + D;
@@ -114,6 +119,7 @@ static void natural_factor(const double *w, const double *state, double *T, doub
 }
 
 const sgld_update update_natural = {
-  .scratch_size = 9, .init = update_no_init, .step = natural_step, .log_q = natural_log_q,
+  .name = "natural", .scratch_length = natural_scratch_length, .init = update_no_init,
+  .step = natural_step, .log_q = natural_log_q,
   .precond_factor = natural_factor
 };

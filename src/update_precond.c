@@ -2,16 +2,33 @@
  * Langevin dynamics with a fixed preconditioner P = L L^T (handout eq. 3.9):
  *   w <- w + eta P g_hat + sqrt(2 eta tau) L xi.
  * Both terms go through L, so the step is w += L (eta L^T g_hat + sqrt(2 eta tau) xi)
- * and P itself is never formed.
+ * and P itself is never formed. The factor L is the rule's one setting: R
+ * computes it once (precondition_factor() in R/run.R) and passes it as the
+ * rule's option `chol`.
  */
 #include <string.h>
 #include "sgld.h"
 
+typedef struct precond_opts {
+  const double *L;     /* lower factor of P = L L^T, d x d column-major, R's memory */
+} precond_opts;
+
+static const void *precond_build(SEXP opts, int d) {
+  precond_opts *o = (precond_opts *) R_alloc(1, sizeof *o);
+  o->L = list_doubles(opts, "chol", (R_xlen_t) d * d);
+  return o;
+}
+
+/* scratch: the step before L is applied (step), or u and z (log_q) */
+static size_t precond_scratch_length(int d) {
+  return 2 * (size_t) d;
+}
+
 static void precond_step(double *w, const double *g_hat, const double *g_bar, double eta,
                          double tau, double *state, sgld_rng *rng, int d,
-                         const sgld_update_opts *opts) {
+                         const void *opts) {
   (void) g_bar;
-  const double *L = opts->L;
+  const double *L = ((const precond_opts *) opts)->L;
   double *a = state;                 /* scratch: the step before L is applied */
   const double sd = tau > 0 ? sqrt(2.0 * eta * tau) : 0.0;
   for (int j = 0; j < d; j++) {      /* a = eta L^T g_hat + sd xi; column j of L is row j of L^T */
@@ -29,8 +46,8 @@ static void precond_step(double *w, const double *g_hat, const double *g_bar, do
 /* the step is N(from + eta P g, 2 eta tau P): the residual through L^{-1} */
 static double precond_log_q(const double *to, const double *from, const double *g_from,
                             double eta, double tau, double *scratch, int d,
-                            const sgld_update_opts *opts) {
-  const double *L = opts->L;
+                            const void *opts) {
+  const double *L = ((const precond_opts *) opts)->L;
   double *u = scratch, *z = scratch + d;
   for (int j = 0; j < d; j++) {          /* u = L^T g */
     const double *col = L + (size_t) j * d;
@@ -52,12 +69,13 @@ static double precond_log_q(const double *to, const double *from, const double *
 }
 
 static void precond_factor(const double *w, const double *state, double *T, double *scratch,
-                           int d, const sgld_update_opts *opts) {
+                           int d, const void *opts) {
   (void) w; (void) state; (void) scratch;
-  memcpy(T, opts->L, (size_t) d * d * sizeof(double));
+  memcpy(T, ((const precond_opts *) opts)->L, (size_t) d * d * sizeof(double));
 }
 
 const sgld_update update_precond = {
-  .scratch_size = 2, .init = update_no_init, .step = precond_step, .log_q = precond_log_q,
+  .name = "precond", .build = precond_build, .scratch_length = precond_scratch_length,
+  .init = update_no_init, .step = precond_step, .log_q = precond_log_q,
   .precond_factor = precond_factor
 };

@@ -2,26 +2,36 @@
  * RMSprop (Tieleman and Hinton 2012): the step of each coordinate is scaled
  * by a running root mean square of its gradients,
  *   v <- rho v + (1 - rho) g_hat^2,   w <- w + eta g_hat / (sqrt(v) + eps).
+ * State: v, starting at 0.
  */
 #include "sgld.h"
 
-static void rmsprop_init(double *state, const double *w, int d, const sgld_update_opts *opts) {
-  (void) w;
-  for (int j = 0; j < d; j++) state[j] = opts->v_init;
+typedef struct rmsprop_opts {
+  double rho;          /* weight of the old average of squared gradients */
+  double eps;          /* added to the root mean square */
+} rmsprop_opts;
+
+static const void *rmsprop_build(SEXP opts, int d) {
+  (void) d;
+  rmsprop_opts *o = (rmsprop_opts *) R_alloc(1, sizeof *o);
+  o->rho = list_real(opts, "rho");
+  o->eps = list_real(opts, "eps");
+  return o;
 }
 
 static void rmsprop_step(double *w, const double *g_hat, const double *g_bar, double eta,
-                         double tau, double *state, sgld_rng *rng, int d,
-                         const sgld_update_opts *opts) {
+                         double tau, double *state, sgld_rng *rng, int d, const void *opts) {
   (void) g_bar; (void) tau; (void) rng;
+  const rmsprop_opts *o = opts;
   double *v = state;
-  const double rho = opts->rho;
+  const double rho = o->rho;
   for (int j = 0; j < d; j++) {
     v[j] = rho * v[j] + (1.0 - rho) * g_hat[j] * g_hat[j];
-    w[j] += eta * g_hat[j] / (sqrt(v[j]) + opts->eps);
+    w[j] += eta * g_hat[j] / (sqrt(v[j]) + o->eps);
   }
 }
 
 const sgld_update update_rmsprop = {
-  .state_size = 1, .init = rmsprop_init, .step = rmsprop_step
+  .name = "rmsprop", .build = rmsprop_build, .state_length = update_one_per_parameter,
+  .init = update_zero_init, .step = rmsprop_step
 };

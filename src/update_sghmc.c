@@ -7,17 +7,23 @@
  */
 #include "sgld.h"
 
-static void sghmc_init(double *state, const double *w, int d, const sgld_update_opts *opts) {
-  (void) w; (void) opts;
-  for (int j = 0; j < d; j++) state[j] = 0.0;
+typedef struct sghmc_opts {
+  double friction;     /* a */
+} sghmc_opts;
+
+static const void *sghmc_build(SEXP opts, int d) {
+  (void) d;
+  sghmc_opts *o = (sghmc_opts *) R_alloc(1, sizeof *o);
+  o->friction = list_real(opts, "friction");
+  return o;
 }
 
 static void sghmc_step(double *w, const double *g_hat, const double *g_bar, double eta,
-                       double tau, double *state, sgld_rng *rng, int d,
-                       const sgld_update_opts *opts) {
+                       double tau, double *state, sgld_rng *rng, int d, const void *opts) {
   (void) g_bar;
+  const sghmc_opts *o = opts;
   double *v = state;
-  const double a = opts->friction;
+  const double a = o->friction;
   const double sd = tau > 0 ? sqrt(2.0 * a * eta * tau) : 0.0;
   for (int j = 0; j < d; j++) {
     v[j] = (1.0 - a) * v[j] + eta * g_hat[j] + (tau > 0 ? sd * rng_norm(rng) : 0.0);
@@ -25,4 +31,7 @@ static void sghmc_step(double *w, const double *g_hat, const double *g_bar, doub
   }
 }
 
-const sgld_update update_sghmc = {.state_size = 1, .init = sghmc_init, .step = sghmc_step};
+const sgld_update update_sghmc = {
+  .name = "sghmc", .build = sghmc_build, .state_length = update_one_per_parameter,
+  .init = update_zero_init, .step = sghmc_step
+};

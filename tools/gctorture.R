@@ -60,6 +60,16 @@ for (nm in names(models)) {
     list(w = as.double(m$default_init), batch_size = 3, times = 4, replace = 0L,
          cv_mode = as.double(m$default_init)))
 }
+# the update rules whose build() reads options (and allocates) on the linear model
+for (rule in list(precond_rmsprop(), opt_adam(),
+                  sgld:::resolve_precondition(diag(3), models$linear))) {
+  s <- sgld:::run_settings(models$linear, lr = 1e-6, batch_size = 4, iter = 20, burnin = 5,
+                           thin = 2, temperature = 1, chains = 2, init = NULL, replace = FALSE,
+                           clip = clip_norm(10), rule = rule, diagnostics = diagnostics_every(5))
+  calls[[paste("linear", rule$name)]] <- list(sgld:::C_sgld_run, models$linear, s)
+}
+calls[["codes"]] <- list(sgld:::C_sgld_codes)
+calls[["code of"]] <- list(sgld:::C_sgld_code_of, "schedule", "piecewise")
 calls[["rng"]] <- list(sgld:::C_sgld_rng_draws, 10, 0L, 0, 2L)
 calls[["schedule"]] <- list(sgld:::C_sgld_schedule_values,
                             sgld:::resolve_lr(lr_poly(1e-3, 1, 0.55), 100), c(1, 5, 50), FALSE)

@@ -34,12 +34,16 @@
  *   - w has d elements: the unconstrained parameters the samplers move (any
  *     transformation to the user's scale is done in R by model_compiled()'s
  *     `transform`, and its Jacobian belongs in logprior).
- *   - work points to work_size doubles of scratch owned by the calling chain,
- *     with undefined contents on entry.
+ *   - work points to work_size doubles of scratch owned by the calling chain
+ *     (grad_loglik and loglik both receive it), with undefined contents on
+ *     entry.
  *
  * A plug-in compiled against one version of this interface is refused by an
  * sgld implementing another (SGLD_MODEL_ABI_VERSION below), with an error
- * telling the user to reinstall the plug-in.
+ * naming both versions and telling the user to reinstall the plug-in: a
+ * table of another version has other function types, which sgld cannot
+ * call safely. Version 1 had no `work` argument in loglik; a version-1
+ * plug-in needs only to add that argument and be reinstalled.
  */
 #ifndef SGLD_MODEL_H
 #define SGLD_MODEL_H
@@ -53,8 +57,8 @@ extern "C" {
 #endif
 
 /* Changes whenever the layout of sgld_model_table or the meaning of one of
-   its fields changes. */
-#define SGLD_MODEL_ABI_VERSION 1
+   its fields changes. 2: loglik gained the `work` argument. */
+#define SGLD_MODEL_ABI_VERSION 2
 
 typedef struct sgld_model_table {
   /* number of unconstrained parameters, >= 1 */
@@ -71,8 +75,9 @@ typedef struct sgld_model_table {
 
   /* Required. Return sum over k in [0, m) of log f(z_{idx[k]} | w); when idx
      is NULL, the sum over all n items (m is then n). Normalising constants
-     are welcome but not needed by the samplers. */
-  double (*loglik)(const void *data, const double *w, const R_xlen_t *idx, R_xlen_t m);
+     are welcome but not needed by the samplers. work: as for grad_loglik. */
+  double (*loglik)(const void *data, const double *w, const R_xlen_t *idx, R_xlen_t m,
+                   double *work);
 
   /* Required. Add grad_w log p(w) into g[0..d). */
   void (*grad_logprior)(const void *data, const double *w, double *g);
@@ -86,7 +91,8 @@ typedef struct sgld_model_table {
      exponential overflows); the sampler then stops the chain as diverged. */
   int (*in_domain)(const void *data, const double *w);
 
-  /* doubles of scratch each chain passes to grad_loglik as `work`; 0 if none */
+  /* doubles of scratch each chain passes to grad_loglik and loglik as
+     `work`; 0 if none */
   size_t work_size;
 } sgld_model_table;
 

@@ -76,7 +76,7 @@ test_that("sampler arguments are checked, each naming the argument", {
     list(list(chains = 0), "`chains` must be a whole number between 1 and 1,000"),
     list(list(replace = NA), "`replace` must be TRUE or FALSE"),
     list(list(clip = 5), "`clip` must be NULL, clip_norm\\(\\) or clip_value\\(\\)"),
-    list(list(iter = 1e9, thin = 1, burnin = 0, chains = 2), "increase `thin` or reduce `iter`"),
+    list(list(iter = 1e9, thin = 1, burnin = 0, chains = 2), "increase `thin`, reduce `iter`, or store fewer parameters with `pars`"),
     list(list(bacth_size = 10), "unknown argument: `bacth_size`"),
     list(list(foo = 1, bar = 2), "unknown arguments: `foo`, `bar`")
   )

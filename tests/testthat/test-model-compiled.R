@@ -223,8 +223,8 @@ test_that("sgld_model_pointer() refuses incomplete tables and other interface ve
   dir.create(dir)
   writeLines(c(
     "#include <sgld_model.h>",
-    "static double ll(const void *d, const double *w, const R_xlen_t *i, R_xlen_t m) {",
-    "  (void) d; (void) w; (void) i; (void) m; return 0.0; }",
+    "static double ll(const void *d, const double *w, const R_xlen_t *i, R_xlen_t m,",
+    "                 double *k) { (void) d; (void) w; (void) i; (void) m; (void) k; return 0.0; }",
     "static double lp(const void *d, const double *w) { (void) d; (void) w; return 0.0; }",
     "static void gl(const void *d, const double *w, const R_xlen_t *i, int m, double *g,",
     "               double *k) { (void) d; (void) w; (void) i; (void) m; (void) g; (void) k; }",
@@ -243,7 +243,26 @@ test_that("sgld_model_pointer() refuses incomplete tables and other interface ve
     "    R_GetCCallable(\"sgld\", \"sgld_model_pointer\");",
     "  return make(&t, version, R_NilValue);",
     "}",
-    "SEXP abi(void) { return ScalarInteger(sgld_model_abi_version()); }"
+    "SEXP abi(void) { return ScalarInteger(sgld_model_abi_version()); }",
+    # a plug-in built against version 1 of the header, written out by hand:
+    # its loglik had no work argument
+    "typedef struct {",
+    "  int d; R_xlen_t n; const void *data;",
+    "  void (*grad_loglik)(const void *, const double *, const R_xlen_t *, int, double *, double *);",
+    "  double (*loglik_v1)(const void *, const double *, const R_xlen_t *, R_xlen_t);",
+    "  void (*grad_logprior)(const void *, const double *, double *);",
+    "  double (*logprior)(const void *, const double *);",
+    "  int (*in_domain)(const void *, const double *);",
+    "  size_t work_size;",
+    "} table_v1;",
+    "static double ll_v1(const void *d, const double *w, const R_xlen_t *i, R_xlen_t m) {",
+    "  (void) d; (void) w; (void) i; (void) m; return 0.0; }",
+    "SEXP v1_table(void) {",
+    "  table_v1 t = {2, 10, NULL, gl, ll_v1, gp, lp, NULL, 0};",
+    "  typedef SEXP (*make_v1)(const table_v1 *, int, SEXP);",
+    "  make_v1 make = (make_v1) (void (*)(void)) R_GetCCallable(\"sgld\", \"sgld_model_pointer\");",
+    "  return make(&t, 1, R_NilValue);",
+    "}"
   ), file.path(dir, "badtable.c"))
   writeLines(paste0("PKG_CPPFLAGS = -I", shQuote(system.file("include", package = "sgld"))),
              file.path(dir, "Makevars"))
@@ -253,11 +272,15 @@ test_that("sgld_model_pointer() refuses incomplete tables and other interface ve
   dll <- dyn.load(file.path(dir, paste0("badtable", .Platform$dynlib.ext)))
   on.exit(dyn.unload(dll[["path"]]), add = TRUE)
   bad <- function(k) .Call(getNativeSymbolInfo("bad_table", dll), k)
-  expect_identical(.Call(getNativeSymbolInfo("abi", dll)), 1L)
+  expect_identical(.Call(getNativeSymbolInfo("abi", dll)), 2L)
   expect_error(bad(1L), "`loglik` is required but is a NULL function pointer")
   expect_error(bad(2L), "`grad_logprior` is required but is a NULL function pointer")
   expect_error(bad(3L), "`d` must be at least 1, not 0")
-  expect_error(bad(4L), "compiled against version 2 of sgld's model interface, but the installed sgld implements version 1; reinstall")
+  expect_error(bad(4L), "compiled against version 3 of sgld's model interface, but the installed sgld implements version 2; reinstall")
+  # version 1 (loglik without `work`) is refused, never called through the
+  # wrong function type
+  expect_error(.Call(getNativeSymbolInfo("v1_table", dll)),
+               "compiled against version 1 of sgld's model interface, but the installed sgld implements version 2; reinstall the package that defines the model")
   expect_error(bad(5L), "the model table is a NULL pointer")
   ok <- model_compiled(bad(0L), names = c("a", "b"))
   expect_identical(log_posterior(ok, c(1, 2))$logpost, 0)

@@ -25,6 +25,27 @@ test_that("the ICA log density and its gradient are right", {
   }
 })
 
+test_that("ICA has no cap on the number of sources", {
+  # D = 70 (4900 parameters) is past the 64 that a fixed stack buffer once
+  # allowed: the log likelihood now works in the chain's scratch
+  set.seed(3)
+  D <- 70
+  X <- matrix(rnorm(80 * D), 80, D)
+  m <- model_ica(X, center = FALSE)
+  expect_identical(m$d, as.integer(D * D))
+  W <- diag(D) + matrix(rnorm(D * D, sd = 0.05), D)
+  lp <- log_posterior(m, as.double(W))
+  Y <- X %*% t(W)
+  by_hand <- nrow(X) * determinant(W)$modulus[1] - sum(2 * log(cosh(Y / 2)) + log(4))
+  expect_equal(lp$loglik, by_hand, tolerance = 1e-10)
+  # the monitor evaluates the same log likelihood on held-out data
+  set.seed(4)
+  fit <- sgd(m, lr = 1e-6, batch_size = 10, iter = 4, init = as.double(W),
+             monitor = monitor_every(2, newdata = X[1:20, ]))
+  expect_identical(dim(fit$monitor), c(2L, 5L))
+  expect_true(all(is.finite(fit$monitor$test_loglik)))
+})
+
 test_that("the natural gradient is the gradient times W'W", {
   # one full-batch step of natural-gradient SGD at temperature 0 moves W by
   # eta * grad U(W) W'W: compare with finite differences of the log density

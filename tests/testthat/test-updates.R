@@ -222,7 +222,60 @@ test_that("printing names the update rule", {
   expect_match(out[1], "^pSGLD \\(RMSprop preconditioner\\) on sgld_model_linear")
   out <- capture.output(print(sgd(m, lr = 1e-3, iter = 100, optimizer = "adam")))
   expect_match(out[1], "^SGD \\(Adam\\) on")
-  expect_output(print(opt_adam()), "Update rule: SGD \\(Adam\\) \\(rho = 0.999, beta = 0.9, eps = 1e-08\\)")
+  # each rule's settings under the names of its own arguments
+  expect_output(print(opt_adam()), "Update rule: SGD \\(Adam\\) \\(beta1 = 0.9, beta2 = 0.999, eps = 1e-08\\)")
+  expect_output(print(precond_rmsprop()), "\\(alpha = 0.99, lambda = 1e-05\\)")
+  expect_output(print(opt_momentum(0.5)), "SGD with momentum \\(momentum = 0.5\\)")
+})
+
+test_that("each rule's options hold its own fields, which the engine reads by name", {
+  expect_identical(names(precond_rmsprop()$opts), c("alpha", "lambda", "v_init"))
+  expect_identical(names(opt_adam()$opts), c("beta1", "beta2", "eps"))
+  expect_identical(names(opt_rmsprop()$opts), c("rho", "eps"))
+  expect_identical(names(opt_adagrad()$opts), "eps")
+  expect_identical(names(opt_momentum()$opts), "momentum")
+  m <- handout_model()
+  rule <- sgld:::resolve_precondition(diag(3), m)
+  expect_identical(rule$opts, list(chol = as.double(diag(3))))
+  # every rule R makes is in the engine's table
+  expect_true(all(c("sgld", "precond", "psgld", "sghmc", "momentum", "adagrad", "rmsprop",
+                    "adam", "natural") %in% sgld:::engine_codes()$rules))
+  # a missing field is an internal error that names it
+  bad <- opt_adam()
+  bad$opts$beta2 <- NULL
+  expect_error(sgd(m, lr = 1e-3, iter = 10, optimizer = bad), "internal: element 'beta2' is missing")
+  bad <- sgld:::update_rule("nosuch", "none")
+  expect_error(sgd(m, lr = 1e-3, iter = 10, optimizer = bad), "internal: unknown update rule 'nosuch'")
+})
+
+test_that("fits saved before the rules owned their options can be continued", {
+  m <- handout_model()
+  # the state of such a fit: one shared set of options, and a fixed
+  # preconditioner's factor beside them
+  legacy <- function(fit, opts, chol = NULL) {
+    fit$state$rule$opts <- opts
+    fit$state$rule$chol <- chol
+    fit
+  }
+  set.seed(3)
+  long <- sgd(m, lr = 1e-3, batch_size = 100, iter = 400, optimizer = opt_adam(beta1 = 0.8))
+  set.seed(3)
+  first <- sgd(m, lr = 1e-3, batch_size = 100, iter = 200, optimizer = opt_adam(beta1 = 0.8))
+  old <- legacy(first, list(rho = 0.999, beta = 0.8, eps = 1e-8, friction = 0, v_init = 0))
+  second <- sgd(m, lr = 1e-3, batch_size = 100, iter = 200, optimizer = opt_adam(beta1 = 0.8),
+                init = old)
+  expect_identical(second$state$w, long$state$w)
+  expect_error(sgd(m, lr = 1e-3, batch_size = 100, iter = 200, optimizer = opt_adam(), init = old),
+               "other settings")
+  P <- diag(c(2, 1, 0.5))
+  set.seed(4)
+  first <- sgld(m, lr = 1e-8, batch_size = 100, iter = 200, burnin = 0, precondition = P)
+  old <- legacy(first, list(rho = 0, beta = 0, eps = 0, friction = 0, v_init = 0),
+                chol = first$state$rule$opts$chol)
+  expect_silent(sgld(m, lr = 1e-8, batch_size = 100, iter = 10, burnin = 0, precondition = P,
+                     init = old))
+  expect_error(sgld(m, lr = 1e-8, batch_size = 100, iter = 10, burnin = 0, precondition = 2 * P,
+                    init = old), "other settings")
 })
 
 test_that("the sampling threshold is measured in the preconditioned frame", {

@@ -44,8 +44,9 @@ static void poisson_grad_loglik(const void *data, const double *beta, const R_xl
 }
 
 static double poisson_loglik(const void *data, const double *beta, const R_xlen_t *idx,
-                             R_xlen_t m) {
+                             R_xlen_t m, double *work) {
   const poisson_data *P = data;
+  (void) work;
   if (!idx) m = P->n;
   double ll = 0.0;
   for (R_xlen_t k = 0; k < m; k++) {
