@@ -2,18 +2,18 @@
 #'
 #' The normal-inverse-gamma prior is conjugate, so the posterior of
 #' [model_linear()] is known in closed form:
-#' \eqn{V_n = (X^\top X + V^{-1})^{-1}}, \eqn{\mu_n = V_n (V^{-1}\mu + X^\top y)},
-#' \eqn{a_n = a + n/2},
-#' \eqn{b_n = b + \frac12 (y^\top y + \mu^\top V^{-1} \mu - \mu_n^\top V_n^{-1} \mu_n)};
-#' \eqn{\sigma^2 \mid y \sim IG(a_n, b_n)} and each \eqn{\beta_j \mid y} is a
-#' Student t with \eqn{2 a_n} degrees of freedom, location \eqn{\mu_{n,j}} and
-#' scale \eqn{\sqrt{(b_n/a_n) V_{n,jj}}}. It is the yardstick for the samplers.
+#' \eqn{V_n = (X^\top X + V^{-1})^{-1}}{V_n = (X' X + V^-1)^-1}, \eqn{\mu_n = V_n (V^{-1}\mu + X^\top y)}{mu_n = V_n (V^-1 mu + X' y)},
+#' \eqn{a_n = a + n/2}{a_n = a + n/2},
+#' \eqn{b_n = b + \frac12 (y^\top y + \mu^\top V^{-1} \mu - \mu_n^\top V_n^{-1} \mu_n)}{b_n = b + 1/2 (y' y + mu' V^-1 mu - mu_n' V_n^-1 mu_n)};
+#' \eqn{\sigma^2 \mid y \sim IG(a_n, b_n)}{sigma^2 | y ~ IG(a_n, b_n)} and each \eqn{\beta_j \mid y}{beta_j | y} is a
+#' Student t with \eqn{2 a_n}{2 a_n} degrees of freedom, location \eqn{\mu_{n,j}}{mu_(n,j)} and
+#' scale \eqn{\sqrt{(b_n/a_n) V_{n,jj}}}{sqrt((b_n/a_n) V_(n,jj))}. It is the yardstick for the samplers.
 #'
 #' @param model A model from [model_linear()].
 #' @return An object of class `sgld_exact_linear`: a list with `mean` and `sd`
 #'   (user's scale: coefficients and `sigma2`), `mode` (the posterior mode on
-#'   the sampler's scale, where [gd()] converges: \eqn{\beta = \mu_n},
-#'   \eqn{\log\sigma^2 = \log(b_n / (a_n + p/2))}), the posterior parameters
+#'   the sampler's scale, where [gd()] converges: \eqn{\beta = \mu_n}{beta = mu_n},
+#'   \eqn{\log\sigma^2 = \log(b_n / (a_n + p/2))}{log sigma^2 = log(b_n / (a_n + p/2))}), the posterior parameters
 #'   `mu_n`, `V_n`, `a_n`, `b_n`, and `density(x, parameter)`, the
 #'   marginal posterior density of one parameter given by name: a coefficient,
 #'   `"sigma2"`, or `"log_sigma2"` for the sampler's scale.

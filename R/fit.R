@@ -201,8 +201,8 @@ print.sgld_fit <- function(x, digits = 4, ...) {
 #' effective sample sizes and, for several chains, the potential scale
 #' reduction factor, all over the kept draws of every chain.
 #'
-#' The plain mean is \eqn{\frac1K \sum_k h(w_k)}; the step-weighted mean
-#' \eqn{\sum_k \eta_k h(w_k) / \sum_k \eta_k} weights each draw by its learning
+#' The plain mean is \eqn{\frac1K \sum_k h(w_k)}{1/K sum_k h(w_k)}; the step-weighted mean
+#' \eqn{\sum_k \eta_k h(w_k) / \sum_k \eta_k}{sum_k eta_k h(w_k) / sum_k eta_k} weights each draw by its learning
 #' rate, which is what a decaying schedule calls for (the two agree for a
 #' constant one). ESS is [coda::effectiveSize()] summed over chains; R-hat is
 #' the point estimate of [coda::gelman.diag()].

@@ -1,8 +1,8 @@
 #' Bayesian normal linear regression
 #'
-#' The model \eqn{y_i \mid \beta, \sigma^2 \sim N(x_i^\top \beta, \sigma^2)} with
+#' The model \eqn{y_i \mid \beta, \sigma^2 \sim N(x_i^\top \beta, \sigma^2)}{y_i | beta, sigma^2 ~ N(x_i' beta, sigma^2)} with
 #' the conjugate prior of [prior_nig()]. The samplers move
-#' \eqn{w = (\beta, \log \sigma^2)}; draws are reported as `(Intercept)`, the
+#' \eqn{w = (\beta, \log \sigma^2)}{w = (beta, log sigma^2)}; draws are reported as `(Intercept)`, the
 #' covariate names and `sigma2`.
 #'
 #' There are two faces, as with [lm()] and [lm.fit()]: a formula with a data
@@ -24,7 +24,7 @@
 #'   [sgld()], [sgd()] or [gd()].
 #' @section Starting values:
 #' Unless `init` is given, samplers start every chain at the prior mean of the
-#' coefficients and at \eqn{\sigma^2} = the sample variance of the response.
+#' coefficients and at \eqn{\sigma^2}{sigma^2} = the sample variance of the response.
 #' @seealso [linear_exact_posterior()] for the exact posterior of this model.
 #' @examples
 #' m <- model_linear(y ~ x, data = handout)
@@ -117,7 +117,7 @@ check_user_values.sgld_model_linear <- function(model, w, arg) {
 #' full data at one point on the sampler's (unconstrained) scale, by the same
 #' C code the samplers use. The log prior includes the Jacobian of the
 #' transformation to the sampler's scale (for [model_linear()],
-#' \eqn{\sigma^2 = e^\gamma}).
+#' \eqn{\sigma^2 = e^\gamma}{sigma^2 = e^gamma}).
 #'
 #' @param model A model, e.g. from [model_linear()].
 #' @param w A numeric vector: one point on the sampler's scale, in the order of

@@ -1,10 +1,10 @@
 #' Bayesian logistic regression
 #'
-#' The model \eqn{P(y_i = 1 \mid x_i, \beta) = 1 / (1 + e^{-x_i^\top \beta})}
+#' The model \eqn{P(y_i = 1 \mid x_i, \beta) = 1 / (1 + e^{-x_i^\top \beta})}{P(y_i = 1 | x_i, beta) = 1 / (1 + e^(-x_i' beta))}
 #' with independent normal or Laplace priors on the coefficients. Welling and
 #' Teh (2011) use a Laplace prior of scale 1 (`prior = prior_laplace(1)`).
 #'
-#' The response may be 0/1 numbers, `TRUE`/`FALSE`, \eqn{\pm 1}, or a factor
+#' The response may be 0/1 numbers, `TRUE`/`FALSE`, \eqn{\pm 1}{+/- 1}, or a factor
 #' with two levels, whose second level is the event (as in [glm()]). As with
 #' [model_linear()] there is a formula face and a matrix face; with a matrix
 #' no intercept is added, and `prior_intercept` applies to a column named

@@ -5,7 +5,7 @@
 #' posterior mean of the predictive probability of the event, `"link"` the
 #' posterior mean of the linear predictor, `"class"` the label of the more
 #' probable class. For [model_linear()]: the posterior mean of
-#' \eqn{x^\top \beta}.
+#' \eqn{x^\top \beta}{x' beta}.
 #'
 #' For [sgd()] and [gd()] fits the prediction is that of the final iterate.
 #'
