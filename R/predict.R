@@ -9,6 +9,11 @@
 #'
 #' For [sgd()] and [gd()] fits the prediction is that of the final iterate.
 #'
+#' The computation is in C, blocked over draws and rows: the memory it needs
+#' beyond the result is a few hundred kilobytes whatever the numbers of rows
+#' and draws, unless `draws = TRUE` asks for the rows x draws matrix. For the
+#' draws themselves, see also [posterior_predict.sgld_fit()].
+#'
 #' @param object An `sgld_fit`.
 #' @param newdata A data frame with the variables of the model's formula (or,
 #'   for a model built from a matrix, a matrix with the same columns); `NULL`
@@ -16,41 +21,51 @@
 #' @param type `"response"`, `"link"` or `"class"`.
 #' @param draws Return the prediction for every kept draw (a matrix with one
 #'   column per draw) instead of its average?
+#' @param ndraws `NULL` to use every kept draw, or how many to choose at random
+#'   (without replacement; `set.seed()` makes the choice reproducible).
+#' @param threads Number of OpenMP threads sharing the rows; the results are
+#'   the same for any number. The default is `getOption("sgld.threads", 1)`.
 #' @param ... Not used.
 #' @return A vector with one prediction per row of `newdata` (a factor for
 #'   `"class"`), or with `draws = TRUE` a matrix of rows x draws.
 #' @export
 predict.sgld_fit <- function(object, newdata = NULL, type = c("response", "link", "class"),
-                             draws = FALSE, ...) {
+                             draws = FALSE, ndraws = NULL,
+                             threads = getOption("sgld.threads", 1L), ...) {
   check_dots_empty(...)
+  check_count(threads, "threads", lower = 1, upper = 1024)
   type <- check_choice(type, c("response", "link", "class"), "type")
   check_flag(draws, "draws")
   model <- object$model
   if (!inherits(model, c("sgld_model_linear", "sgld_model_logistic")))
     abort("predict() is not available for ", class(model)[1], ".")
   if (ndraws(object) == 0) abort("the fit has no kept draws to predict from.")
-  X <- design_for_newdata(model, newdata)
-  # a sampler predicts by its draws, an optimiser by its final iterate (as coef())
-  W <- if (is_sampler(object)) as.matrix(object, scale = "sampler")
-       else matrix(colMeans(to_sampler_scale(model, object$last)), 1L)
-  W <- W[, seq_len(ncol(X)), drop = FALSE]
   linear <- inherits(model, "sgld_model_linear")
   if (linear && type == "class") abort("`type` = \"class\" is for logistic models.")
-  scale <- if (linear || type == "link") identity else stats::plogis
+  X <- design_for_newdata(model, newdata)
+  storage.mode(X) <- "double"
+  pick <- NULL
+  if (is_sampler(object)) {
+    # the chains as they are (no pooled copy): their first p columns are the
+    # coefficients, the same on the user's and the sampler's scale
+    chains <- object$draws
+    total <- ndraws(object) * length(chains)
+    if (!is.null(ndraws)) {
+      check_count(ndraws, "ndraws", lower = 1, upper = total)
+      pick <- as.double(sort(sample.int(total, ndraws)))
+    }
+  } else {
+    # an optimiser predicts by its final iterate (as coef())
+    if (!is.null(ndraws)) abort("`ndraws` is for samplers' fits; ", object$method,
+                                "() predicts from its final iterate.")
+    chains <- list(matrix(colMeans(to_sampler_scale(model, object$last)), 1L))
+  }
+  out <- .Call(C_sgld_predict, X, chains, pick, NULL, !linear && type != "link", draws,
+               as.integer(threads))
   cls <- function(p) factor(model$labels[1 + (p > 0.5)], levels = model$labels)
   if (draws) {
-    out <- scale(unname(X %*% t(W)))
     if (type != "class") return(out)
-    return(matrix(apply(out, 2, function(p) as.character(cls(p))), nrow(out)))
+    return(matrix(as.character(cls(out)), nrow(out)))
   }
-  # the average over draws, a block of draws at a time, so that rows x draws
-  # never has to fit in memory at once
-  block <- max(1L, floor(2e6 / max(1L, nrow(X))))
-  total <- numeric(nrow(X))
-  for (start in seq(1L, nrow(W), by = block)) {
-    rows <- start:min(nrow(W), start + block - 1L)
-    total <- total + rowSums(scale(X %*% t(W[rows, , drop = FALSE])))
-  }
-  mean_pred <- unname(total / nrow(W))
-  if (type == "class") cls(mean_pred) else mean_pred
+  if (type == "class") cls(out) else out
 }

@@ -17,7 +17,8 @@ scripts <- if (length(args)) args else c(
   "bench/conditioning.R",      # pSGLD vs SGLD on a badly conditioned posterior
   "bench/control-variates.R",  # gradient noise and accuracy with control variates
   "bench/ica.R",               # Welling and Teh's ICA experiment at full length
-  "bench/custom-model.R"       # models written in R functions against the built-in one
+  "bench/custom-model.R",      # models written in R functions against the built-in one
+  "bench/predict.R"            # predict() on Adult's test rows against the R reference
 )
 scripts <- scripts[file.exists(scripts)]
 

@@ -61,6 +61,11 @@ for (nm in names(models)) {
          cv_mode = as.double(m$default_init)))
 }
 calls[["rng"]] <- list(sgld:::C_sgld_rng_draws, 10, 0L, 0, 2L)
+calls[["predict"]] <- list(sgld:::C_sgld_predict, cbind(1, df$x[1:7]),
+                           list(matrix(rnorm(6), 3), matrix(rnorm(8), 4)), c(1, 5, 7),
+                           rnorm(7), TRUE, FALSE, 1L)
+calls[["predict draws"]] <- list(sgld:::C_sgld_predict, cbind(1, df$x[1:7]),
+                                 list(matrix(rnorm(6), 3)), NULL, NULL, FALSE, TRUE, 2L)
 calls[["schedule"]] <- list(sgld:::C_sgld_schedule_values,
                             sgld:::resolve_lr(lr_poly(1e-3, 1, 0.55), 100), c(1, 5, 50), FALSE)
 # A run that stopped early leaves its outputs unwritten past what it kept:

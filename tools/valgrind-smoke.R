@@ -19,6 +19,7 @@ lm2 <- model_logistic(type ~ glu + bmi, data = d, prior = prior_laplace(0, 1),
 f <- sgld(lm2, lr = 1e-4, batch_size = 10, iter = 500, chains = 2, threads = 2,
           monitor = monitor_every(100, newdata = MASS::Pima.te))
 p <- predict(f, MASS::Pima.te, type = "class")
+p <- predict(f, MASS::Pima.te, draws = TRUE, ndraws = 50, threads = 2)
 a <- adult[1:300, ]
 sp <- model_logistic(cbind(1, adult_design(a)), adult_response(a))
 f <- sgld(sp, lr = 1e-5, batch_size = 10, iter = 300, monitor = monitor_every(100))
