@@ -96,7 +96,9 @@ posterior_predict.sgld_fit <- function(object, newdata = NULL, ndraws = NULL, ..
     # the residual sd of each draw, recycled down the columns (one per draw)
     out <- eta + matrix(stats::rnorm(length(eta)), S) * sqrt(exp(W[, model$d]))
   } else {
-    out <- matrix(stats::rbinom(length(eta), 1L, stats::plogis(eta)), S)
+    # events out of the row's trials: 1 unless the response gave counts
+    trials <- likelihood_rows(model, newdata, need_response = FALSE)$trials
+    out <- matrix(stats::rbinom(length(eta), rep(trials, each = S), stats::plogis(eta)), S)
   }
   dimnames(out) <- dimnames(eta)
   out
@@ -109,17 +111,21 @@ log_lik.sgld_fit <- function(object, newdata = NULL, ndraws = NULL, ...) {
   W <- prediction_draws(object, ndraws, "log_lik()")
   model <- object$model
   eta <- linpred_draws(model, W, newdata)
-  y <- response_values(model, newdata)
-  yy <- rep(y, each = nrow(eta))       # y of each column, down the rows
+  rows <- likelihood_rows(model, newdata)
+  each <- function(v) rep(v, each = nrow(eta))    # a value per column, down the rows
   if (inherits(model, "sgld_model_linear")) {
     gam <- W[, model$d]
-    out <- -0.5 * (log(2 * pi) + gam) - 0.5 * exp(-gam) * (yy - eta)^2
+    out <- each(rows$weight) *
+      (-0.5 * (log(2 * pi) + gam) - 0.5 * exp(-gam) * (each(rows$y) - eta)^2)
   } else {
-    # y is -1 / +1: log P(y | eta) = log plogis(y eta), without overflow
-    out <- stats::plogis(yy * eta, log.p = TRUE)
+    # events log sigma(eta) + nonevents log sigma(-eta), without overflow; a
+    # zero count contributes nothing
+    a <- each(rows$events)
+    b <- each(rows$nonevents)
+    out <- ifelse(a == 0, 0, a * stats::plogis(eta, log.p = TRUE)) +
+      ifelse(b == 0, 0, b * stats::plogis(-eta, log.p = TRUE))
   }
-  out <- matrix(out, nrow(eta), dimnames = dimnames(eta))
-  out
+  matrix(out, nrow(eta), dimnames = dimnames(eta))
 }
 
 #' @rdname posterior_predict.sgld_fit
@@ -193,6 +199,8 @@ chain_of_draws <- function(fit) rep(seq_along(fit$draws), each = ndraws(fit))
 linpred_draws <- function(model, W, newdata) {
   X <- design_for_newdata(model, newdata)
   eta <- W[, seq_len(model$p), drop = FALSE] %*% t(X)
+  off <- attr(X, "offset")
+  if (!is.null(off)) eta <- eta + rep(off, each = nrow(eta))
   dimnames(eta) <- list(NULL, rownames(X))
   eta
 }
@@ -211,21 +219,46 @@ central_quantiles <- function(x, prob) {
   out
 }
 
-# The response of the training data (logistic: -1 / +1), or of `newdata`.
-response_values <- function(model, newdata) {
+# What the likelihood of each row needs: for the linear model the response `y`
+# and case `weight`; for the logistic one the weighted counts of `events` and
+# `nonevents`, and the `trials` of a binomial response. Training rows carry
+# their case weights; rows of new data count once.
+likelihood_rows <- function(model, newdata, need_response = TRUE) {
+  linear <- inherits(model, "sgld_model_linear")
   if (is.null(newdata)) {
-    if (!is.null(model$sp_y)) return(model$sp_y)
-    return(model$z[model$p + 1L, ])
+    if (linear) {
+      y <- model$z[model$p + 1L, ] + if (is.null(model$offset)) 0 else model$offset
+      return(list(y = y, weight = if (is.null(model$obs_weight)) 1 else model$obs_weight))
+    }
+    y <- if (!is.null(model$sp_y)) model$sp_y else model$z[model$p + 1L, ]
+    if (!is.null(model$obs_events))
+      return(list(events = model$obs_events, nonevents = model$obs_nonevents,
+                  trials = if (is.null(model$trials)) 1 else model$trials))
+    return(list(events = as.double(y == 1), nonevents = as.double(y == -1), trials = 1))
   }
-  if (is.null(model$terms))
+  y <- newdata_response(model, newdata, need_response)
+  if (is.null(y)) return(list(trials = 1))
+  if (linear) return(list(y = y, weight = 1))
+  if (is.matrix(y)) return(list(events = y[, 1], nonevents = y[, 2], trials = rowSums(y)))
+  list(events = as.double(y == 1), nonevents = as.double(y == -1), trials = 1)
+}
+
+# The response of `newdata`: numbers (linear), -1 / +1 or a two-column count
+# matrix (logistic); NULL when it is absent and not needed.
+newdata_response <- function(model, newdata, need = TRUE) {
+  if (is.null(model$terms)) {
+    if (!need) return(NULL)
     abort("`newdata`: the log likelihood of new data needs a model built from a formula, ",
           "whose response it can read; this one was built from a matrix.")
+  }
   resp <- all.vars(model$formula[[2L]])
   if (!is.data.frame(newdata)) abort("`newdata` must be a data frame.")
-  need <- setdiff(resp, names(newdata))
-  if (length(need))
-    abort("`newdata` has no column named ", paste0("'", need, "'", collapse = ", "),
+  need_cols <- setdiff(resp, names(newdata))
+  if (length(need_cols)) {
+    if (!need) return(NULL)
+    abort("`newdata` has no column named ", paste0("'", need_cols, "'", collapse = ", "),
           ": the response, which the log likelihood needs.")
+  }
   y <- eval(model$formula[[2L]], newdata, environment(model$formula))
   if (anyNA(y)) abort("`newdata`: the response has missing values (first at row ",
                       which(is.na(y))[1], ").")
@@ -233,6 +266,10 @@ response_values <- function(model, newdata) {
     if (!is.numeric(y) || any(!is.finite(y)))
       abort("`newdata`: the response must be finite numbers.")
     return(as.double(y))
+  }
+  if (is.matrix(y)) {
+    if (ncol(y) != 2L || any(y < 0)) abort("`newdata`: the response must be cbind(events, nonevents).")
+    return(y)
   }
   labels <- model$labels
   if (is.factor(y) || is.character(y)) {
@@ -260,7 +297,8 @@ response_values <- function(model, newdata) {
 #'     training observation (the mean over draws of `posterior_epred()`),
 #'     computed by [predict.sgld_fit()] without the draws x observations matrix.}
 #'   \item{`residuals()`}{the response minus `fitted()` (for the logistic
-#'     model the response is 1 for the event, 0 otherwise).}
+#'     model the proportion of events: 1 for the event, 0 otherwise, or
+#'     events / trials for a `cbind(events, nonevents)` response).}
 #'   \item{`confint()`}{central posterior intervals from quantiles of the draws
 #'     (equal-tailed credible intervals), not normal approximations.}
 #'   \item{`logLik()`}{the log likelihood of the training data at the posterior
@@ -316,8 +354,10 @@ fitted.sgld_fit <- function(object, ...) {
 residuals.sgld_fit <- function(object, ...) {
   check_dots_empty(...)
   regression_only(object, "residuals()")
-  y <- response_values(object$model, NULL)
-  if (inherits(object$model, "sgld_model_logistic")) y <- (y + 1) / 2
+  rows <- likelihood_rows(object$model, NULL)
+  # the logistic model's response is the proportion of events
+  y <- if (inherits(object$model, "sgld_model_logistic"))
+         rows$events / (rows$events + rows$nonevents) else rows$y
   y - fitted.sgld_fit(object)
 }
 

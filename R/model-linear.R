@@ -19,6 +19,16 @@
 #' @param y The response, for the matrix face: a numeric vector with one value
 #'   per row of `x`.
 #' @param prior The prior, from [prior_nig()].
+#' @param subset,weights,offset,na.action As in [lm()] and [glm()], for the
+#'   formula face: `subset` selects rows of `data`; `weights` are case
+#'   weights (observation i counts `weights[i]` times: its log likelihood is
+#'   multiplied by it, so integer weights give the posterior of the data with
+#'   rows replicated, and minibatches estimate the weighted sum as they do the
+#'   plain one); `offset` is added to the linear predictor (as are `offset()`
+#'   terms of the formula; [predict.sgld_fit()] evaluates it in `newdata`);
+#'   `na.action` is [na.fail()] (the default: missing values are an error) or
+#'   [na.omit()]. All three are evaluated in `data`, then in the formula's
+#'   environment.
 #' @param ... Not used; an error if given.
 #' @return An object of class `sgld_model_linear` (and `sgld_model`) to pass to
 #'   [sgld()], [sgd()] or [gd()].
@@ -35,13 +45,18 @@ model_linear <- function(x, ...) UseMethod("model_linear")
 
 #' @rdname model_linear
 #' @export
-model_linear.formula <- function(x, data, prior = prior_nig(), ...) {
+model_linear.formula <- function(x, data, prior = prior_nig(), subset, weights, offset,
+                                 na.action = na.fail, ...) {
   check_dots_empty(...)
-  design <- design_from_formula(x, data)
+  design <- design_from_formula(x, data, frame_extras(match.call()), na.action)
   y <- design$y
   if (!is.numeric(y) || is.matrix(y))
     abort("the response of `x` must be a numeric vector, not ", class(y)[1], ".")
-  add_formula_parts(new_model_linear(design$X, as.double(y), prior), design)
+  # an offset moves the response: y - offset ~ N(x' beta, sigma2)
+  y <- as.double(y) - if (is.null(design$offset)) 0 else design$offset
+  m <- add_formula_parts(new_model_linear(design$X, y, prior), design)
+  m$obs_weight <- design$weights
+  m
 }
 
 #' @rdname model_linear

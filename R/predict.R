@@ -42,8 +42,10 @@ predict.sgld_fit <- function(object, newdata = NULL, type = c("response", "link"
   if (ndraws(object) == 0) abort("the fit has no kept draws to predict from.")
   linear <- inherits(model, "sgld_model_linear")
   if (linear && type == "class") abort("`type` = \"class\" is for logistic models.")
-  X <- design_for_newdata(model, newdata)
+  X <- design_for_newdata(model, newdata)   # with the rows' offsets, if any
+  off <- attr(X, "offset")
   storage.mode(X) <- "double"
+  attr(X, "offset") <- off
   pick <- NULL
   if (is_sampler(object)) {
     # the chains as they are (no pooled copy): their first p columns are the
@@ -60,7 +62,7 @@ predict.sgld_fit <- function(object, newdata = NULL, type = c("response", "link"
                                 "() predicts from its final iterate.")
     chains <- list(matrix(colMeans(to_sampler_scale(model, object$last)), 1L))
   }
-  out <- .Call(C_sgld_predict, X, chains, pick, NULL, !linear && type != "link", draws,
+  out <- .Call(C_sgld_predict, X, chains, pick, attr(X, "offset"), !linear && type != "link", draws,
                as.integer(threads))
   cls <- function(p) factor(model$labels[1 + (p > 0.5)], levels = model$labels)
   if (draws) {
