@@ -175,6 +175,14 @@ add_formula_parts <- function(model, design) {
   model
 }
 
+# One line on the per-observation fields a model carries, for print().
+print_observation_fields <- function(x) {
+  parts <- c(if (!is.null(x$obs_weight)) paste0("case weights summing to ", format(sum(x$obs_weight))),
+             if (!is.null(x$trials)) paste0("binomial counts, ", format(sum(x$trials)), " trials"),
+             if (!is.null(x$offset) || !is.null(x$obs_offset)) "an offset")
+  if (length(parts)) cat("With ", paste(parts, collapse = ", "), "\n", sep = "")
+}
+
 # Per-observation fields of the likelihood (case weights, offsets, counts):
 # they belong to the training rows, not to other data put in their place.
 drop_observation_fields <- function(model) {

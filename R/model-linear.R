@@ -98,6 +98,7 @@ print.sgld_model_linear <- function(x, ...) {
       x$p, " coefficient", if (x$p > 1) "s", " (", paste(x$names[seq_len(x$p)], collapse = ", "),
       ") and sigma2\n", sep = "")
   if (!is.null(x$formula)) cat("Formula: ", deparse(x$formula), "\n", sep = "")
+  print_observation_fields(x)
   print(x$prior)
   invisible(x)
 }

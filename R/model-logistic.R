@@ -136,6 +136,7 @@ print.sgld_model_logistic <- function(x, ...) {
   cat("Bayesian logistic regression: ", format(x$n, big.mark = ","), " observations, ",
       x$p, " coefficient", if (x$p > 1) "s", "; event: y = '", x$labels[2], "'\n", sep = "")
   if (!is.null(x$formula)) cat("Formula: ", deparse(x$formula), "\n", sep = "")
+  print_observation_fields(x)
   cat("Prior: ")
   print(x$prior)
   if (!is.null(x$prior_intercept)) {

@@ -153,3 +153,9 @@ test_that("na.action and subset work as in glm(); bad arguments are named", {
   m4 <- model_linear(mpg ~ wt, data = mtcars, weights = cyl)
   expect_identical(m4$obs_weight, as.double(mtcars$cyl))
 })
+
+test_that("models say which per-observation fields they carry", {
+  expect_output(print(model_linear(mpg ~ wt, data = mtcars, weights = cyl, offset = hp / 100)),
+                "With case weights summing to 198, an offset")
+  expect_output(print(model_logistic(cbind(s, f) ~ x, data = binom_data())), "binomial counts")
+})
