@@ -24,6 +24,9 @@ run_cases <- function(seed, first, last) {
     linear = model_linear(y ~ x, data = df),
     logistic = model_logistic(g ~ x, data = df),
     sparse = model_logistic(cbind(1, diag(40)[, 1:6]), rep(0:1, 20), sparse = TRUE),
+    weighted = model_linear(y ~ x, data = cbind(df, w = rep(1:4, 10)), weights = w, offset = x),
+    counts = model_logistic(cbind(s, f) ~ x, data = cbind(df, s = rep(0:3, 10), f = rep(1:2, 20)),
+                            weights = f, offset = x / 2),
     mixture = model_mixture(df$x),
     ica = model_ica(cbind(df$x, df$y, rnorm(40)))
   )

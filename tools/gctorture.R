@@ -8,6 +8,11 @@ set.seed(1)
 df <- data.frame(y = rnorm(20), x = rnorm(20), g = factor(rep(c("a", "b"), 10)))
 models <- list(linear = model_linear(y ~ x, data = df), logistic = model_logistic(g ~ x, data = df),
                mixture = model_mixture(df$x), ica = model_ica(cbind(df$x, df$y)))
+# case weights, an offset and binomial counts: the models' per-observation fields
+df$w <- rep(1:4, 5)
+df$s <- rep(0:3, 5)
+models$weighted <- model_linear(y ~ x, data = df, weights = w, offset = x / 2)
+models$counts <- model_logistic(cbind(s, w) ~ x, data = df, offset = x / 3, sparse = TRUE)
 # model_custom(): the linear model in R functions, on w = (beta, log sigma2),
 # whose callbacks allocate at every step; and one whose gradient breaks its
 # contract whenever row 7 is in the batch, for the failure path
