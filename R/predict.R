@@ -9,9 +9,10 @@
 #'
 #' For [sgd()] and [gd()] fits the prediction is that of the final iterate.
 #'
-#' The computation is in C, blocked over draws and rows: the memory it needs
-#' beyond the result is a few hundred kilobytes whatever the numbers of rows
-#' and draws, unless `draws = TRUE` asks for the rows x draws matrix. For the
+#' The computation is in C, blocked over draws: beyond the result it needs a
+#' list of the design's non-zeros (at most 12 bytes each) and a few hundred
+#' kilobytes, whatever the number of draws; the rows x draws matrix only when
+#' `draws = TRUE` asks for it. For the
 #' draws themselves, see also [posterior_predict.sgld_fit()].
 #'
 #' @param object An `sgld_fit`.

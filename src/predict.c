@@ -8,9 +8,9 @@
  * The work is blocked over draws and rows so that memory stays bounded by the
  * blocks, never rows x draws unless the matrix is asked for: the chosen draws
  * of a block are gathered once from the chains into a contiguous draws x p
- * buffer, and then, for a block of rows at a time, each covariate adds its
- * column of the buffer (draws contiguous, so the inner loop is a plain axpy)
- * to the rows' linear predictors. Zero covariates are skipped, which makes
+ * buffer, and then, row by row, each non-zero covariate adds its column of
+ * the buffer (draws contiguous, so the inner loop is a plain axpy) to the
+ * row's linear predictors. The design's non-zeros are listed once, so
  * one-hot designs such as Adult's cost their non-zeros only. Blocks of rows
  * may run in OpenMP threads, each with scratch of its own; every row's sum
  * over the draws is taken in the same order whatever the number of threads,
@@ -24,7 +24,7 @@
 #endif
 
 #define PRED_DRAW_BLOCK 256   /* draws per block: 2 KB per covariate column */
-#define PRED_ROW_BLOCK 32     /* rows whose non-zeros are listed at a time */
+#define PRED_ROW_BLOCK 32     /* rows per task when threads share them */
 
 typedef struct pred_draws {
   int chains;
@@ -60,28 +60,34 @@ static void gather(const pred_draws *D, R_xlen_t s0, int nb, int p, double *buf)
   }
 }
 
-/* The non-zero covariates of rows i0 .. i0 + nr - 1, row by row: their
-   columns in col, values in val, row r's from start[r] to start[r + 1]. Read
-   column by column, the order X is stored in. */
-static void row_nonzeros(const double *X, R_xlen_t n, int p, R_xlen_t i0, int nr,
-                         int *start, int *col, double *val) {
-  int count[PRED_ROW_BLOCK];
-  for (int r = 0; r < nr; r++) count[r] = 0;
+/* The non-zero covariates of every row: row i's columns col[k] and values
+   val[k] for k from start[i] to start[i + 1] - 1. Built once, reading X in
+   its column-major order, so the blocks of draws then read only the
+   non-zeros (at most 12 bytes each: no more than X itself for designs that
+   are at least a third zeros). */
+static void design_nonzeros(const double *X, R_xlen_t n, int p, R_xlen_t *start,
+                            int **col_out, double **val_out) {
+  for (R_xlen_t i = 0; i <= n; i++) start[i] = 0;
   for (int j = 0; j < p; j++) {
-    const double *xj = X + (R_xlen_t) j * n + i0;
-    for (int r = 0; r < nr; r++) count[r] += xj[r] != 0.0;
+    const double *xj = X + (R_xlen_t) j * n;
+    for (R_xlen_t i = 0; i < n; i++) start[i + 1] += xj[i] != 0.0;
   }
-  start[0] = 0;
-  for (int r = 0; r < nr; r++) start[r + 1] = start[r] + count[r];
-  for (int r = 0; r < nr; r++) count[r] = start[r];
+  for (R_xlen_t i = 0; i < n; i++) start[i + 1] += start[i];
+  const R_xlen_t nnz = start[n];
+  int *col = (int *) R_alloc((size_t) (nnz > 0 ? nnz : 1), sizeof(int));
+  double *val = (double *) R_alloc((size_t) (nnz > 0 ? nnz : 1), sizeof(double));
+  R_xlen_t *next = (R_xlen_t *) R_alloc((size_t) (n > 0 ? n : 1), sizeof(R_xlen_t));
+  for (R_xlen_t i = 0; i < n; i++) next[i] = start[i];
   for (int j = 0; j < p; j++) {
-    const double *xj = X + (R_xlen_t) j * n + i0;
-    for (int r = 0; r < nr; r++) {
-      if (xj[r] == 0.0) continue;
-      col[count[r]] = j;
-      val[count[r]++] = xj[r];
+    const double *xj = X + (R_xlen_t) j * n;
+    for (R_xlen_t i = 0; i < n; i++) {
+      if (xj[i] == 0.0) continue;
+      col[next[i]] = j;
+      val[next[i]++] = xj[i];
     }
   }
+  *col_out = col;
+  *val_out = val;
 }
 
 /* The linear predictors of one row under a block of gathered draws. Every
@@ -177,11 +183,12 @@ SEXP sgld_predict(SEXP X, SEXP chains, SEXP pick, SEXP offset, SEXP logistic_fla
   const double *x = REAL(X);
   const size_t pp = (size_t) (p > 0 ? p : 1);
   double *Wb = (double *) R_alloc(PRED_DRAW_BLOCK * pp, sizeof(double));
+  R_xlen_t *start = (R_xlen_t *) R_alloc((size_t) n + 1, sizeof(R_xlen_t));
+  int *col;
+  double *val;
+  design_nonzeros(x, n, p, start, &col, &val);
   /* scratch per thread */
   double *eta_all = (double *) R_alloc((size_t) nth * PRED_DRAW_BLOCK, sizeof(double));
-  int *start_all = (int *) R_alloc((size_t) nth * (PRED_ROW_BLOCK + 1), sizeof(int));
-  int *col_all = (int *) R_alloc((size_t) nth * PRED_ROW_BLOCK * pp, sizeof(int));
-  double *val_all = (double *) R_alloc((size_t) nth * PRED_ROW_BLOCK * pp, sizeof(double));
   const R_xlen_t row_blocks = (n + PRED_ROW_BLOCK - 1) / PRED_ROW_BLOCK;
 
   for (R_xlen_t s0 = 0; s0 < D.count; s0 += PRED_DRAW_BLOCK) {
@@ -198,15 +205,12 @@ SEXP sgld_predict(SEXP X, SEXP chains, SEXP pick, SEXP offset, SEXP logistic_fla
       const int t = 0;
 #endif
       double *eta = eta_all + (size_t) t * PRED_DRAW_BLOCK;
-      int *start = start_all + (size_t) t * (PRED_ROW_BLOCK + 1);
-      int *col = col_all + (size_t) t * PRED_ROW_BLOCK * pp;
-      double *val = val_all + (size_t) t * PRED_ROW_BLOCK * pp;
       const R_xlen_t i0 = blk * PRED_ROW_BLOCK;
       const int nr = (int) (n - i0 < PRED_ROW_BLOCK ? n - i0 : PRED_ROW_BLOCK);
-      row_nonzeros(x, n, p, i0, nr, start, col, val);
       for (int r = 0; r < nr; r++) {
-        linear_row(col + start[r], val + start[r], start[r + 1] - start[r],
-                   off ? off[i0 + r] : 0.0, Wb, eta);
+        const R_xlen_t i = i0 + r;
+        linear_row(col + start[i], val + start[i], (int) (start[i + 1] - start[i]),
+                   off ? off[i] : 0.0, Wb, eta);
         if (is_logistic) {
           /* 1 / (1 + exp(-eta)) as R's plogis computes it (exp(-eta) may be
              Inf, giving 0); the division in a loop of its own, which the
