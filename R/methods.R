@@ -54,7 +54,7 @@
 #'   loo's objects.
 #' @examples
 #' set.seed(1)
-#' fit <- sgld(model_linear(y ~ x, data = handout), lr = 2e-8, batch_size = 100,
+#' fit <- sgld(model_linear(y ~ x, data = handout[1:500, ]), lr = 2e-6, batch_size = 50,
 #'             iter = 20000, thin = 20)
 #' if (requireNamespace("rstantools", quietly = TRUE)) {
 #'   rstantools::posterior_interval(fit)
@@ -331,7 +331,7 @@ newdata_response <- function(model, newdata, need = TRUE) {
 #' confint(fit)
 #' head(fitted(fit))
 #' coef(summary(fit))
-#' @importFrom stats confint fitted residuals nobs formula family logLik df.residual
+#' @importFrom stats confint fitted residuals nobs formula family logLik df.residual na.fail
 #' @name sgld_fit_methods
 NULL
 
