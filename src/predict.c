@@ -5,8 +5,9 @@
  * 1 / (1 + exp(-eta)); returned either averaged over the draws (one number per
  * row) or, on request, as the rows x draws matrix.
  *
- * The work is blocked over draws and rows so that memory stays bounded by the
- * blocks, never rows x draws unless the matrix is asked for: the chosen draws
+ * The work is blocked over draws so that memory stays bounded by a block and
+ * the design's non-zeros, never rows x draws unless the matrix is asked for:
+ * the chosen draws
  * of a block are gathered once from the chains into a contiguous draws x p
  * buffer, and then, row by row, each non-zero covariate adds its column of
  * the buffer (draws contiguous, so the inner loop is a plain axpy) to the
