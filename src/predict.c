@@ -19,6 +19,7 @@
  */
 #include <R.h>
 #include <Rinternals.h>
+#include <Rmath.h>
 #include "sgld.h"
 #ifdef _OPENMP
 #include <omp.h>
@@ -117,6 +118,39 @@ static void linear_row(const int *col, const double *val, int nz, double o,
   }
 }
 
+/* The draws of `chains` (a list of matrices whose first p columns are used),
+   all of them or those `pick` names (1-based pooled indices); R errors for
+   malformed input, before any work. */
+static void read_draws(SEXP chains, SEXP pick, int p, pred_draws *D) {
+  if (!isNewList(chains) || XLENGTH(chains) < 1) error("`chains` must be a non-empty list");
+  const int nch = (int) XLENGTH(chains);
+  const double **chain = (const double **) R_alloc((size_t) nch, sizeof(double *));
+  R_xlen_t *len = (R_xlen_t *) R_alloc((size_t) nch, sizeof(R_xlen_t));
+  R_xlen_t total = 0;
+  for (int c = 0; c < nch; c++) {
+    SEXP m = VECTOR_ELT(chains, c);
+    if (!isReal(m) || !isMatrix(m) || ncols(m) < p)
+      error("`chains[[%d]]` must be a double matrix with at least %d columns", c + 1, p);
+    chain[c] = REAL(m);
+    len[c] = nrows(m);
+    total += len[c];
+  }
+  *D = (pred_draws) {nch, chain, len, NULL, total};
+  if (!isNull(pick)) {
+    if (!isReal(pick) || XLENGTH(pick) < 1) error("`pick` must be NULL or double indices");
+    D->count = XLENGTH(pick);
+    double *pk = (double *) R_alloc((size_t) D->count, sizeof(double));
+    for (R_xlen_t k = 0; k < D->count; k++) {
+      const double v = REAL(pick)[k];
+      if (!(v >= 1 && v <= (double) total) || v != floor(v))
+        error("`pick` must hold whole numbers from 1 to %.0f", (double) total);
+      pk[k] = v - 1.0;
+    }
+    D->pick = pk;
+  }
+  if (D->count < 1) error("there are no draws to predict from");
+}
+
 /*
  * X: n x p design (double matrix); chains: list of draws matrices whose first
  * p columns are the coefficients; pick: NULL or 1-based pooled indices of the
@@ -128,8 +162,6 @@ SEXP sgld_predict(SEXP X, SEXP chains, SEXP pick, SEXP offset, SEXP logistic_fla
   if (!isReal(X) || !isMatrix(X)) error("`X` must be a double matrix");
   const R_xlen_t n = nrows(X);
   const int p = ncols(X);
-  if (!isNewList(chains) || XLENGTH(chains) < 1) error("`chains` must be a non-empty list");
-  const int nch = (int) XLENGTH(chains);
   if (!isLogical(logistic_flag) || XLENGTH(logistic_flag) != 1 ||
       LOGICAL(logistic_flag)[0] == NA_LOGICAL)
     error("`logistic` must be TRUE or FALSE");
@@ -143,31 +175,8 @@ SEXP sgld_predict(SEXP X, SEXP chains, SEXP pick, SEXP offset, SEXP logistic_fla
   nth = 1;
 #endif
 
-  const double **chain = (const double **) R_alloc((size_t) nch, sizeof(double *));
-  R_xlen_t *len = (R_xlen_t *) R_alloc((size_t) nch, sizeof(R_xlen_t));
-  R_xlen_t total = 0;
-  for (int c = 0; c < nch; c++) {
-    SEXP m = VECTOR_ELT(chains, c);
-    if (!isReal(m) || !isMatrix(m) || ncols(m) < p)
-      error("`chains[[%d]]` must be a double matrix with at least %d columns", c + 1, p);
-    chain[c] = REAL(m);
-    len[c] = nrows(m);
-    total += len[c];
-  }
-  pred_draws D = {nch, chain, len, NULL, total};
-  if (!isNull(pick)) {
-    if (!isReal(pick) || XLENGTH(pick) < 1) error("`pick` must be NULL or double indices");
-    D.count = XLENGTH(pick);
-    double *pk = (double *) R_alloc((size_t) D.count, sizeof(double));
-    for (R_xlen_t k = 0; k < D.count; k++) {
-      const double v = REAL(pick)[k];
-      if (!(v >= 1 && v <= (double) total) || v != floor(v))
-        error("`pick` must hold whole numbers from 1 to %.0f", (double) total);
-      pk[k] = v - 1.0;
-    }
-    D.pick = pk;
-  }
-  if (D.count < 1) error("there are no draws to predict from");
+  pred_draws D;
+  read_draws(chains, pick, p, &D);
   if (keep && (double) n * (double) D.count > R_XLEN_T_MAX)
     error("the rows x draws matrix would be too large; use fewer draws (`ndraws`)");
   const double *off = NULL;
@@ -227,6 +236,52 @@ SEXP sgld_predict(SEXP X, SEXP chains, SEXP pick, SEXP offset, SEXP logistic_fla
           res[i0 + r] += acc;
         }
       }
+    }
+  }
+  if (!keep) for (R_xlen_t i = 0; i < n; i++) res[i] /= (double) D.count;
+  UNPROTECT(1);
+  return out;
+}
+
+/*
+ * The tied-means mixture's posterior predictive density at each x_i: the
+ * density 0.5 N(x_i; theta1, s2) + 0.5 N(x_i; theta1 + theta2, s2) of each
+ * draw, averaged over the draws (or the n x draws matrix when keep).
+ */
+SEXP sgld_predict_mixture(SEXP x, SEXP chains, SEXP pick, SEXP sigma2_x, SEXP keep_flag) {
+  if (!isReal(x)) error("`x` must be a double vector");
+  const R_xlen_t n = XLENGTH(x);
+  if (!isReal(sigma2_x) || XLENGTH(sigma2_x) != 1 || !(REAL(sigma2_x)[0] > 0) ||
+      !R_FINITE(REAL(sigma2_x)[0]))
+    error("`sigma2_x` must be a positive number");
+  if (!isLogical(keep_flag) || XLENGTH(keep_flag) != 1 || LOGICAL(keep_flag)[0] == NA_LOGICAL)
+    error("`keep` must be TRUE or FALSE");
+  const int keep = LOGICAL(keep_flag)[0];
+  pred_draws D;
+  read_draws(chains, pick, 2, &D);
+  if (keep && (double) n * (double) D.count > R_XLEN_T_MAX)
+    error("the rows x draws matrix would be too large; use fewer draws (`ndraws`)");
+  SEXP out = PROTECT(keep ? allocMatrix(REALSXP, (int) n, (int) D.count)
+                          : allocVector(REALSXP, n));
+  double *res = REAL(out);
+  if (!keep) for (R_xlen_t i = 0; i < n; i++) res[i] = 0.0;
+  const double *xv = REAL(x), s2 = REAL(sigma2_x)[0];
+  const double half_c = 0.5 * M_1_SQRT_2PI / sqrt(s2);
+  double *Wb = (double *) R_alloc(2 * PRED_DRAW_BLOCK, sizeof(double));
+  for (R_xlen_t s0 = 0; s0 < D.count; s0 += PRED_DRAW_BLOCK) {
+    const int nb = (int) (D.count - s0 < PRED_DRAW_BLOCK ? D.count - s0 : PRED_DRAW_BLOCK);
+    R_CheckUserInterrupt();
+    gather(&D, s0, nb, 2, Wb);
+    const double *theta1 = Wb, *theta2 = Wb + PRED_DRAW_BLOCK;
+    for (R_xlen_t i = 0; i < n; i++) {
+      double acc = 0.0;
+      for (int b = 0; b < nb; b++) {
+        const double d1 = xv[i] - theta1[b], d2 = d1 - theta2[b];
+        const double v = half_c * (exp(-0.5 * d1 * d1 / s2) + exp(-0.5 * d2 * d2 / s2));
+        if (keep) res[i + (s0 + b) * n] = v;
+        else acc += v;
+      }
+      if (!keep) res[i] += acc;
     }
   }
   if (!keep) for (R_xlen_t i = 0; i < n; i++) res[i] /= (double) D.count;

@@ -64,7 +64,8 @@ run_cases <- function(seed, first, last) {
     set.seed(seed * 1e6 + case)
     which_model <- sample(names(models), 1)
     m <- models[[which_model]]
-    target <- sample(c("run", "eval", "gradient", "rng", "schedule", "sampler", "predict"), 1)
+    target <- sample(c("run", "eval", "gradient", "rng", "schedule", "sampler", "predict",
+                       "predict_mixture"), 1)
     if (nzchar(Sys.getenv("FUZZ_VERBOSE"))) cat("case", case, target, which_model, "\n")
     res <- tryCatch({
       switch(target,
@@ -86,6 +87,12 @@ run_cases <- function(seed, first, last) {
                     offset = NULL, logistic = TRUE, keep = FALSE, threads = 1L)
           a <- mutate(a, sample(1:3, 1))
           do.call(.Call, c(list(sgld:::C_sgld_predict), unname(a)))
+        },
+        predict_mixture = {
+          a <- list(x = rnorm(6), chains = list(matrix(rnorm(10), 5)), pick = c(1, 4),
+                    sigma2_x = 2, keep = TRUE)
+          a <- mutate(a, sample(1:3, 1))
+          do.call(.Call, c(list(sgld:::C_sgld_predict_mixture), unname(a)))
         },
         schedule = .Call(sgld:::C_sgld_schedule_values,
                          mutate(unclass(sgld:::resolve_lr(lr_poly(1e-3, 1, 0.55), 100)), 1),

@@ -29,6 +29,7 @@ mm <- model_mixture(mixture_data(40))
 f <- sgld(mm, lr = lr_exp(1e-3, 1e-6), batch_size = 4, iter = 400, chains = 2, threads = 2,
           burnin = sampling_threshold(0.5, every = 50), thin = mixing_distance(1e-3),
           diagnostics = diagnostics_every(50))
+p <- predict(f, c(-1, 0, 2), ndraws = 2)
 f <- mala(m, lr = 1e-6, iter = 200, precondition = diag(c(1, 1, 2)))
 print(posterior_mean(f))
 g <- grid_posterior(mm, seq(-1, 1, length.out = 5), seq(-1, 1, length.out = 5))

@@ -104,3 +104,22 @@ test_that("linear predictions and optimiser fits go through the same code", {
                tolerance = 1e-12, ignore_attr = TRUE)
   expect_error(predict(f, ndraws = 3), "`ndraws` is for samplers' fits")
 })
+
+test_that("the mixture predicts its posterior predictive density", {
+  set.seed(12)
+  x <- mixture_data(60)
+  fit <- sgld(model_mixture(x), lr = 1e-3, batch_size = 6, iter = 4000, chains = 2)
+  W <- as.matrix(fit)
+  at <- c(-3, 0, 0.5, 2)
+  dens <- sapply(at, function(v) mean(0.5 * dnorm(v, W[, 1], sqrt(2)) +
+                                        0.5 * dnorm(v, W[, 1] + W[, 2], sqrt(2))))
+  expect_equal(predict(fit, at), dens, tolerance = 1e-12)
+  expect_equal(predict(fit, at, draws = TRUE)[2, ],
+               0.5 * dnorm(0, W[, 1], sqrt(2)) + 0.5 * dnorm(0, W[, 1] + W[, 2], sqrt(2)),
+               tolerance = 1e-12)
+  expect_length(predict(fit), 60)
+  expect_error(predict(fit, at, type = "link"), "`type` must be \"response\"")
+  expect_error(predict(fit, "a"), "`newdata` must be a vector of finite numbers")
+  f <- sgld(model_ica(ica_data(50, heavy = 1, gaussian = 1)$X), lr = 1e-4, batch_size = 10, iter = 20)
+  expect_error(predict(f), "predict\\(\\) is not available for sgld_model_ica")
+})
