@@ -3,7 +3,7 @@ PKG     := sgld
 VERSION := $(shell sed -n 's/^Version: //p' DESCRIPTION)
 TARBALL := $(PKG)_$(VERSION).tar.gz
 
-.PHONY: deps document install demo test check warnings sanitize valgrind bench fuzz gctorture clean
+.PHONY: deps document install build install-built demo test check warnings sanitize valgrind bench fuzz gctorture clean
 
 deps:
 	bash tools/install-deps.sh
@@ -14,10 +14,20 @@ document:
 	Rscript -e 'roxygen2::roxygenise(load_code = roxygen2::load_installed)'
 	rm -f src/*.o src/*.so
 
+# a quick install from the source tree, for development: it builds no vignettes
 install: deps
 	R CMD INSTALL --preclean .
 
-demo: install
+# the source tarball, with the vignettes built (R CMD build runs them)
+build: deps
+	rm -f $(TARBALL)
+	R CMD build .
+
+# installed from the tarball, so that vignette() finds every vignette
+install-built: build
+	R CMD INSTALL $(TARBALL)
+
+demo: install-built
 	Rscript -e 'demo("handout", package = "sgld", ask = FALSE)'
 
 # every test, the vignettes and R CMD check --as-cran on the built tarball,

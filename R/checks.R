@@ -57,7 +57,9 @@ check_flag <- function(x, arg) {
 # that lands in `...` is a misspelt or unknown argument.
 check_dots_empty <- function(...) {
   if (...length() == 0L) return(invisible())
-  nms <- names(list(...))
+  # the names only: evaluating the arguments would turn `subset = !is.na(Ozone)`
+  # into "object 'Ozone' not found" instead of naming the unknown argument
+  nms <- names(substitute(list(...)))[-1L]
   if (is.null(nms)) nms <- rep("", ...length())
   named <- nms[nms != ""]
   if (length(named))

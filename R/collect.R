@@ -2,10 +2,10 @@
 #'
 #' Besides a number of iterations, `burnin` in [sgld()] can be
 #' `sampling_threshold(alpha)`: keep draws from the first check at which
-#' Welling and Teh's sampling threshold \eqn{\alpha_t} (see
+#' Welling and Teh's sampling threshold \eqn{\alpha_t}{alpha_t} (see
 #' [diagnostics_every()]) is at most `alpha`, i.e. once the injected noise
 #' dominates the stochastic-gradient noise and the chain has left its
-#' optimisation phase. \eqn{\alpha_t} is checked every `every` iterations.
+#' optimisation phase. \eqn{\alpha_t}{alpha_t} is checked every `every` iterations.
 #'
 #' Besides a number, `thin` can be `mixing_distance(D0)`: keep a draw whenever
 #' the learning rates summed since the last kept draw reach `D0`, so that kept
@@ -16,7 +16,7 @@
 #' iterations: `fit$iteration` holds the iteration of every kept draw, and
 #' coda's `mcpar` counts kept draws (1, 2, ...) rather than iterations.
 #'
-#' @param alpha Threshold on \eqn{\alpha_t}, e.g. 0.1 as in the paper.
+#' @param alpha Threshold on \eqn{\alpha_t}{alpha_t}, e.g. 0.1 as in the paper.
 #' @param every Check every this many iterations.
 #' @param D0 Summed learning rate between kept draws.
 #' @return An object for the `burnin` or `thin` argument of [sgld()].
@@ -43,26 +43,32 @@ mixing_distance <- function(D0) {
 #' random stream of its own, so the draws are the same with and without):
 #' \describe{
 #'   \item{alpha}{the sampling threshold
-#'     \eqn{\alpha_t = \eta_t n^2 \lambda_{max}(V_s) / (2m)}, where \eqn{V_s} is
+#'     \eqn{\alpha_t = \eta_t n^2 \lambda_{max}(V_s) / (2m)}{alpha_t = eta_t n^2 lambda_max(V_s) / (2m)}, where \eqn{V_s}{V_s} is
 #'     the covariance over the data of the per-item scores
-#'     \eqn{\nabla \log f(z_i \mid w) + \nabla \log f(w) / n}. The chain samples
-#'     rather than optimises once \eqn{\alpha_t \ll 1}.}
+#'     \eqn{\nabla \log f(z_i \mid w) + \nabla \log f(w) / n}{grad log f(z_i | w) + grad log f(w) / n}. The chain samples
+#'     rather than optimises once \eqn{\alpha_t \ll 1}{alpha_t << 1}.}
 #'   \item{var_injected, var_gradient}{the variance of the injected noise per
-#'     coordinate, \eqn{2\eta_t\tau}, and of the stochastic-gradient part of the
-#'     step in its noisiest direction, \eqn{\eta_t^2 (n^2/m) \lambda_{max}(V_s)}
-#'     (their ratio is \eqn{\alpha_t} at \eqn{\tau = 1}).}
+#'     coordinate, \eqn{2\eta_t\tau}{2 eta_t tau}, and of the stochastic-gradient part of the
+#'     step in its noisiest direction, \eqn{\eta_t^2 (n^2/m) \lambda_{max}(V_s)}{eta_t^2 (n^2/m) lambda_max(V_s)}
+#'     (their ratio is \eqn{\alpha_t}{alpha_t} at \eqn{\tau = 1}{tau = 1}).}
 #'   \item{rejection}{the Metropolis-Hastings rejection probability of a
-#'     full-data Langevin proposal \eqn{N(w + \eta_t \nabla U(w), 2\eta_t\tau I)}
-#'     from the current state, for the target \eqn{\exp(U/\tau)} (\eqn{\tau = 1}
+#'     full-data Langevin proposal \eqn{N(w + \eta_t \nabla U(w), 2\eta_t\tau I)}{N(w + eta_t grad U(w), 2 eta_t tau I)}
+#'     from the current state, for the target \eqn{\exp(U/\tau)}{exp(U/tau)} (\eqn{\tau = 1}{tau = 1}
 #'     for [sgd()]).}
 #' }
 #' Each evaluation reads the data about three times (scores and two full
 #' gradients); with more than `sample` items the scores are taken over a random
 #' subset of that size. With `diagnostics = NULL` (the default) none of this
-#' is computed. All three quantities describe the plain update: with a
-#' preconditioner ([psgld()], `sgld(precondition = )`), [sghmc()] or control
-#' variates they are still those of plain SGLD at the same state and learning
-#' rate, not of the rule that runs.
+#' is computed. With a preconditioner `P` ([psgld()], `sgld(precondition = )`,
+#' the natural gradient of [model_ica()]) the threshold and `var_gradient` are
+#' taken in the preconditioned coordinates, with
+#' \eqn{\lambda_{max}(T^\top V_s T)}{lambda_max(T' V_s T)} for a factor
+#' \eqn{T}{T} of `P` (Welling and Teh, section 5.3), while `var_injected` stays
+#' \eqn{2\eta_t\tau}{2 eta_t tau}. The rejection probability is that of the
+#' rule's own full-data proposal for rules without kept state (plain SGLD, a
+#' fixed preconditioner, the natural gradient), and of the plain Langevin
+#' proposal for the others (pSGLD, [sghmc()]). Control variates change none of
+#' the three: they describe the rule at the same state and learning rate.
 #' @param every Evaluate every this many iterations.
 #' @param sample Largest number of items for the score covariance.
 #' @return An object for the `diagnostics` argument of [sgld()] and [sgd()];

@@ -4,8 +4,8 @@
 #' the 1994 US census with 14 attributes and whether their yearly income
 #' exceeds 50,000 dollars, in the form behind LIBSVM's `a9a`, the logistic
 #' regression data of Welling and Teh (2011, Figure 3). a9a describes each
-#' person by 123 binary features: each categorical attribute with \eqn{m}
-#' categories becomes \eqn{m} indicators, and each continuous attribute is first
+#' person by 123 binary features: each categorical attribute with \eqn{m}{m}
+#' categories becomes \eqn{m}{m} indicators, and each continuous attribute is first
 #' cut into a few bins. Here every attribute is a factor whose levels are
 #' exactly those features: age 5, workclass 8, fnlwgt 5, education 16,
 #' education-num 5, marital-status 7, occupation 14, relationship 6, race 5,
@@ -39,14 +39,14 @@
 #' Made by `data-raw/adult.R`. The continuous attributes are cut into
 #' equal-frequency bins computed on the training rows only and applied
 #' unchanged to the test rows. All six take whole-number values with many ties,
-#' so plain quintiles can coincide; instead, for \eqn{k} bins, the \eqn{j}-th
+#' so plain quintiles can coincide; instead, for \eqn{k}{k} bins, the \eqn{j}{j}-th
 #' cut is the distinct training value whose cumulative share of training rows
-#' is nearest to \eqn{j/k}, chosen in turn so that every bin is non-empty. A
+#' is nearest to \eqn{j/k}{j/k}, chosen in turn so that every bin is non-empty. A
 #' bin holds the values above the previous cut up to and including its own
-#' cut. With \eqn{k = 5} this gives the cuts 25, 33, 41, 50 (age), 106648,
+#' cut. With \eqn{k = 5}{k = 5} this gives the cuts 25, 33, 41, 50 (age), 106648,
 #' 158656, 196338, 259873 (fnlwgt), 8, 9, 10, 12 (education-num) and 35, 39, 40,
 #' 48 (hours-per-week). Capital gain and loss are 0 for over 90% of the rows,
-#' so they get \eqn{k = 2}, where the rule separates zero from positive values.
+#' so they get \eqn{k = 2}{k = 2}, where the rule separates zero from positive values.
 #'
 #' Differences from LIBSVM's a9a files:
 #' * The bin cut points are reconstructed by the rule above. LIBSVM states only

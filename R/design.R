@@ -2,7 +2,7 @@
 # face (through model.frame / model.matrix, keeping what predict() needs to
 # rebuild the design for new data) and the checks of the matrix face.
 
-design_from_formula <- function(formula, data) {
+design_from_formula <- function(formula, data, extras = list(), na.action = NULL) {
   if (missing(data) || !is.data.frame(data))
     abort("`data` must be a data frame holding the variables of the formula.")
   if (nrow(data) < 1L) abort("`data` has no rows.")
@@ -12,20 +12,80 @@ design_from_formula <- function(formula, data) {
     abort("`data` has no column", if (length(missing_vars) > 1) "s", " named ",
           paste0("'", missing_vars, "'", collapse = ", "), ".")
   used <- if ("." %in% vars) names(data) else intersect(vars, names(data))
-  for (v in used) check_data_column(data[[v]], v)
-  mf <- tryCatch(model.frame(formula, data = data, na.action = na.pass,
-                             drop.unused.levels = TRUE),
-                 error = function(e) abort("`x`: the formula cannot be evaluated on `data`: ",
-                                           conditionMessage(e)))
+  for (v in used) check_data_column(data[[v]], v, values = FALSE)
+  na_fun <- resolve_na_action(na.action)
+  # subset, weights and offset are evaluated in `data` (then in the formula's
+  # environment), as model.frame() does for lm() and glm()
+  cl <- as.call(c(list(quote(stats::model.frame), formula = formula, data = quote(data),
+                       na.action = quote(stats::na.pass), drop.unused.levels = TRUE),
+                  extras))
+  mf <- tryCatch(eval(cl),
+                 error = function(e) abort("`x`", if (length(extras)) paste0(" (or `",
+                   paste(names(extras), collapse = "`, `"), "`)"),
+                   ": cannot be evaluated on `data`: ", conditionMessage(e)))
+  if (nrow(mf) < 1L) abort("`subset` leaves no rows of `data`.")
+  if (is.null(na_fun)) {
+    check_frame_values(mf, na_fail = TRUE)
+  } else {
+    mf <- na_fun(mf)
+    if (nrow(mf) < 1L) abort("`na.action` leaves no rows of `data`.")
+    check_frame_values(mf, na_fail = FALSE)
+  }
   y <- model.response(mf)
   if (is.null(y)) abort("`x` must be a formula with a response, such as y ~ x.")
+  weights <- stats::model.weights(mf)
+  if (!is.null(weights) && (!is.numeric(weights) || any(weights < 0)))
+    abort("`weights` must be non-negative numbers; it has ",
+          if (is.numeric(weights)) format(weights[weights < 0][1]) else class(weights)[1], ".")
+  offset <- stats::model.offset(mf)
   tt <- terms(mf)
   X <- tryCatch(model.matrix(tt, mf),
                 error = function(e) abort("`data`: a column cannot be made numeric: ",
                                           conditionMessage(e)))
   check_design_columns(X)
   list(X = X, y = y, terms = tt, xlevels = .getXlevels(tt, mf),
-       contrasts = attr(X, "contrasts"), formula = formula)
+       contrasts = attr(X, "contrasts"), formula = formula,
+       weights = if (!is.null(weights)) as.double(weights),
+       offset = if (!is.null(offset)) as.double(offset),
+       offset_expr = extras$offset)
+}
+
+# subset, weights and offset as the caller wrote them (unevaluated), from the
+# call of a model's formula face
+frame_extras <- function(call) {
+  as.list(call)[intersect(c("subset", "weights", "offset"), names(call))]
+}
+
+# NULL for na.fail (our own messages name the column and row), else a function
+resolve_na_action <- function(na.action) {
+  if (is.null(na.action)) return(NULL)
+  if (is.character(na.action) && length(na.action) == 1L && !is.na(na.action)) {
+    if (!na.action %in% c("na.fail", "na.omit", "na.exclude"))
+      abort("`na.action` must be na.fail, na.omit or na.exclude, not \"", na.action, "\".")
+    na.action <- get(na.action, envir = asNamespace("stats"))
+  }
+  if (!is.function(na.action))
+    abort("`na.action` must be a function such as na.omit, not ", describe(na.action), ".")
+  if (identical(na.action, stats::na.fail)) NULL else na.action
+}
+
+# Missing and non-finite values among the rows the model uses.
+check_frame_values <- function(mf, na_fail) {
+  label <- function(v) if (v %in% c("(weights)", "(offset)")) paste0("`", gsub("[()]", "", v), "`")
+                       else paste0("`data` column '", v, "'")
+  for (v in names(mf)) {
+    col <- mf[[v]]
+    bad <- if (is.matrix(col)) rowSums(is.na(col)) > 0 else is.na(col)
+    if (na_fail && any(bad))
+      abort(label(v), " has missing values (first at row ", rownames(mf)[which(bad)[1]],
+            "); remove or impute them first, or use na.action = na.omit.")
+    if (is.numeric(col) && !is.factor(col)) {
+      nf <- !is.finite(col) & !is.na(col)
+      if (is.matrix(nf)) nf <- rowSums(nf) > 0
+      if (any(nf)) abort(label(v), " has non-finite values (first at row ",
+                         rownames(mf)[which(nf)[1]], ").")
+    }
+  }
 }
 
 # A formula that yields a constant column next to the intercept, or two
@@ -51,13 +111,14 @@ check_design_columns <- function(X) {
   invisible()
 }
 
-check_data_column <- function(v, name) {
+check_data_column <- function(v, name, values = TRUE) {
   if (is.list(v) && !is.data.frame(v))
     abort("`data` column '", name, "' is a list and cannot be made numeric.")
   ok_type <- is.numeric(v) || is.logical(v) || is.factor(v) || is.character(v)
   if (!ok_type || is.object(v) && !is.factor(v) && !inherits(v, "AsIs"))
     abort("`data` column '", name, "' (class ", class(v)[1],
           ") cannot be made numeric; convert it to a number or a factor first.")
+  if (!values) return(invisible())
   if (anyNA(v))
     abort("`data` column '", name, "' has missing values (first at row ",
           which(is.na(v))[1], "); remove or impute them first.")
@@ -109,6 +170,25 @@ add_formula_parts <- function(model, design) {
   model$xlevels <- design$xlevels
   model$contrasts <- design$contrasts
   model$formula <- design$formula
+  model$offset <- design$offset
+  model$offset_expr <- design$offset_expr
+  model
+}
+
+# One line on the per-observation fields a model carries, for print().
+print_observation_fields <- function(x) {
+  parts <- c(if (!is.null(x$obs_weight)) paste0("case weights summing to ", format(sum(x$obs_weight))),
+             if (!is.null(x$trials)) paste0("binomial counts, ", format(sum(x$trials)), " trials"),
+             if (!is.null(x$offset) || !is.null(x$obs_offset)) "an offset")
+  if (length(parts)) cat("With ", paste(parts, collapse = ", "), "\n", sep = "")
+}
+
+# Per-observation fields of the likelihood (case weights, offsets, counts):
+# they belong to the training rows, not to other data put in their place.
+drop_observation_fields <- function(model) {
+  for (f in c("obs_weight", "obs_offset", "obs_events", "obs_nonevents", "offset",
+              "trials"))
+    model[f] <- list(NULL)
   model
 }
 
@@ -116,6 +196,7 @@ add_formula_parts <- function(model, design) {
 set_model_data <- function(model, X, y) UseMethod("set_model_data")
 
 set_model_data.default <- function(model, X, y) {
+  model <- drop_observation_fields(model)
   model$z <- stack_data(X, y)
   model$n <- as.double(nrow(X))
   model
@@ -132,7 +213,11 @@ design_matrix.default <- function(model) {
 
 # The design matrix of new data, with the training formula's levels and contrasts.
 design_for_newdata <- function(model, newdata) {
-  if (is.null(newdata)) return(design_matrix(model))
+  if (is.null(newdata)) {
+    X <- design_matrix(model)
+    if (!is.null(model$offset)) attr(X, "offset") <- model$offset
+    return(X)
+  }
   if (is.null(model$terms)) {
     X <- check_design_matrix(newdata)
     if (ncol(X) != model$p)
@@ -155,5 +240,16 @@ design_for_newdata <- function(model, newdata) {
             paste0("'", new, "'", collapse = ", "), " not seen in the training data.")
   }
   mf <- model.frame(tt, newdata, na.action = na.pass, xlev = model$xlevels)
-  model.matrix(tt, mf, contrasts.arg = model$contrasts)
+  X <- model.matrix(tt, mf, contrasts.arg = model$contrasts)
+  # offsets: offset() terms of the formula, and the `offset` argument
+  # evaluated in the new data, as predict.lm() does
+  off <- stats::model.offset(mf)
+  if (!is.null(model$offset_expr)) {
+    extra <- eval(model$offset_expr, newdata, environment(model$formula))
+    if (!is.numeric(extra) || !length(extra) %in% c(1L, nrow(X)) || any(!is.finite(extra)))
+      abort("`newdata`: the model's `offset` must give finite numbers, one per row.")
+    off <- (if (is.null(off)) 0 else off) + extra
+  }
+  if (!is.null(off)) attr(X, "offset") <- rep_len(as.double(off), nrow(X))
+  X
 }

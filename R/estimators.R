@@ -1,8 +1,8 @@
 #' Posterior expectations from a fit, plain or step-weighted
 #'
-#' Estimates \eqn{E[h(w) \mid data]} from the kept draws of all chains, either
-#' by the plain average \eqn{\frac1K \sum_k h(w_k)} or by weighting each draw
-#' by its learning rate, \eqn{\sum_k \eta_k h(w_k) / \sum_k \eta_k} (Welling
+#' Estimates \eqn{E[h(w) \mid data]}{E[h(w) | data]} from the kept draws of all chains, either
+#' by the plain average \eqn{\frac1K \sum_k h(w_k)}{1/K sum_k h(w_k)} or by weighting each draw
+#' by its learning rate, \eqn{\sum_k \eta_k h(w_k) / \sum_k \eta_k}{sum_k eta_k h(w_k) / sum_k eta_k} (Welling
 #' and Teh, section 4.2): with a decreasing schedule the later draws are more
 #' correlated, and the weights put each draw's share in proportion to the
 #' chain time it stands for. With a constant learning rate both agree.

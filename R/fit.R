@@ -170,6 +170,9 @@ is_sampler <- function(fit) !fit$method %in% c("sgd", "gd")
 
 pooled <- function(fit) do.call(rbind, lapply(fit$draws, unclass))
 
+# print() of a fit shows at most this many parameters
+print_max_rows <- 30L
+
 #' @export
 print.sgld_fit <- function(x, digits = 4, ...) {
   s <- x$settings
@@ -192,8 +195,18 @@ print.sgld_fit <- function(x, digits = 4, ...) {
   if (ndraws(x) > 0) {
     cat("\n")
     if (is_sampler(x)) {
-      sm <- summary(x)$statistics
-      print(sm[, c("mean", "sd", "2.5%", "97.5%"), drop = FALSE], digits = digits)
+      # no ESS or R-hat here: they cost far more than these columns
+      probs <- c(0.025, 0.975)
+      sm <- if (length(kept_indices(x))) draw_statistics(x, probs)
+      if (!all_kept(x)) sm <- add_moment_rows(x, sm, probs)
+      shown <- seq_len(min(nrow(sm), print_max_rows))
+      print(sm[shown, c("mean", "sd", "2.5%", "97.5%"), drop = FALSE], digits = digits)
+      if (nrow(sm) > print_max_rows)
+        cat("... and ", format(nrow(sm) - print_max_rows, big.mark = ","),
+            " more parameters: see summary(fit)$statistics\n", sep = "")
+      if (!all_kept(x))
+        cat("Draws stored for ", length(kept_indices(x)), " of ", x$model$d, " parameters ",
+            "(`pars`); the others' means and sds are from running moments.\n", sep = "")
     } else {
       cat("Final iterate:\n")
       print(coef(x), digits = digits)
@@ -208,58 +221,101 @@ print.sgld_fit <- function(x, digits = 4, ...) {
 #' effective sample sizes and, for several chains, the potential scale
 #' reduction factor, all over the kept draws of every chain.
 #'
-#' The plain mean is \eqn{\frac1K \sum_k h(w_k)}; the step-weighted mean
-#' \eqn{\sum_k \eta_k h(w_k) / \sum_k \eta_k} weights each draw by its learning
+#' The plain mean is \eqn{\frac1K \sum_k h(w_k)}{1/K sum_k h(w_k)}; the step-weighted mean
+#' \eqn{\sum_k \eta_k h(w_k) / \sum_k \eta_k}{sum_k eta_k h(w_k) / sum_k eta_k} weights each draw by its learning
 #' rate, which is what a decaying schedule calls for (the two agree for a
 #' constant one). ESS is [coda::effectiveSize()] summed over chains; R-hat is
-#' the point estimate of [coda::gelman.diag()].
+#' the point estimate of [coda::gelman.diag()]. Both come from coda's spectral
+#' and variance estimates, whose cost grows with the chain's length: on chains
+#' longer than `max_draws` draws they are computed from every k-th draw (k the
+#' smallest interval that leaves at most `max_draws` per chain), and the summary
+#' says so. The ESS is then that of the thinned draws: close to the ESS of all
+#' draws when the chain's autocorrelation time is longer than k, at most k times
+#' smaller when the draws are nearly independent. Means, sds and quantiles
+#' always use every draw. `print()` of a fit shows means, sds and 95% intervals
+#' and computes neither ESS nor R-hat.
 #'
 #' @param object,x An `sgld_fit`, or its summary for `print()`.
 #' @param probs Quantiles to report.
-#' @param digits Digits to print.
+#' @param max_draws Most draws per chain that ESS and R-hat are computed from.
+#' @param digits Significant digits to print.
 #' @param ... Not used.
 #' @return `summary()` returns an object of class `summary.sgld_fit` whose
-#'   `statistics` is a matrix with one row per parameter.
+#'   `statistics` is a matrix with one row per parameter (also
+#'   `coef(summary(fit))`), and whose `diagnostics_thin` is the interval k
+#'   between the draws that ESS and R-hat used.
 #' @export
-summary.sgld_fit <- function(object, probs = c(0.025, 0.25, 0.5, 0.75, 0.975), ...) {
+summary.sgld_fit <- function(object, probs = c(0.025, 0.25, 0.5, 0.75, 0.975),
+                             max_draws = 10000, ...) {
+  check_dots_empty(...)
+  check_count(max_draws, "max_draws", lower = 100)
+  if (!is.numeric(probs) || !length(probs) || anyNA(probs) || any(probs < 0 | probs > 1))
+    abort("`probs` must be probabilities between 0 and 1.")
   if (ndraws(object) == 0) abort("the fit has no kept draws to summarise.")
-  chains <- length(object$draws)
-  columns <- c("mean", "weighted_mean", "sd",
-               paste0(format(100 * probs, trim = TRUE, drop0trailing = TRUE), "%"), "ess",
-               if (chains > 1) "rhat")
-  stats <- if (length(kept_indices(object))) draw_statistics(object, probs, columns)
-  if (!all_kept(object)) stats <- add_moment_rows(object, stats, columns)
-  structure(list(statistics = stats, method = object$method, chains = chains,
-                 draws = ndraws(object)), class = "summary.sgld_fit")
+  K <- ndraws(object)
+  k <- ceiling(K / max_draws)
+  stats <- if (length(kept_indices(object))) kept_statistics(object, probs, k)
+  if (!all_kept(object)) stats <- add_moment_rows(object, stats, probs)
+  structure(list(statistics = stats, method = object$method, chains = length(object$draws),
+                 draws = K, diagnostics_thin = k,
+                 constant_lr = length(unique(as.vector(object$lr))) <= 1L),
+            class = "summary.sgld_fit")
 }
 
-# the summary's columns from the stored draws
-draw_statistics <- function(object, probs, columns) {
+# The summary's columns for the stored parameters: means, sds and quantiles
+# over every kept draw; ESS and R-hat over every k-th.
+kept_statistics <- function(object, probs, k) {
+  stats <- draw_statistics(object, probs)
+  if (ndraws(object) > 1) {
+    d <- if (k > 1) thin_draws(object$draws, k) else object$draws
+    stats <- cbind(stats, ess = ess(d))
+    if (length(object$draws) > 1) {
+      rhat <- tryCatch(coda::gelman.diag(d, autoburnin = FALSE,
+                                         multivariate = FALSE)$psrf[, 1],
+                       error = function(e) rep(NA_real_, nrow(stats)))
+      stats <- cbind(stats, rhat = rhat)
+    }
+  } else {
+    stats <- cbind(stats, ess = NA_real_)
+  }
+  stats
+}
+
+# Means (plain and step-weighted), sds and quantiles over every kept draw.
+draw_statistics <- function(object, probs) {
   x <- pooled(object)
   w <- as.vector(object$lr)
   stats <- cbind(
-    colMeans(x),
-    colSums(x * w) / sum(w),
-    apply(x, 2, sd),
-    t(apply(x, 2, quantile, probs = probs, names = FALSE)),
-    if (nrow(x) > 1) ess(object$draws) else NA_real_
+    mean = colMeans(x),
+    weighted_mean = colSums(x * w) / sum(w),
+    sd = apply(x, 2, sd),
+    t(apply(x, 2, quantile, probs = probs, names = FALSE))
   )
-  if (length(object$draws) > 1) {
-    rhat <- if (ndraws(object) > 1)
-      tryCatch(coda::gelman.diag(object$draws, autoburnin = FALSE,
-                                 multivariate = FALSE)$psrf[, 1],
-               error = function(e) rep(NA_real_, ncol(x)))
-      else rep(NA_real_, ncol(x))
-    stats <- cbind(stats, rhat)
-  }
-  colnames(stats) <- columns
+  if (ncol(x) == 1L) stats <- matrix(stats, 1L, dimnames = list(colnames(x), NULL))
+  colnames(stats) <- c("mean", "weighted_mean", "sd", quantile_names(probs))
   stats
+}
+
+quantile_names <- function(probs) {
+  paste0(format(100 * probs, trim = TRUE, drop0trailing = TRUE), "%")
+}
+
+# Every k-th draw of each chain, with coda's iteration labels kept right.
+thin_draws <- function(draws, k) {
+  coda::mcmc.list(lapply(draws, function(ch) {
+    rows <- seq(1L, nrow(ch), by = k)
+    coda::mcmc(unclass(ch)[rows, , drop = FALSE], start = stats::start(ch),
+               thin = coda::thin(ch) * k)
+  }))
 }
 
 # Parameters whose draws were not stored (`pars`) get their mean, step-weighted
 # mean and sd from the running moments of the same kept iterations; their
 # quantiles, ESS and R-hat need draws and are NA.
-add_moment_rows <- function(object, stats, columns) {
+add_moment_rows <- function(object, stats, probs) {
+  columns <- if (!is.null(stats)) colnames(stats)
+             else c("mean", "weighted_mean", "sd", quantile_names(probs), "ess",
+                    if (length(object$draws) > 1 && ndraws(object) > 1) "rhat")
   mom <- pooled_moments(object$moments, object$chain_ids)
   all <- matrix(NA_real_, object$model$d, length(columns),
                 dimnames = list(object$model$names, columns))
@@ -280,10 +336,44 @@ ess <- function(draws) {
 
 #' @rdname summary.sgld_fit
 #' @export
-print.summary.sgld_fit <- function(x, digits = 4, ...) {
-  cat(x$draws, " draws x ", x$chains, " chain", if (x$chains > 1) "s", "\n", sep = "")
-  print(x$statistics, digits = digits)
+print.summary.sgld_fit <- function(x, digits = 3, ...) {
+  cat(format(x$draws, big.mark = ","), " draws x ", x$chains, " chain", if (x$chains > 1) "s",
+      "\n", sep = "")
+  s <- x$statistics
+  # the step-weighted mean only when it differs from the plain one
+  if (isTRUE(x$constant_lr)) s <- s[, colnames(s) != "weighted_mean", drop = FALSE]
+  out <- format_statistics(s, digits)
+  # narrow enough for the console: drop inner quantiles before wrapping
+  quant <- grep("%$", colnames(out))
+  while (table_width(out) > getOption("width") && length(quant) > 2) {
+    inner <- quant[-c(1, length(quant))]
+    drop <- inner[which.min(abs(as.numeric(sub("%", "", colnames(out)[inner])) - 50))]
+    if (colnames(out)[drop] == "50%" && length(inner) > 1) drop <- setdiff(inner, drop)[1]
+    out <- out[, -drop, drop = FALSE]
+    quant <- grep("%$", colnames(out))
+  }
+  print(out, quote = FALSE, right = TRUE)
+  if (isTRUE(x$diagnostics_thin > 1))
+    cat("ESS and R-hat from every k-th draw, k = ", x$diagnostics_thin,
+        " (see ?summary.sgld_fit)\n", sep = "")
+  if (!isTRUE(x$constant_lr)) cat("weighted_mean: each draw weighted by its learning rate\n")
   invisible(x)
+}
+
+format_statistics <- function(s, digits) {
+  out <- matrix("", nrow(s), ncol(s), dimnames = dimnames(s))
+  for (j in seq_len(ncol(s))) {
+    v <- s[, j]
+    out[, j] <- if (colnames(s)[j] == "ess") format(round(v), big.mark = "")
+                else if (colnames(s)[j] == "rhat") format(round(v, 3), nsmall = 3)
+                else formatC(v, digits = digits, format = "fg")
+  }
+  out
+}
+
+table_width <- function(out) {
+  max(nchar(c("", rownames(out)))) +
+    sum(pmax(nchar(colnames(out)), apply(nchar(out), 2, max)) + 1)
 }
 
 #' Point estimates and covariance from a fit
@@ -378,13 +468,19 @@ as.mcmc.sgld_fit <- function(x, ...) {
 #' Trace and density plots
 #'
 #' Plots each parameter's trace and density for every chain, by coda's
-#' [coda::plot.mcmc()].
+#' [coda::plot.mcmc()]. A screen shows a few thousand points across, so long
+#' chains are thinned for display to at most `max_draws` draws each (every
+#' k-th draw, k as small as that allows); the traces keep their iteration
+#' axis.
 #' @param x An `sgld_fit`.
+#' @param max_draws Most draws per chain to plot; `Inf` for all.
 #' @param ... Passed to [coda::plot.mcmc.list()].
 #' @return `x`, invisibly.
 #' @export
-plot.sgld_fit <- function(x, ...) {
+plot.sgld_fit <- function(x, max_draws = 5000, ...) {
   if (ndraws(x) == 0) abort("the fit has no kept draws to plot.")
-  plot(x$draws, ...)
+  if (!identical(max_draws, Inf)) check_count(max_draws, "max_draws", lower = 10)
+  k <- ceiling(ndraws(x) / max_draws)
+  plot(if (k > 1) thin_draws(x$draws, k) else x$draws, ...)
   invisible(x)
 }

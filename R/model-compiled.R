@@ -29,13 +29,13 @@
 #' call safely. Add the argument to the plug-in's `loglik` and reinstall it.
 #'
 #' @section The two scales:
-#' The C functions see the unconstrained parameters \eqn{w} that the samplers
+#' The C functions see the unconstrained parameters \eqn{w}{w} that the samplers
 #' move. Draws, the `init` here and the samplers' `init` are on the user's
-#' scale \eqn{\theta}, which is \eqn{w} itself unless `transform` says
+#' scale \eqn{\theta}{theta}, which is \eqn{w}{w} itself unless `transform` says
 #' otherwise; then draws on the sampler's scale
 #' (`as.matrix(fit, scale = "sampler")`) are named `w_` and the user's name.
 #' With a transformation, the log prior of the C code must include its log
-#' Jacobian: it is the density of \eqn{w}, not of \eqn{\theta}.
+#' Jacobian: it is the density of \eqn{w}{w}, not of \eqn{\theta}{theta}.
 #'
 #' @param pointer An external pointer returned by `sgld_model_pointer()` in C.
 #' @param n,d Optional: the number of data items and of parameters, checked
@@ -47,7 +47,7 @@
 #'   two functions `to_user(w)` and `to_sampler(theta)`, each taking and
 #'   returning a numeric vector of length `d` (applied to one draw at a time).
 #' @param init The default starting values on the user's scale, a finite
-#'   numeric vector of length `d`; `NULL` for the point \eqn{w = 0}.
+#'   numeric vector of length `d`; `NULL` for the point \eqn{w = 0}{w = 0}.
 #' @return An object of class `sgld_model_compiled` (and `sgld_model_custom`,
 #'   `sgld_model`) to pass to the samplers.
 #' @examples

@@ -6,23 +6,23 @@
 #' [mala()], diagnostics, continuing a run), calling the functions from C.
 #'
 #' The functions work on the sampler's scale, the unconstrained vector
-#' \eqn{w} of length `d` that the samplers move:
+#' \eqn{w}{w} of length `d` that the samplers move:
 #' \describe{
 #'   \item{`grad_loglik(w, batch)`}{the gradient of the log likelihood
 #'     **summed** over the minibatch `batch` (the selected rows of `data`:
 #'     a matrix, or a data frame without its row names), a numeric vector of
-#'     length `d`. The engine scales it by \eqn{n/m} itself.}
+#'     length `d`. The engine scales it by \eqn{n/m}{n/m} itself.}
 #'   \item{`loglik(w, batch)`}{the summed log likelihood, one number.}
 #'   \item{`grad_logprior(w)`, `logprior(w)`}{the log prior density of
-#'     \eqn{w} and its gradient. With a `transform`, this is the prior of
-#'     \eqn{w}, i.e. it includes the log Jacobian of the map to the user's
+#'     \eqn{w}{w} and its gradient. With a `transform`, this is the prior of
+#'     \eqn{w}{w}, i.e. it includes the log Jacobian of the map to the user's
 #'     scale.}
 #' }
 #' `loglik` and `logprior` are optional for [sgld()], [psgld()], [sghmc()],
 #' [sgd()] and [gd()], but needed by [mala()], [posterior_mode()] (so by
 #' `control_variates = TRUE`), [log_posterior()], [diagnostics_every()] and
 #' [monitor_every()]. A gradient may be left out (`NULL`) when its density is
-#' given: it is then taken by central differences, at a cost of \eqn{2d}
+#' given: it is then taken by central differences, at a cost of \eqn{2d}{2d}
 #' evaluations of the density per gradient (a warning says so).
 #'
 #' @section Checks and failures:
@@ -66,7 +66,7 @@
 #'   another, e.g. `sigma2 = exp(w[3])`. Draws are reported on the user's
 #'   scale, row by row through `to_user`; `init` values are given on it.
 #' @param init The default start of the chains on the user's scale; by default
-#'   the point where \eqn{w = 0}.
+#'   the point where \eqn{w = 0}{w = 0}.
 #' @return An object of class `sgld_model_custom` (and `sgld_model`).
 #' @seealso `vignette("custom-models", package = "sgld")` for worked examples.
 #' @examples

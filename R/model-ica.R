@@ -1,29 +1,29 @@
 #' Bayesian independent component analysis
 #'
 #' The ICA model of Welling and Teh (2011, section 5.3): the observations
-#' \eqn{x} (columns of `X`, one row per observation) are mixtures of
-#' independent sources \eqn{y = W x} with the heavy-tailed density
-#' \eqn{p(y) = 1 / (4\cosh^2(y/2))}, and the unmixing matrix has independent
-#' normal entries \eqn{W_{ij} \sim N(0, v)} with variance `prior_variance`
-#' (the paper's \eqn{\lambda}; its formula for the natural gradient prints
-#' \eqn{\lambda} where \eqn{1/\lambda} belongs). The log likelihood of one
-#' observation is \eqn{\log|\det W| + \sum_i \log p((Wx)_i)}.
+#' \eqn{x}{x} (columns of `X`, one row per observation) are mixtures of
+#' independent sources \eqn{y = W x}{y = W x} with the heavy-tailed density
+#' \eqn{p(y) = 1 / (4\cosh^2(y/2))}{p(y) = 1 / (4 cosh^2(y/2))}, and the unmixing matrix has independent
+#' normal entries \eqn{W_{ij} \sim N(0, v)}{W_ij ~ N(0, v)} with variance `prior_variance`
+#' (the paper's \eqn{\lambda}{lambda}; its formula for the natural gradient prints
+#' \eqn{\lambda}{lambda} where \eqn{1/\lambda}{1/lambda} belongs). The log likelihood of one
+#' observation is \eqn{\log|\det W| + \sum_i \log p((Wx)_i)}{log|det W| + sum_i log p((Wx)_i)}.
 #'
-#' The parameter is the D x D matrix \eqn{W}, vectorised by columns, with
+#' The parameter is the D x D matrix \eqn{W}{W}, vectorised by columns, with
 #' names `W[i,j]`. By default [sgld()], [sgd()] and [mala()] move it with the
 #' natural gradient (`precondition = "natural"`): the gradient is
-#' post-multiplied by \eqn{W^T W} and the injected noise is
-#' \eqn{\Xi (W^T W)^{1/2}}, see [update_rules]. Sources are identified only
+#' post-multiplied by \eqn{W^T W}{W^T W} and the injected noise is
+#' \eqn{\Xi (W^T W)^{1/2}}{Xi (W^T W)^(1/2)}, see [update_rules]. Sources are identified only
 #' up to order, sign and scale, and Gaussian sources not at all, so chains
 #' started apart may settle in different modes.
 #'
 #' @param X A numeric matrix (or data frame of numeric columns) with one row
 #'   per observation and at least two columns.
-#' @param prior_variance Prior variance \eqn{v} of each entry of \eqn{W}.
+#' @param prior_variance Prior variance \eqn{v}{v} of each entry of \eqn{W}{W}.
 #' @param center Subtract the column means of `X` first? The model assumes
 #'   sources of mean zero.
 #' @return An object of class `sgld_model_ica` (and `sgld_model`). Its
-#'   default start is \eqn{W = \mathrm{diag}(1/\mathrm{sd}(x_j))}.
+#'   default start is \eqn{W = \mathrm{diag}(1/\mathrm{sd}(x_j))}{W = diag(1/sd(x_j))}.
 #' @seealso [ica_data()] to simulate the paper's artificial data,
 #'   [amari_distance()], [ica_instability()], [ica_unmixing()].
 #' @references Welling, M. and Teh, Y. W. (2011). Bayesian learning via
@@ -106,7 +106,7 @@ held_out_model.sgld_model_ica <- function(model, newdata) {
 #' Draws `n` observations of `heavy + gaussian` channels: `heavy` sources with
 #' high kurtosis (Student t with `df` degrees of freedom, scaled to unit
 #' variance) and `gaussian` standard normal sources, mixed by a random matrix
-#' \eqn{A} with standard normal entries: \eqn{x = A s}. The paper used 1000
+#' \eqn{A}{A} with standard normal entries: \eqn{x = A s}{x = A s}. The paper used 1000
 #' observations of 3 + 3 channels and does not say which heavy-tailed
 #' distribution. Uses R's random number generator.
 #'
@@ -156,15 +156,16 @@ ica_unmixing <- function(fit, draws = FALSE) {
 
 #' Amari distance between an unmixing and a mixing matrix
 #'
-#' How far \eqn{P = W A} is from a scaled permutation matrix (Amari et al.
+#' How far \eqn{P = W A}{P = W A} is from a scaled permutation matrix (Amari et al.
 #' 1996), normalised to \[0, 1\]:
 #' \deqn{\frac{1}{2D(D-1)} \Big[\sum_i \Big(\frac{\sum_j |p_{ij}|}{\max_k |p_{ik}|} - 1\Big)
-#'   + \sum_j \Big(\frac{\sum_i |p_{ij}|}{\max_k |p_{kj}|} - 1\Big)\Big].}
+#'   + \sum_j \Big(\frac{\sum_i |p_{ij}|}{\max_k |p_{kj}|} - 1\Big)\Big].}{1/(2D(D-1)) [sum_i ((sum_j |p_ij|)/(max_k |p_ik|) - 1)
+#'   + sum_j ((sum_i |p_ij|)/(max_k |p_kj|) - 1)].}
 #' It is 0 exactly when every source is recovered, up to order and scale.
-#' With `sources`, only those sources count: the rows of \eqn{P} that best
-#' recover them (for each source, the row with the largest \eqn{|p_{ij}|}
+#' With `sources`, only those sources count: the rows of \eqn{P}{P} that best
+#' recover them (for each source, the row with the largest \eqn{|p_{ij}|}{|p_ij|}
 #' relative to the row's maximum) and their columns, normalised by
-#' \eqn{2|S|(D-1)}; a natural measure when some sources (e.g. Gaussian
+#' \eqn{2|S|(D-1)}{2|S|(D-1)}; a natural measure when some sources (e.g. Gaussian
 #' ones) cannot be identified.
 #'
 #' @param W Unmixing matrix (D x D).
@@ -202,14 +203,14 @@ amari_distance <- function(W, A, sources = NULL) {
 #' Instability index of independent components
 #'
 #' Welling and Teh's measure of how well the posterior pins down each
-#' component (row of \eqn{W}):
-#' \eqn{I_i = \sum_j \mathrm{var}(W_{ij}) \mathrm{var}(x_j)}, with the variances of
-#' \eqn{W_{ij}} over the kept draws and of \eqn{x_j} over the data. Components
+#' component (row of \eqn{W}{W}):
+#' \eqn{I_i = \sum_j \mathrm{var}(W_{ij}) \mathrm{var}(x_j)}{I_i = sum_j var(W_ij) var(x_j)}, with the variances of
+#' \eqn{W_{ij}}{W_ij} over the kept draws and of \eqn{x_j}{x_j} over the data. Components
 #' that recover heavy-tailed sources have small indices; Gaussian ones, which
 #' the model cannot identify, large ones.
 #'
 #' @param fit A fit of [model_ica()] by a sampler.
-#' @return A numeric vector, one index per component (row of \eqn{W}).
+#' @return A numeric vector, one index per component (row of \eqn{W}{W}).
 #' @export
 ica_instability <- function(fit) {
   W <- ica_unmixing(fit, draws = TRUE)

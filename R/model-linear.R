@@ -1,8 +1,8 @@
 #' Bayesian normal linear regression
 #'
-#' The model \eqn{y_i \mid \beta, \sigma^2 \sim N(x_i^\top \beta, \sigma^2)} with
+#' The model \eqn{y_i \mid \beta, \sigma^2 \sim N(x_i^\top \beta, \sigma^2)}{y_i | beta, sigma^2 ~ N(x_i' beta, sigma^2)} with
 #' the conjugate prior of [prior_nig()]. The samplers move
-#' \eqn{w = (\beta, \log \sigma^2)}; draws are reported as `(Intercept)`, the
+#' \eqn{w = (\beta, \log \sigma^2)}{w = (beta, log sigma^2)}; draws are reported as `(Intercept)`, the
 #' covariate names and `sigma2`.
 #'
 #' There are two faces, as with [lm()] and [lm.fit()]: a formula with a data
@@ -19,12 +19,22 @@
 #' @param y The response, for the matrix face: a numeric vector with one value
 #'   per row of `x`.
 #' @param prior The prior, from [prior_nig()].
+#' @param subset,weights,offset,na.action As in [lm()] and [glm()], for the
+#'   formula face: `subset` selects rows of `data`; `weights` are case
+#'   weights (observation i counts `weights[i]` times: its log likelihood is
+#'   multiplied by it, so integer weights give the posterior of the data with
+#'   rows replicated, and minibatches estimate the weighted sum as they do the
+#'   plain one); `offset` is added to the linear predictor (as are `offset()`
+#'   terms of the formula; [predict.sgld_fit()] evaluates it in `newdata`);
+#'   `na.action` is [na.fail()] (the default: missing values are an error) or
+#'   [na.omit()]. All three are evaluated in `data`, then in the formula's
+#'   environment.
 #' @param ... Not used; an error if given.
 #' @return An object of class `sgld_model_linear` (and `sgld_model`) to pass to
 #'   [sgld()], [sgd()] or [gd()].
 #' @section Starting values:
 #' Unless `init` is given, samplers start every chain at the prior mean of the
-#' coefficients and at \eqn{\sigma^2} = the sample variance of the response.
+#' coefficients and at \eqn{\sigma^2}{sigma^2} = the sample variance of the response.
 #' @seealso [linear_exact_posterior()] for the exact posterior of this model.
 #' @examples
 #' m <- model_linear(y ~ x, data = handout)
@@ -35,13 +45,18 @@ model_linear <- function(x, ...) UseMethod("model_linear")
 
 #' @rdname model_linear
 #' @export
-model_linear.formula <- function(x, data, prior = prior_nig(), ...) {
+model_linear.formula <- function(x, data, prior = prior_nig(), subset, weights, offset,
+                                 na.action = na.fail, ...) {
   check_dots_empty(...)
-  design <- design_from_formula(x, data)
+  design <- design_from_formula(x, data, frame_extras(match.call()), na.action)
   y <- design$y
   if (!is.numeric(y) || is.matrix(y))
     abort("the response of `x` must be a numeric vector, not ", class(y)[1], ".")
-  add_formula_parts(new_model_linear(design$X, as.double(y), prior), design)
+  # an offset moves the response: y - offset ~ N(x' beta, sigma2)
+  y <- as.double(y) - if (is.null(design$offset)) 0 else design$offset
+  m <- add_formula_parts(new_model_linear(design$X, y, prior), design)
+  m$obs_weight <- design$weights
+  m
 }
 
 #' @rdname model_linear
@@ -83,6 +98,7 @@ print.sgld_model_linear <- function(x, ...) {
       x$p, " coefficient", if (x$p > 1) "s", " (", paste(x$names[seq_len(x$p)], collapse = ", "),
       ") and sigma2\n", sep = "")
   if (!is.null(x$formula)) cat("Formula: ", deparse(x$formula), "\n", sep = "")
+  print_observation_fields(x)
   print(x$prior)
   invisible(x)
 }
@@ -117,7 +133,7 @@ check_user_values.sgld_model_linear <- function(model, w, arg) {
 #' full data at one point on the sampler's (unconstrained) scale, by the same
 #' C code the samplers use. The log prior includes the Jacobian of the
 #' transformation to the sampler's scale (for [model_linear()],
-#' \eqn{\sigma^2 = e^\gamma}).
+#' \eqn{\sigma^2 = e^\gamma}{sigma^2 = e^gamma}).
 #'
 #' @param model A model, e.g. from [model_linear()].
 #' @param w A numeric vector: one point on the sampler's scale, in the order of

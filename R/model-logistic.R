@@ -1,11 +1,15 @@
 #' Bayesian logistic regression
 #'
-#' The model \eqn{P(y_i = 1 \mid x_i, \beta) = 1 / (1 + e^{-x_i^\top \beta})}
+#' The model \eqn{P(y_i = 1 \mid x_i, \beta) = 1 / (1 + e^{-x_i^\top \beta})}{P(y_i = 1 | x_i, beta) = 1 / (1 + e^(-x_i' beta))}
 #' with independent normal or Laplace priors on the coefficients. Welling and
 #' Teh (2011) use a Laplace prior of scale 1 (`prior = prior_laplace(1)`).
 #'
-#' The response may be 0/1 numbers, `TRUE`/`FALSE`, \eqn{\pm 1}, or a factor
-#' with two levels, whose second level is the event (as in [glm()]). As with
+#' The response may be 0/1 numbers, `TRUE`/`FALSE`, \eqn{\pm 1}{+/- 1}, or a factor
+#' with two levels, whose second level is the event (as in [glm()]). In the
+#' formula face it may also be `cbind(events, nonevents)`, two columns of
+#' counts: the binomial likelihood with `events + nonevents` trials, which
+#' gives the same posterior as the data expanded to one 0/1 row per trial
+#' (without the binomial coefficient, a constant). As with
 #' [model_linear()] there is a formula face and a matrix face; with a matrix
 #' no intercept is added, and `prior_intercept` applies to a column named
 #' `"(Intercept)"`.
@@ -36,12 +40,37 @@ model_logistic <- function(x, ...) UseMethod("model_logistic")
 #' @rdname model_logistic
 #' @export
 model_logistic.formula <- function(x, data, prior = prior_normal(0, 10),
-                                   prior_intercept = NULL, sparse = NULL, ...) {
+                                   prior_intercept = NULL, sparse = NULL, subset, weights,
+                                   offset, na.action = na.fail, ...) {
   check_dots_empty(...)
-  design <- design_from_formula(x, data)
-  m <- new_model_logistic(design$X, binary_response(design$y, "the response of `x`"),
-                          prior, prior_intercept, sparse)
-  add_formula_parts(m, design)
+  design <- design_from_formula(x, data, frame_extras(match.call()), na.action)
+  y <- design$y
+  counts <- is.matrix(y)
+  if (counts) {
+    if (ncol(y) != 2L || !is.numeric(y) || any(y < 0) || any(y != round(y)))
+      abort("the response of `x`, when a matrix, must be cbind(events, nonevents): two ",
+            "columns of non-negative whole numbers.")
+    if (all(y[, 1] == 0) || all(y[, 2] == 0))
+      abort("the response of `x` must have events and non-events; one column is all zeros.")
+    yb <- structure(ifelse(y[, 1] >= y[, 2], 1, -1), labels = c("0", "1"))
+  } else {
+    yb <- binary_response(y, "the response of `x`")
+  }
+  m <- add_formula_parts(new_model_logistic(design$X, yb, prior, prior_intercept, sparse),
+                         design)
+  w <- if (is.null(design$weights)) 1 else design$weights
+  # events and non-events of each row, weighted: the log likelihood of row i
+  # is events_i log sigma(eta_i) + nonevents_i log sigma(-eta_i)
+  if (counts) {
+    m$obs_events <- w * as.double(y[, 1])
+    m$obs_nonevents <- w * as.double(y[, 2])
+    m$trials <- as.double(rowSums(y))
+  } else if (!is.null(design$weights)) {
+    m$obs_events <- w * (yb == 1)
+    m$obs_nonevents <- w * (yb == -1)
+  }
+  m$obs_offset <- design$offset
+  m
 }
 
 #' @rdname model_logistic
@@ -107,6 +136,7 @@ print.sgld_model_logistic <- function(x, ...) {
   cat("Bayesian logistic regression: ", format(x$n, big.mark = ","), " observations, ",
       x$p, " coefficient", if (x$p > 1) "s", "; event: y = '", x$labels[2], "'\n", sep = "")
   if (!is.null(x$formula)) cat("Formula: ", deparse(x$formula), "\n", sep = "")
+  print_observation_fields(x)
   cat("Prior: ")
   print(x$prior)
   if (!is.null(x$prior_intercept)) {
@@ -119,6 +149,7 @@ print.sgld_model_logistic <- function(x, ...) {
 # Dense storage keeps (x_i, y_i) together; sparse storage keeps, per
 # observation, the non-zero covariates (0-based column, value) and y apart.
 set_model_data.sgld_model_logistic <- function(model, X, y) {
+  model <- drop_observation_fields(model)
   model$n <- as.double(nrow(X))
   if (!model$sparse) {
     model$z <- stack_data(X, y)

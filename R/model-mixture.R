@@ -1,14 +1,14 @@
 #' Welling and Teh's mixture of Gaussians with tied means
 #'
 #' The two-parameter model of the paper's first experiment:
-#' \eqn{\theta_1 \sim N(0, \sigma_1^2)}, \eqn{\theta_2 \sim N(0, \sigma_2^2)},
-#' \eqn{x_i \sim \frac12 N(\theta_1, \sigma_x^2) + \frac12 N(\theta_1 + \theta_2, \sigma_x^2)}.
-#' With data drawn at \eqn{\theta = (0, 1)} the posterior has two modes, near
-#' \eqn{(0, 1)} and \eqn{(1, -1)}. The likelihood is computed by log-sum-exp,
+#' \eqn{\theta_1 \sim N(0, \sigma_1^2)}{theta_1 ~ N(0, sigma_1^2)}, \eqn{\theta_2 \sim N(0, \sigma_2^2)}{theta_2 ~ N(0, sigma_2^2)},
+#' \eqn{x_i \sim \frac12 N(\theta_1, \sigma_x^2) + \frac12 N(\theta_1 + \theta_2, \sigma_x^2)}{x_i ~ 1/2 N(theta_1, sigma_x^2) + 1/2 N(theta_1 + theta_2, sigma_x^2)}.
+#' With data drawn at \eqn{\theta = (0, 1)}{theta = (0, 1)} the posterior has two modes, near
+#' \eqn{(0, 1)}{(0, 1)} and \eqn{(1, -1)}{(1, -1)}. The likelihood is computed by log-sum-exp,
 #' so items far from both means give finite values and gradients.
 #'
 #' @param x The data: a numeric vector.
-#' @param sigma2_1,sigma2_2 Prior variances of \eqn{\theta_1} and \eqn{\theta_2}.
+#' @param sigma2_1,sigma2_2 Prior variances of \eqn{\theta_1}{theta_1} and \eqn{\theta_2}{theta_2}.
 #' @param sigma2_x Variance of each component.
 #' @return An object of class `sgld_model_mixture` (and `sgld_model`) with
 #'   parameters `theta1` and `theta2`.
@@ -59,9 +59,10 @@ set_model_data.sgld_model_mixture <- function(model, X, y) {
 #' Simulate the data of Welling and Teh's mixture experiment
 #'
 #' Draws `n` values from \eqn{\frac12 N(\theta_1, \sigma_x^2) + \frac12
-#' N(\theta_1 + \theta_2, \sigma_x^2)}. The paper used 100 points at
-#' \eqn{\theta = (0, 1)} with \eqn{\sigma_x^2 = 2}; Keng's blog drew them with
-#' \eqn{\sigma_x^2 = 2.56} and fitted \eqn{\sigma_x^2 = 2}, which makes the
+#' N(\theta_1 + \theta_2, \sigma_x^2)}{1/2 N(theta_1, sigma_x^2) + 1/2
+#'   N(theta_1 + theta_2, sigma_x^2)}. The paper used 100 points at
+#' \eqn{\theta = (0, 1)}{theta = (0, 1)} with \eqn{\sigma_x^2 = 2}{sigma_x^2 = 2}; Keng's blog drew them with
+#' \eqn{\sigma_x^2 = 2.56}{sigma_x^2 = 2.56} and fitted \eqn{\sigma_x^2 = 2}{sigma_x^2 = 2}, which makes the
 #' second mode plainer. Uses R's random number generator.
 #' @param n Number of values.
 #' @param theta The two parameters.

@@ -2,10 +2,10 @@
 #'
 #' Every `every` iterations of every chain, the engine evaluates (in C, over
 #' the full data) the average log joint probability per datum,
-#' \eqn{(\log f(w) + \sum_i \log f(z_i \mid w)) / n}, and, when `newdata` is
+#' \eqn{(\log f(w) + \sum_i \log f(z_i \mid w)) / n}{(log f(w) + sum_i log f(z_i | w)) / n}, and, when `newdata` is
 #' given, metrics on those held-out data: the average log likelihood per datum
 #' (`test_loglik`) and, for [model_logistic()], the accuracy of the sign of
-#' \eqn{x^\top\beta} (`test_accuracy`), for [model_linear()] the root mean
+#' \eqn{x^\top\beta}{x'beta} (`test_accuracy`), for [model_linear()] the root mean
 #' squared error (`test_rmse`). Each evaluation reads all the data, so choose
 #' `every` so that it costs little next to `every` minibatch steps.
 #'

@@ -1,16 +1,16 @@
 #' Normal-inverse-gamma prior for linear regression
 #'
-#' The conjugate prior \eqn{\beta \mid \sigma^2 \sim N(\mu, \sigma^2 V)},
-#' \eqn{\sigma^2 \sim IG(\mathrm{shape}, \mathrm{rate})} of [model_linear()].
-#' The defaults are the lecture handout's: \eqn{\mu = 0}, \eqn{V = 100 I},
+#' The conjugate prior \eqn{\beta \mid \sigma^2 \sim N(\mu, \sigma^2 V)}{beta | sigma^2 ~ N(mu, sigma^2 V)},
+#' \eqn{\sigma^2 \sim IG(\mathrm{shape}, \mathrm{rate})}{sigma^2 ~ IG(shape, rate)} of [model_linear()].
+#' The defaults are the lecture handout's: \eqn{\mu = 0}{mu = 0}, \eqn{V = 100 I}{V = 100 I},
 #' shape = rate = 1.
 #'
-#' @param mean Prior mean \eqn{\mu} of the coefficients: one number (used for
+#' @param mean Prior mean \eqn{\mu}{mu} of the coefficients: one number (used for
 #'   all) or one per coefficient.
-#' @param V Prior scale matrix of the coefficients (multiplied by \eqn{\sigma^2}):
-#'   one positive number (\eqn{V = vI}), a vector of positive numbers (a
-#'   diagonal \eqn{V}), or a symmetric positive definite matrix.
-#' @param shape,rate Shape and rate of the inverse-gamma prior on \eqn{\sigma^2}.
+#' @param V Prior scale matrix of the coefficients (multiplied by \eqn{\sigma^2}{sigma^2}):
+#'   one positive number (\eqn{V = vI}{V = vI}), a vector of positive numbers (a
+#'   diagonal \eqn{V}{V}), or a symmetric positive definite matrix.
+#' @param shape,rate Shape and rate of the inverse-gamma prior on \eqn{\sigma^2}{sigma^2}.
 #' @return An object of class `sgld_prior`.
 #' @examples
 #' prior_nig(mean = 0, V = 100, shape = 1, rate = 1)
@@ -94,9 +94,9 @@ resolve_prior_nig <- function(prior, p, coef_names) {
 #' Normal and Laplace priors for regression coefficients
 #'
 #' Independent priors on each coefficient of [model_logistic()]:
-#' `prior_normal()` is \eqn{\beta_j \sim N(\mathrm{mean}, \mathrm{sd}^2)}, and
+#' `prior_normal()` is \eqn{\beta_j \sim N(\mathrm{mean}, \mathrm{sd}^2)}{beta_j ~ N(mean, sd^2)}, and
 #' `prior_laplace()` is the double-exponential prior
-#' \eqn{p(\beta_j) = \exp(-|\beta_j - \mathrm{location}| / \mathrm{scale}) / (2\,\mathrm{scale})}
+#' \eqn{p(\beta_j) = \exp(-|\beta_j - \mathrm{location}| / \mathrm{scale}) / (2\,\mathrm{scale})}{p(beta_j) = exp(-|beta_j - location| / scale) / (2 scale)}
 #' that Welling and Teh (2011) use with scale 1. Its gradient is taken as 0 at
 #' the kink.
 #'

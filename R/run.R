@@ -3,19 +3,19 @@
 #' Draws from the posterior of `model` by stochastic gradient Langevin dynamics
 #' (Welling and Teh, 2011): each iteration moves the parameters by the learning
 #' rate times a minibatch estimate of the gradient of the log posterior, plus
-#' Gaussian noise of variance \eqn{2 \eta_t \tau} (see [sgld-package] for the
+#' Gaussian noise of variance \eqn{2 \eta_t \tau}{2 eta_t tau} (see [sgld-package] for the
 #' update and its conversion to other conventions).
 #'
 #' With a constant learning rate the chain's stationary distribution is only
 #' close to the posterior: the discretisation and the minibatch noise both
-#' widen it, the more so the larger \eqn{\eta} and the smaller the batch.
+#' widen it, the more so the larger \eqn{\eta}{eta} and the smaller the batch.
 #' Decaying schedules ([lr_poly()]) remove that bias asymptotically; weight the
 #' draws by their learning rate (`summary()` reports both averages).
 #'
 #' @param model A model, e.g. from [model_linear()].
 #' @param lr Learning rate: a positive number or a schedule ([lr_constant()],
 #'   [lr_poly()], [lr_range()], [lr_piecewise()]).
-#' @param batch_size Minibatch size \eqn{m}, a whole number from 1 to the
+#' @param batch_size Minibatch size \eqn{m}{m}, a whole number from 1 to the
 #'   number of observations; the default is 100 or all observations if fewer.
 #' @param iter Number of iterations (updates) per chain.
 #' @param ... Not used: every argument after `iter` must be given by its full
@@ -25,10 +25,10 @@
 #'   draws once the sampling threshold is reached.
 #' @param thin Keep every `thin`-th state after burn-in, or
 #'   [mixing_distance()] to keep draws a fixed summed learning rate apart.
-#' @param temperature \eqn{\tau \ge 0}; 1 samples the posterior, 0 gives
+#' @param temperature \eqn{\tau \ge 0}{tau >= 0}; 1 samples the posterior, 0 gives
 #'   stochastic gradient ascent.
 #' @param chains Number of chains. Each chain draws from its own random stream,
-#'   so chain \eqn{c} is the same whatever the number of chains.
+#'   so chain \eqn{c}{c} is the same whatever the number of chains.
 #' @param init Starting values on the user's scale (for [model_linear()]:
 #'   coefficients, then `sigma2`): `NULL` for the model's default start (see its
 #'   help page), a vector used for every chain, or a matrix with one row per
@@ -43,16 +43,18 @@
 #' @param clip `NULL`, or gradient clipping from [clip_norm()] or [clip_value()].
 #' @param precondition `NULL` for the model's default (the plain update, or
 #'   the natural gradient for [model_ica()]); `"none"` for the plain update; a
-#'   symmetric positive definite d x d matrix \eqn{P} on the sampler's scale
+#'   symmetric positive definite d x d matrix \eqn{P}{P} on the sampler's scale
 #'   for the fixed preconditioner \eqn{w \leftarrow w + \eta P \hat g +
-#'   \sqrt{2\eta\tau} P^{1/2}\xi}; `"rmsprop"` / [precond_rmsprop()] for pSGLD
+#'   \sqrt{2\eta\tau} P^{1/2}\xi}{w <- w + eta P g_hat +
+#'   sqrt(2 eta tau) P^(1/2)xi}; `"rmsprop"` / [precond_rmsprop()] for pSGLD
 #'   (see [psgld()]); or `"natural"` for the natural gradient of a matrix
 #'   parameter (see [model_ica()] and [update_rules]).
 #' @param control_variates `FALSE`; `TRUE` to find the posterior mode
-#'   \eqn{\hat w} first ([posterior_mode()], one pass over the data per
+#'   \eqn{\hat w}{w_hat} first ([posterior_mode()], one pass over the data per
 #'   evaluation) and use the control-variate estimator (Baker et al. 2019)
 #'   \eqn{\hat g(w) = \nabla\log f(w) + \sum_{i=1}^n \nabla\log f(z_i|\hat w)
-#'   + \frac nm \sum_{i\in J}[\nabla\log f(z_i|w) - \nabla\log f(z_i|\hat w)]};
+#'   + \frac nm \sum_{i\in J}[\nabla\log f(z_i|w) - \nabla\log f(z_i|\hat w)]}{g_hat(w) = grad log f(w) + sum_(i=1)^n grad log f(z_i|w_hat)
+#'   + n/m sum_(i in J)[grad log f(z_i|w) - grad log f(z_i|w_hat)]};
 #'   or a mode on the user's scale (e.g. `coef()` of an [sgd()] fit) to centre it
 #'   there. Each iteration then evaluates two minibatch gradients, but near the
 #'   mode the estimate's noise shrinks by orders of magnitude. With `init = NULL`
@@ -150,23 +152,24 @@ psgld <- function(model, lr, batch_size = NULL, iter = 10000, ..., alpha = 0.99,
 
 #' Stochastic gradient Hamiltonian Monte Carlo
 #'
-#' SGHMC (Chen, Fox and Guestrin 2014) adds a velocity \eqn{v} to each chain
+#' SGHMC (Chen, Fox and Guestrin 2014) adds a velocity \eqn{v}{v} to each chain
 #' and damps it by friction, one step per iteration:
 #' \deqn{v \leftarrow (1 - a) v + \eta \hat g(w) + \sqrt{2 a \eta \tau}\,\xi,
-#'   \qquad w \leftarrow w + v,}
-#' their equation (15) with learning rate \eqn{\eta} (their \eqn{\eta}),
-#' friction \eqn{a} (their \eqn{\alpha}) and the gradient-noise estimate
-#' \eqn{\hat\beta = 0}; every iteration yields a draw. The velocity starts at
+#'   \qquad w \leftarrow w + v,}{v <- (1 - a) v + eta g_hat(w) + sqrt(2 a eta tau) xi,
+#'   w <- w + v,}
+#' their equation (15) with learning rate \eqn{\eta}{eta} (their \eqn{\eta}{eta}),
+#' friction \eqn{a}{a} (their \eqn{\alpha}{alpha}) and the gradient-noise estimate
+#' \eqn{\hat\beta = 0}{beta_hat = 0}; every iteration yields a draw. The velocity starts at
 #' 0 and is part of the chain's state (`fit$state`). At `friction = 1` this is
 #' [sgld()]; smaller friction lets the chain keep its direction and cross
 #' the posterior in fewer iterations. For a Gaussian posterior whose largest
-#' precision is \eqn{\lambda} the recursion is stable for
-#' \eqn{\eta < 2(2 - a)/\lambda}; like SGLD's, the stationary distribution of
+#' precision is \eqn{\lambda}{lambda} the recursion is stable for
+#' \eqn{\eta < 2(2 - a)/\lambda}{eta < 2(2 - a)/lambda}; like SGLD's, the stationary distribution of
 #' a constant-step chain is only close to the posterior, the closer the
-#' smaller \eqn{\eta}.
+#' smaller \eqn{\eta}{eta}.
 #'
 #' @inheritParams sgld
-#' @param friction Friction \eqn{a}, in (0, 1].
+#' @param friction Friction \eqn{a}{a}, in (0, 1].
 #' @return An object of class `sgld_fit`; see [sgld_fit].
 #' @references Chen, T., Fox, E. B. and Guestrin, C. (2014). Stochastic gradient
 #'   Hamiltonian Monte Carlo. *Proceedings of the 31st ICML*.
@@ -204,7 +207,7 @@ sghmc <- function(model, lr, batch_size = NULL, iter = 10000, ..., friction = 0.
 #' @param thin Keep every `thin`-th iterate.
 #' @param optimizer `NULL` for the model's default (the plain step, or the
 #'   natural gradient for [model_ica()]); `"sgd"` for the plain step
-#'   \eqn{w \leftarrow w + \eta \hat g}; `"momentum"`, `"adagrad"`,
+#'   \eqn{w \leftarrow w + \eta \hat g}{w <- w + eta g_hat}; `"momentum"`, `"adagrad"`,
 #'   `"rmsprop"`, `"adam"` for those optimisers with their default settings, or
 #'   one made by [opt_momentum()], [opt_adagrad()], [opt_rmsprop()] or
 #'   [opt_adam()]; `"natural"` for natural-gradient ascent (see [update_rules]).
@@ -362,21 +365,21 @@ resolve_init <- function(model, init, chains) {
 #' Metropolis-adjusted Langevin algorithm
 #'
 #' The exact reference sampler: each iteration proposes a Langevin step with the
-#' full-data gradient, \eqn{w' \sim N(w + \eta P \nabla U(w), 2\eta\tau P)}, and
+#' full-data gradient, \eqn{w' \sim N(w + \eta P \nabla U(w), 2\eta\tau P)}{w' ~ N(w + eta P grad U(w), 2 eta tau P)}, and
 #' accepts it with the Metropolis-Hastings probability for the target
-#' \eqn{\exp(U/\tau)}, so the chain's stationary distribution is exactly the
+#' \eqn{\exp(U/\tau)}{exp(U/tau)}, so the chain's stationary distribution is exactly the
 #' posterior whatever the step size (the step size governs only how fast it
 #' mixes). It runs in the same engine as [sgld()], with the full data in every
 #' step. Aim for an acceptance rate of roughly 0.5 to 0.7.
 #'
 #' @inheritParams sgld
-#' @param lr Step size \eqn{\eta} (a number or a schedule; a constant one keeps
+#' @param lr Step size \eqn{\eta}{eta} (a number or a schedule; a constant one keeps
 #'   the chain stationary).
 #' @param precondition `NULL` for the model's default (none, or the natural
 #'   gradient for [model_ica()]), `"none"`, `"natural"`, or a symmetric
-#'   positive definite d x d matrix \eqn{P} on the sampler's scale, e.g. an
+#'   positive definite d x d matrix \eqn{P}{P} on the sampler's scale, e.g. an
 #'   estimate of the posterior covariance.
-#' @param temperature \eqn{\tau > 0}; 1 samples the posterior.
+#' @param temperature \eqn{\tau > 0}{tau > 0}; 1 samples the posterior.
 #' @return An object of class `sgld_fit` whose `acceptance` holds each chain's
 #'   acceptance rate.
 #' @examples

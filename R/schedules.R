@@ -1,34 +1,34 @@
 #' Learning-rate schedules
 #'
-#' The learning rate \eqn{\eta_t} of iteration \eqn{t = 1, 2, \dots} (see
+#' The learning rate \eqn{\eta_t}{eta_t} of iteration \eqn{t = 1, 2, \dots}{t = 1, 2, ...} (see
 #' [sgld-package] for the update it scales). Wherever a schedule is expected, a
 #' bare positive number means `lr_constant()` of it.
 #'
-#' * `lr_constant(eta)`: \eqn{\eta_t = \eta}.
-#' * `lr_poly(a, b, gamma)`: \eqn{\eta_t = a (b + t)^{-\gamma}}, the schedule of
-#'   Welling and Teh. With \eqn{0.5 < \gamma \le 1} it satisfies the
-#'   Robbins-Monro conditions \eqn{\sum \eta_t = \infty},
-#'   \eqn{\sum \eta_t^2 < \infty}; other values give a warning.
+#' * `lr_constant(eta)`: \eqn{\eta_t = \eta}{eta_t = eta}.
+#' * `lr_poly(a, b, gamma)`: \eqn{\eta_t = a (b + t)^{-\gamma}}{eta_t = a (b + t)^-gamma}, the schedule of
+#'   Welling and Teh. With \eqn{0.5 < \gamma \le 1}{0.5 < gamma <= 1} it satisfies the
+#'   Robbins-Monro conditions \eqn{\sum \eta_t = \infty}{sum eta_t = Inf},
+#'   \eqn{\sum \eta_t^2 < \infty}{sum eta_t^2 < Inf}; other values give a warning.
 #' * `lr_range(start, end, gamma)`: the polynomial schedule that decays from
 #'   `start` at the first iteration to `end` at the last one (the run's `iter`),
 #'   as in "step sizes decaying from 0.01 to 0.0001". With
-#'   \eqn{r = (start/end)^{1/\gamma}} it uses \eqn{b = (T - r)/(r - 1)} and
-#'   \eqn{a = start\,(b + 1)^\gamma}.
-#' * `lr_piecewise(C0, T0, T1, s)`: \eqn{C_0} up to iteration \eqn{T_0}, then
-#'   \eqn{C_0 (t - T_0)^{-s}} up to \eqn{T_1}, then constant at its value at
-#'   \eqn{T_1} (the computer practical uses \eqn{C_0 = 10^{-6}}, \eqn{s = 0.51},
-#'   \eqn{T_0 = 0.3\,T}, \eqn{T_1 = 0.6\,T}).
+#'   \eqn{r = (start/end)^{1/\gamma}}{r = (start/end)^(1/gamma)} it uses \eqn{b = (T - r)/(r - 1)}{b = (T - r)/(r - 1)} and
+#'   \eqn{a = start\,(b + 1)^\gamma}{a = start (b + 1)^gamma}.
+#' * `lr_piecewise(C0, T0, T1, s)`: \eqn{C_0}{C_0} up to iteration \eqn{T_0}{T_0}, then
+#'   \eqn{C_0 (t - T_0)^{-s}}{C_0 (t - T_0)^-s} up to \eqn{T_1}{T_1}, then constant at its value at
+#'   \eqn{T_1}{T_1} (the computer practical uses \eqn{C_0 = 10^{-6}}{C_0 = 10^-6}, \eqn{s = 0.51}{s = 0.51},
+#'   \eqn{T_0 = 0.3\,T}{T_0 = 0.3 T}, \eqn{T_1 = 0.6\,T}{T_1 = 0.6 T}).
 #'
 #' * `lr_exp(start, end)`: exponential decay from `start` at the first
-#'   iteration to `end` at the last, \eqn{\eta_t = start\,(end/start)^{(t-1)/(T-1)}}
-#'   (Welling and Teh's Figure 2, right, from \eqn{10^{-2}} to \eqn{10^{-8}} in
-#'   their \eqn{\epsilon}). It does not satisfy the Robbins-Monro conditions;
+#'   iteration to `end` at the last, \eqn{\eta_t = start\,(end/start)^{(t-1)/(T-1)}}{eta_t = start (end/start)^((t-1)/(T-1))}
+#'   (Welling and Teh's Figure 2, right, from \eqn{10^{-2}}{10^-2} to \eqn{10^{-8}}{10^-8} in
+#'   their \eqn{\epsilon}{epsilon}). It does not satisfy the Robbins-Monro conditions;
 #'   it is for exploring step sizes.
 #'
 #' `floor` keeps a decaying schedule from going below a critical level: it
 #' decreases, then holds.
 #'
-#' Note that Welling and Teh's step size \eqn{\epsilon_t} is \eqn{2 \eta_t}.
+#' Note that Welling and Teh's step size \eqn{\epsilon_t}{epsilon_t} is \eqn{2 \eta_t}{2 eta_t}.
 #'
 #' @param eta A positive learning rate.
 #' @param a,b,gamma Scale, offset and exponent of the polynomial decay.
@@ -163,9 +163,9 @@ resolve_lr <- function(lr, iter) {
 
 #' Learning rates of a schedule
 #'
-#' The learning rate \eqn{\eta_t} a schedule gives at iterations `t`, as the
+#' The learning rate \eqn{\eta_t}{eta_t} a schedule gives at iterations `t`, as the
 #' engine computes it (useful to plot a schedule, or to convert between
-#' conventions: Welling and Teh's \eqn{\epsilon_t = 2\eta_t}).
+#' conventions: Welling and Teh's \eqn{\epsilon_t = 2\eta_t}{epsilon_t = 2 eta_t}).
 #' @param lr A schedule or a positive number.
 #' @param t Iterations (whole numbers from 1).
 #' @param iter The run's length, which [lr_range()] needs; defaults to `max(t)`.

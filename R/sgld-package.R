@@ -5,17 +5,18 @@
 #' models, gradients and the sampling loop in C.
 #'
 #' @section Parameterisation:
-#' Every sampler moves the unconstrained parameter \eqn{w} by
+#' Every sampler moves the unconstrained parameter \eqn{w}{w} by
 #' \deqn{w \leftarrow w + \eta_t \hat g(w) + \sqrt{2 \eta_t \tau}\, \xi,
-#'   \qquad \xi \sim N(0, I),}
-#' where \eqn{\hat g(w) = \nabla \log f(w) + (n/m) \sum_{i \in J_t} \nabla \log f(z_i \mid w)}
-#' is the minibatch estimate of the gradient of the log posterior, \eqn{\eta_t}
-#' the learning rate (`lr`) and \eqn{\tau} the temperature. At \eqn{\tau = 1} the
-#' chain targets the posterior; at \eqn{\tau = 0} it is stochastic gradient
+#'   \qquad \xi \sim N(0, I),}{w <- w + eta_t g_hat(w) + sqrt(2 eta_t tau) xi,
+#'   xi ~ N(0, I),}
+#' where \eqn{\hat g(w) = \nabla \log f(w) + (n/m) \sum_{i \in J_t} \nabla \log f(z_i \mid w)}{g_hat(w) = grad log f(w) + (n/m) sum_(i in J_t) grad log f(z_i | w)}
+#' is the minibatch estimate of the gradient of the log posterior, \eqn{\eta_t}{eta_t}
+#' the learning rate (`lr`) and \eqn{\tau}{tau} the temperature. At \eqn{\tau = 1}{tau = 1} the
+#' chain targets the posterior; at \eqn{\tau = 0}{tau = 0} it is stochastic gradient
 #' ascent on the log posterior. Welling and Teh write the same update with
-#' \eqn{\epsilon_t = 2 \eta_t}; a 2023 version of the lecture handout wrote the
-#' noise as \eqn{\sqrt{\eta_t \tau}}, which is this update at temperature
-#' \eqn{\tau / 2}.
+#' \eqn{\epsilon_t = 2 \eta_t}{epsilon_t = 2 eta_t}; a 2023 version of the lecture handout wrote the
+#' noise as \eqn{\sqrt{\eta_t \tau}}{sqrt(eta_t tau)}, which is this update at temperature
+#' \eqn{\tau / 2}{tau / 2}.
 #'
 #' @section Getting started:
 #' Build a model with [model_linear()], then draw from its posterior with

@@ -6,7 +6,7 @@
 #' (see [monitor_every()]). This is the experiment of Welling and Teh's
 #' Figure 3 (Adult, batch size 10, Laplace prior of scale 1, 50 random 80/20
 #' splits); `summary()` averages over runs and `plot()` draws the mean and
-#' \eqn{\pm 1} sd bands against sweeps through the data.
+#' \eqn{\pm 1}{+/- 1} sd bands against sweeps through the data.
 #'
 #' @param x A numeric design matrix (include an intercept column for an
 #'   intercept), e.g. `cbind(1, adult_design(adult))`.

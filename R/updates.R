@@ -3,58 +3,58 @@
 #' Update rules other than the plain step. `precond_rmsprop()` is the
 #' preconditioner of pSGLD (Li et al. 2016) for [sgld()]'s `precondition`
 #' argument; the `opt_*()` functions are optimisers for [sgd()]'s `optimizer`
-#' argument. All of them ascend the log posterior \eqn{U} with the minibatch
-#' estimate \eqn{\hat g} of its gradient, element-wise:
+#' argument. All of them ascend the log posterior \eqn{U}{U} with the minibatch
+#' estimate \eqn{\hat g}{g_hat} of its gradient, element-wise:
 #' \describe{
-#'   \item{pSGLD}{\eqn{v \leftarrow \alpha v + (1-\alpha)\bar g^2},
-#'     \eqn{G = 1/(\lambda + \sqrt v)},
-#'     \eqn{w \leftarrow w + \eta G \hat g + \sqrt{2\eta\tau G}\,\xi}, where
-#'     \eqn{\bar g} is the minibatch mean of the per-observation likelihood
+#'   \item{pSGLD}{\eqn{v \leftarrow \alpha v + (1-\alpha)\bar g^2}{v <- alpha v + (1-alpha)g_bar^2},
+#'     \eqn{G = 1/(\lambda + \sqrt v)}{G = 1/(lambda + sqrt(v))},
+#'     \eqn{w \leftarrow w + \eta G \hat g + \sqrt{2\eta\tau G}\,\xi}{w <- w + eta G g_hat + sqrt(2 eta tau G) xi}, where
+#'     \eqn{\bar g}{g_bar} is the minibatch mean of the per-observation likelihood
 #'     gradients, so `v` does not grow with the number of observations.
-#'     The correction term \eqn{\Gamma} of the exact dynamics is left out (as
-#'     recommended by Li et al.; it vanishes as \eqn{\alpha \to 1}), so with a
+#'     The correction term \eqn{\Gamma}{Gamma} of the exact dynamics is left out (as
+#'     recommended by Li et al.; it vanishes as \eqn{\alpha \to 1}{alpha -> 1}), so with a
 #'     constant step the chain carries a small bias on top of SGLD's. A larger
 #'     bias appears when `v` averages over too short a stretch of the chain:
 #'     then `v` follows the chain's position, the preconditioner varies across
 #'     the posterior, and the chain samples roughly
-#'     \eqn{\pi(w)(\lambda + \sqrt{v(w)})} instead of \eqn{\pi(w)}, too wide where
+#'     \eqn{\pi(w)(\lambda + \sqrt{v(w)})}{pi(w)(lambda + sqrt(v(w)))} instead of \eqn{\pi(w)}{pi(w)}, too wide where
 #'     the mean gradient grows faster than its minibatch noise. On the handout's
 #'     regression with batches of 1000 and a small step the sd of `sigma2`
-#'     came out 1.33 times too large at \eqn{\alpha = 0.99} and right at
+#'     came out 1.33 times too large at \eqn{\alpha = 0.99}{alpha = 0.99} and right at
 #'     0.999; raise `alpha` when the chain moves slowly.}
-#'   \item{momentum}{\eqn{v \leftarrow \beta v + \hat g}, \eqn{w \leftarrow w + \eta v}.}
-#'   \item{AdaGrad}{\eqn{s \leftarrow s + \hat g^2},
-#'     \eqn{w \leftarrow w + \eta \hat g / (\sqrt s + \epsilon)}.}
-#'   \item{RMSprop}{\eqn{v \leftarrow \rho v + (1-\rho) \hat g^2},
-#'     \eqn{w \leftarrow w + \eta \hat g / (\sqrt v + \epsilon)}.}
-#'   \item{Adam}{\eqn{m \leftarrow \beta_1 m + (1-\beta_1)\hat g},
-#'     \eqn{v \leftarrow \beta_2 v + (1-\beta_2)\hat g^2},
-#'     \eqn{w \leftarrow w + \eta \hat m / (\sqrt{\hat v} + \epsilon)} with the
-#'     bias-corrected \eqn{\hat m = m/(1-\beta_1^t)}, \eqn{\hat v = v/(1-\beta_2^t)}.}
+#'   \item{momentum}{\eqn{v \leftarrow \beta v + \hat g}{v <- beta v + g_hat}, \eqn{w \leftarrow w + \eta v}{w <- w + eta v}.}
+#'   \item{AdaGrad}{\eqn{s \leftarrow s + \hat g^2}{s <- s + g_hat^2},
+#'     \eqn{w \leftarrow w + \eta \hat g / (\sqrt s + \epsilon)}{w <- w + eta g_hat / (sqrt(s) + epsilon)}.}
+#'   \item{RMSprop}{\eqn{v \leftarrow \rho v + (1-\rho) \hat g^2}{v <- rho v + (1-rho) g_hat^2},
+#'     \eqn{w \leftarrow w + \eta \hat g / (\sqrt v + \epsilon)}{w <- w + eta g_hat / (sqrt(v) + epsilon)}.}
+#'   \item{Adam}{\eqn{m \leftarrow \beta_1 m + (1-\beta_1)\hat g}{m <- beta_1 m + (1-beta_1)g_hat},
+#'     \eqn{v \leftarrow \beta_2 v + (1-\beta_2)\hat g^2}{v <- beta_2 v + (1-beta_2)g_hat^2},
+#'     \eqn{w \leftarrow w + \eta \hat m / (\sqrt{\hat v} + \epsilon)}{w <- w + eta m_hat / (sqrt(v_hat) + epsilon)} with the
+#'     bias-corrected \eqn{\hat m = m/(1-\beta_1^t)}{m_hat = m/(1-beta_1^t)}, \eqn{\hat v = v/(1-\beta_2^t)}{v_hat = v/(1-beta_2^t)}.}
 #' }
 #' The natural gradient (`precondition = "natural"` in [sgld()] and [mala()],
 #' `optimizer = "natural"` in [sgd()]; the default for [model_ica()]) is for a
-#' square matrix parameter \eqn{W}: with \eqn{M = W^T W} and \eqn{\hat G} the
+#' square matrix parameter \eqn{W}{W}: with \eqn{M = W^T W}{M = W^T W} and \eqn{\hat G}{G_hat} the
 #' gradient estimate as a matrix,
-#' \eqn{W \leftarrow W + \eta(\hat G M + \tau (D+1) W) + \sqrt{2\eta\tau}\,\Xi M^{1/2}}
-#' (Amari et al. 1996; Welling and Teh 2011, section 5.3), \eqn{\Xi} a matrix of
-#' standard normals and \eqn{M^{1/2}} the symmetric square root from an
-#' eigendecomposition. The term \eqn{(D+1)W} is the divergence of the
-#' preconditioner \eqn{M \otimes I}, which a state-dependent preconditioner
+#' \eqn{W \leftarrow W + \eta(\hat G M + \tau (D+1) W) + \sqrt{2\eta\tau}\,\Xi M^{1/2}}{W <- W + eta(G_hat M + tau (D+1) W) + sqrt(2 eta tau) Xi M^(1/2)}
+#' (Amari et al. 1996; Welling and Teh 2011, section 5.3), \eqn{\Xi}{Xi} a matrix of
+#' standard normals and \eqn{M^{1/2}}{M^(1/2)} the symmetric square root from an
+#' eigendecomposition. The term \eqn{(D+1)W}{(D+1)W} is the divergence of the
+#' preconditioner \eqn{M \otimes I}{M (x) I}, which a state-dependent preconditioner
 #' needs for the chain to target the posterior; the paper leaves it out (its
-#' size relative to \eqn{\hat G M} is about \eqn{(D+1)/n}). With [mala()] the
+#' size relative to \eqn{\hat G M}{G_hat M} is about \eqn{(D+1)/n}{(D+1)/n}). With [mala()] the
 #' same step is the proposal of the corrected Langevin sampler.
 #'
 #' The defaults are the customary ones (those of PyTorch for the optimisers;
-#' TensorFlow Probability's pSGLD uses \eqn{\alpha = 0.95},
-#' \eqn{\lambda = 10^{-8}} and starts `v` at 1). The running averages and
+#' TensorFlow Probability's pSGLD uses \eqn{\alpha = 0.95}{alpha = 0.95},
+#' \eqn{\lambda = 10^{-8}}{lambda = 10^-8} and starts `v` at 1). The running averages and
 #' momenta are part of each chain's state: they are returned in `fit$state`
 #' and carried on when a run is continued with `init = fit`.
 #'
 #' @param alpha,rho Weight of the old average of squared gradients, in \[0, 1).
 #' @param lambda,eps Positive constant added to the root mean square.
 #' @param v_init Starting value (>= 0) of the averages of squared gradients.
-#' @param momentum Momentum \eqn{\beta}, in \[0, 1).
+#' @param momentum Momentum \eqn{\beta}{beta}, in \[0, 1).
 #' @param beta1,beta2 Adam's decay rates of the first and second moments, in \[0, 1).
 #' @return An object of class `sgld_rule`.
 #' @references Li, C., Chen, C., Carlson, D. and Carin, L. (2016). Preconditioned

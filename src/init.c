@@ -14,6 +14,9 @@ SEXP sgld_gradient_draws(SEXP model, SEXP settings);
 SEXP sgld_compiled_info(SEXP pointer);
 SEXP sgld_codes(void);
 SEXP sgld_code_of(SEXP table, SEXP name);
+SEXP sgld_predict(SEXP X, SEXP chains, SEXP pick, SEXP offset, SEXP logistic, SEXP keep,
+                  SEXP threads);
+SEXP sgld_predict_mixture(SEXP x, SEXP chains, SEXP pick, SEXP sigma2_x, SEXP keep);
 /* callables for other packages' compiled models (model_compiled.c) */
 SEXP compiled_model_pointer(const sgld_model_table *table, int abi_version, SEXP keep_alive);
 int compiled_abi_version(void);
@@ -30,6 +33,8 @@ static const R_CallMethodDef call_methods[] = {
   CALLDEF(sgld_compiled_info, 1),
   CALLDEF(sgld_codes, 0),
   CALLDEF(sgld_code_of, 2),
+  CALLDEF(sgld_predict, 7),
+  CALLDEF(sgld_predict_mixture, 5),
   {NULL, NULL, 0}
 };
 

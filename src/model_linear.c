@@ -1,7 +1,8 @@
 /*
  * Bayesian normal linear regression, sampled in w = (beta, gamma = log sigma^2).
  *
- *   y_i | beta, sigma^2 ~ N(x_i' beta, sigma^2)
+ *   y_i | beta, sigma^2 ~ N(x_i' beta, sigma^2), optionally with case weights c_i
+ *   (observation i counts c_i times: its log likelihood is multiplied by c_i)
  *   beta | sigma^2 ~ N(mu, sigma^2 V),   sigma^2 ~ IG(a, b)
  *
  * The data are one (p + 1) x n matrix whose column i is (x_i, y_i), so a
@@ -15,6 +16,7 @@ typedef struct linear_data {
   int p;                 /* regression coefficients */
   R_xlen_t n;
   const double *z;       /* (p + 1) x n: covariates then response, per observation */
+  const double *wt;      /* case weights, one per observation; NULL when all are 1 */
   const double *mu;      /* prior mean of beta */
   const double *vinv;    /* V^{-1}: p x p, or its diagonal when vinv_diag */
   int vinv_diag;
@@ -68,6 +70,25 @@ static double linear_sums_blocked(const double *z, const int p, const double *w,
   return ssr;
 }
 
+/* the same sums weighted by the case weights, and their sum into *wsum */
+static double linear_sums_weighted(const linear_data *L, const double *w, const R_xlen_t *idx,
+                                   int m, double *xr, double *wsum) {
+  const int p = L->p, stride = p + 1;
+  double ssr = 0.0, sw = 0.0;
+  for (int j = 0; j < p; j++) xr[j] = 0.0;
+  for (int k = 0; k < m; k++) {
+    const double *zi = L->z + idx[k] * stride, c = L->wt[idx[k]];
+    double r = zi[p];
+    for (int j = 0; j < p; j++) r -= zi[j] * w[j];
+    const double cr = c * r;
+    for (int j = 0; j < p; j++) xr[j] += cr * zi[j];
+    ssr += cr * r;
+    sw += c;
+  }
+  *wsum = sw;
+  return ssr;
+}
+
 /* the batch sums, with the register-resident kernel for small p */
 static inline double linear_sums(const linear_data *L, const double *w, const R_xlen_t *idx,
                                  int m, double *xr) {
@@ -84,10 +105,12 @@ static void linear_grad_loglik(const void *data, const double *w, const R_xlen_t
                                int m, double *g, double *work) {
   const linear_data *L = data;
   const int p = L->p;
-  const double ssr = linear_sums(L, w, idx, m, work);
+  double count = m;      /* the batch's total weight */
+  const double ssr = L->wt ? linear_sums_weighted(L, w, idx, m, work, &count)
+                           : linear_sums(L, w, idx, m, work);
   const double prec = exp(-w[p]);
   for (int j = 0; j < p; j++) g[j] += prec * work[j];
-  g[p] += -0.5 * m + 0.5 * prec * ssr;
+  g[p] += -0.5 * count + 0.5 * prec * ssr;
 }
 
 static double linear_loglik(const void *data, const double *w, const R_xlen_t *idx,
@@ -96,14 +119,16 @@ static double linear_loglik(const void *data, const double *w, const R_xlen_t *i
   const linear_data *L = data;
   const int p = L->p, stride = p + 1;
   if (!idx) m = L->n;
-  double ssr = 0.0;
+  double ssr = 0.0, count = 0.0;
   for (R_xlen_t k = 0; k < m; k++) {
-    const double *zi = L->z + (idx ? idx[k] : k) * stride;
+    const R_xlen_t i = idx ? idx[k] : k;
+    const double *zi = L->z + i * stride, c = L->wt ? L->wt[i] : 1.0;
     double r = zi[p];
     for (int j = 0; j < p; j++) r -= zi[j] * w[j];
-    ssr += r * r;
+    ssr += c * r * r;
+    count += c;
   }
-  return -0.5 * (double) m * (M_LN_2PI + w[p]) - 0.5 * exp(-w[p]) * ssr;
+  return -0.5 * count * (M_LN_2PI + w[p]) - 0.5 * exp(-w[p]) * ssr;
 }
 
 /* Q = (beta - mu)' V^{-1} (beta - mu); when g is given, also add -scale V^{-1} (beta - mu)
@@ -149,13 +174,15 @@ static void linear_grad_logpost(const void *data, const double *w, const R_xlen_
                                 int m, double scale, double *g, double *work) {
   const linear_data *L = data;
   const int p = L->p;
-  const double ssr = linear_sums(L, w, idx, m, work);
+  double count = m;
+  const double ssr = L->wt ? linear_sums_weighted(L, w, idx, m, work, &count)
+                           : linear_sums(L, w, idx, m, work);
   const double prec = exp(-w[p]);
   /* grouped as grad_loglik and grad_logprior compute it, so the two paths
      give the same bits */
   for (int j = 0; j < p; j++) g[j] = (prec * work[j]) * scale;
   const double q = linear_quad(L, w, g, prec);
-  g[p] = (-0.5 * m + 0.5 * prec * ssr) * scale
+  g[p] = (-0.5 * count + 0.5 * prec * ssr) * scale
          + (-0.5 * p + 0.5 * prec * q - (L->a + 1.0) + L->b * prec + 1.0);
 }
 
@@ -193,6 +220,7 @@ sgld_model model_linear_build(SEXP spec) {
   L->n = (R_xlen_t) list_real(spec, "n");
   if (L->p < 1 || L->n < 1) error("internal: linear model needs p >= 1 and n >= 1");
   L->z = list_doubles(spec, "z", (R_xlen_t) (L->p + 1) * L->n);
+  L->wt = list_optional_doubles(spec, "obs_weight", L->n);
   L->mu = list_doubles(spec, "prior_mean", L->p);
   L->vinv_diag = list_int(spec, "prior_vinv_diag");
   L->vinv = list_doubles(spec, "prior_vinv", L->vinv_diag ? L->p : (R_xlen_t) L->p * L->p);

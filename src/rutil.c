@@ -17,6 +17,21 @@ SEXP list_elt(SEXP list, const char *name) {
   return R_NilValue; /* not reached */
 }
 
+/* the element, or NULL when the list has none of that name or it is empty:
+   for the optional per-observation fields of a model */
+const double *list_optional_doubles(SEXP list, const char *name, R_xlen_t len) {
+  if (TYPEOF(list) != VECSXP) error("internal: expected a list holding '%s'", name);
+  SEXP names = getAttrib(list, R_NamesSymbol);
+  if (names == R_NilValue) return NULL;
+  for (R_xlen_t i = 0; i < XLENGTH(list); i++)
+    if (strcmp(CHAR(STRING_ELT(names, i)), name) == 0) {
+      SEXP x = VECTOR_ELT(list, i);
+      if (x == R_NilValue || XLENGTH(x) == 0) return NULL;
+      return list_doubles(list, name, len);
+    }
+  return NULL;
+}
+
 double list_real(SEXP list, const char *name) {
   SEXP x = list_elt(list, name);
   if ((TYPEOF(x) != REALSXP && TYPEOF(x) != INTSXP && TYPEOF(x) != LGLSXP) || XLENGTH(x) != 1)

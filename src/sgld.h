@@ -330,5 +330,6 @@ double list_real(SEXP list, const char *name);
 int list_int(SEXP list, const char *name);
 /* a double vector of the given length (any length when len < 0) */
 const double *list_doubles(SEXP list, const char *name, R_xlen_t len);
+const double *list_optional_doubles(SEXP list, const char *name, R_xlen_t len);
 
 #endif

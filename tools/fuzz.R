@@ -24,6 +24,9 @@ run_cases <- function(seed, first, last) {
     linear = model_linear(y ~ x, data = df),
     logistic = model_logistic(g ~ x, data = df),
     sparse = model_logistic(cbind(1, diag(40)[, 1:6]), rep(0:1, 20), sparse = TRUE),
+    weighted = model_linear(y ~ x, data = cbind(df, w = rep(1:4, 10)), weights = w, offset = x),
+    counts = model_logistic(cbind(s, f) ~ x, data = cbind(df, s = rep(0:3, 10), f = rep(1:2, 20)),
+                            weights = f, offset = x / 2),
     mixture = model_mixture(df$x),
     ica = model_ica(cbind(df$x, df$y, rnorm(40)))
   )
@@ -61,7 +64,8 @@ run_cases <- function(seed, first, last) {
     set.seed(seed * 1e6 + case)
     which_model <- sample(names(models), 1)
     m <- models[[which_model]]
-    target <- sample(c("run", "eval", "gradient", "rng", "schedule", "codes", "sampler"), 1)
+    target <- sample(c("run", "eval", "gradient", "rng", "schedule", "codes", "sampler",
+                       "predict", "predict_mixture"), 1)
     if (nzchar(Sys.getenv("FUZZ_VERBOSE"))) cat("case", case, target, which_model, "\n")
     res <- tryCatch({
       switch(target,
@@ -81,6 +85,18 @@ run_cases <- function(seed, first, last) {
         codes = {
           .Call(sgld:::C_sgld_codes)
           .Call(sgld:::C_sgld_code_of, sample(c(names(sgld:::engine_codes()), "x"), 1), draw())
+        },
+        predict = {
+          a <- list(X = cbind(1, rnorm(6)), chains = list(matrix(rnorm(10), 5)), pick = c(1, 4),
+                    offset = NULL, logistic = TRUE, keep = FALSE, threads = 1L)
+          a <- mutate(a, sample(1:3, 1))
+          do.call(.Call, c(list(sgld:::C_sgld_predict), unname(a)))
+        },
+        predict_mixture = {
+          a <- list(x = rnorm(6), chains = list(matrix(rnorm(10), 5)), pick = c(1, 4),
+                    sigma2_x = 2, keep = TRUE)
+          a <- mutate(a, sample(1:3, 1))
+          do.call(.Call, c(list(sgld:::C_sgld_predict_mixture), unname(a)))
         },
         schedule = .Call(sgld:::C_sgld_schedule_values,
                          mutate(unclass(sgld:::resolve_lr(lr_poly(1e-3, 1, 0.55), 100)), 1),

@@ -8,6 +8,11 @@ set.seed(1)
 df <- data.frame(y = rnorm(20), x = rnorm(20), g = factor(rep(c("a", "b"), 10)))
 models <- list(linear = model_linear(y ~ x, data = df), logistic = model_logistic(g ~ x, data = df),
                mixture = model_mixture(df$x), ica = model_ica(cbind(df$x, df$y)))
+# case weights, an offset and binomial counts: the models' per-observation fields
+df$w <- rep(1:4, 5)
+df$s <- rep(0:3, 5)
+models$weighted <- model_linear(y ~ x, data = df, weights = w, offset = x / 2)
+models$counts <- model_logistic(cbind(s, w) ~ x, data = df, offset = x / 3, sparse = TRUE)
 # model_custom(): the linear model in R functions, on w = (beta, log sigma2),
 # whose callbacks allocate at every step; and one whose gradient breaks its
 # contract whenever row 7 is in the batch, for the failure path
@@ -71,6 +76,15 @@ for (rule in list(precond_rmsprop(), opt_adam(),
 calls[["codes"]] <- list(sgld:::C_sgld_codes)
 calls[["code of"]] <- list(sgld:::C_sgld_code_of, "schedule", "piecewise")
 calls[["rng"]] <- list(sgld:::C_sgld_rng_draws, 10, 0L, 0, 2L)
+calls[["predict"]] <- list(sgld:::C_sgld_predict, cbind(1, df$x[1:7]),
+                           list(matrix(rnorm(6), 3), matrix(rnorm(8), 4)), c(1, 5, 7),
+                           rnorm(7), TRUE, FALSE, 1L)
+calls[["predict draws"]] <- list(sgld:::C_sgld_predict, cbind(1, df$x[1:7]),
+                                 list(matrix(rnorm(6), 3)), NULL, NULL, FALSE, TRUE, 2L)
+calls[["predict mixture"]] <- list(sgld:::C_sgld_predict_mixture, df$x[1:5],
+                                   list(matrix(rnorm(6), 3), matrix(rnorm(4), 2)), c(2, 5), 2, FALSE)
+calls[["predict mixture draws"]] <- list(sgld:::C_sgld_predict_mixture, df$x[1:5],
+                                         list(matrix(rnorm(6), 3)), NULL, 2, TRUE)
 calls[["schedule"]] <- list(sgld:::C_sgld_schedule_values,
                             sgld:::resolve_lr(lr_poly(1e-3, 1, 0.55), 100), c(1, 5, 50), FALSE)
 # A run that stopped early leaves its outputs unwritten past what it kept:

@@ -21,6 +21,7 @@ lm2 <- model_logistic(type ~ glu + bmi, data = d, prior = prior_laplace(0, 1),
 f <- sgld(lm2, lr = 1e-4, batch_size = 10, iter = 500, chains = 2, threads = 2,
           monitor = monitor_every(100, newdata = MASS::Pima.te))
 p <- predict(f, MASS::Pima.te, type = "class")
+p <- predict(f, MASS::Pima.te, draws = TRUE, ndraws = 50, threads = 2)
 a <- adult[1:300, ]
 sp <- model_logistic(cbind(1, adult_design(a)), adult_response(a))
 f <- sgld(sp, lr = 1e-5, batch_size = 10, iter = 300, monitor = monitor_every(100))
@@ -30,6 +31,7 @@ mm <- model_mixture(mixture_data(40))
 f <- sgld(mm, lr = lr_exp(1e-3, 1e-6), batch_size = 4, iter = 400, chains = 2, threads = 2,
           burnin = sampling_threshold(0.5, every = 50), thin = mixing_distance(1e-3),
           diagnostics = diagnostics_every(50))
+p <- predict(f, c(-1, 0, 2), ndraws = 2)
 f <- mala(m, lr = 1e-6, iter = 200, precondition = diag(c(1, 1, 2)))
 print(posterior_mean(f))
 g <- grid_posterior(mm, seq(-1, 1, length.out = 5), seq(-1, 1, length.out = 5))

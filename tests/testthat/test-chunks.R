@@ -7,20 +7,20 @@ test_that("an interrupt stops 4 chains on 2 threads together, keeps every draw, 
   out <- interrupted_run(function(flag) {
     m <- model_linear(y ~ x, data = handout)
     set.seed(1)
-    sgld(m, lr = 1e-7, batch_size = 10, iter = 1e9, burnin = 0, thin = 1e5, chains = 4,
+    sgld(m, lr = 1e-7, batch_size = 10, iter = 1e9, burnin = 0, thin = 1e4, chains = 4,
          threads = 2)
-  }, settle = 2)
+  }, settle = 2)   # thin 1e4: a draw is kept even on a slow (sanitizer, loaded) machine
   fit <- out$fit
   # all four stopped, at the end of the same chunk
   expect_identical(fit$status, rep("interrupted", 4))
   expect_identical(length(unique(fit$stop_iter)), 1L)
-  expect_gt(fit$stop_iter[1], 1e5)
+  expect_gt(fit$stop_iter[1], 1e4)
   expect_true(any(grepl("interrupted by the user at iteration [0-9]+ of chains 1, 2, 3, 4",
                         out$warnings)))
   # every draw made before the interrupt is there, at the right iterations
-  expect_identical(fit$kept, rep(floor(fit$stop_iter[1] / 1e5), 4))
+  expect_identical(fit$kept, rep(floor(fit$stop_iter[1] / 1e4), 4))
   expect_identical(nrow(fit$draws[[1]]), as.integer(fit$kept[1]))
-  expect_identical(fit$iteration[fit$kept[1], ], rep(1e5 * fit$kept[1], 4))
+  expect_identical(fit$iteration[fit$kept[1], ], rep(1e4 * fit$kept[1], 4))
   expect_identical(fit$state$iteration, fit$stop_iter)
   # and the run continues from where it stopped, as one run would have
   more <- sgld(fit$model, lr = 1e-7, batch_size = 10, iter = 1000, burnin = 0, chains = 4,

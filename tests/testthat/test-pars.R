@@ -50,7 +50,7 @@ test_that("above 1000 parameters the default stores none, and says what it has",
   expect_identical(nrow(fit$draws[[1]]), 100L)
   expect_length(coef(fit), 1001)
   expect_identical(nrow(summary(fit)$statistics), 1001L)
-  expect_output(print(fit), "x1")
+  expect_output(print(fit), "x1 .*and 971 more parameters.*Draws stored for 0 of 1001 parameters")
 })
 
 test_that("pars takes names, regular expressions and indices; moments are on the user's scale", {

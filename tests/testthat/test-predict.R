@@ -66,3 +66,60 @@ test_that("fits convert to posterior's draws when posterior is installed", {
   df <- posterior::as_draws_df(fit)
   expect_identical(nrow(df), 2L * 1000L)
 })
+
+test_that("C predictions equal the R reference on a one-hot design, for any threads", {
+  a <- adult[adult$set == "train", ][1:2000, ]
+  X <- cbind("(Intercept)" = 1, adult_design(a))
+  set.seed(9)
+  fit <- sgld(model_logistic(X, adult_response(a), prior = prior_laplace(0, 1)), lr = 1e-5,
+              batch_size = 10, iter = 3000, thin = 5, chains = 2)
+  te <- cbind("(Intercept)" = 1, adult_design(adult[adult$set == "test", ][1:700, ]))
+  W <- as.matrix(fit)
+  eta <- te %*% t(W)
+  expect_equal(predict(fit, te), rowMeans(plogis(eta)), tolerance = 1e-12)
+  expect_equal(predict(fit, te, type = "link"), rowMeans(eta), tolerance = 1e-12)
+  expect_equal(predict(fit, te, draws = TRUE), plogis(eta), tolerance = 1e-12, ignore_attr = TRUE)
+  expect_identical(predict(fit, te, threads = 2), predict(fit, te))
+  expect_identical(predict(fit, te, draws = TRUE, threads = 2), predict(fit, te, draws = TRUE))
+  # a random subset of draws, as posterior_epred() chooses them
+  set.seed(4)
+  sub <- predict(fit, te, ndraws = 300)
+  set.seed(4)
+  rows <- sort(sample.int(nrow(W), 300))
+  expect_equal(sub, rowMeans(plogis(eta[, rows])), tolerance = 1e-12)
+  expect_error(predict(fit, te, ndraws = 0), "`ndraws` must be a whole number between 1")
+  expect_error(predict(fit, te, threads = 0), "`threads` must be a whole number")
+})
+
+test_that("linear predictions and optimiser fits go through the same code", {
+  df <- small_data(300)
+  set.seed(2)
+  fit <- sgld(model_linear(y ~ x1 + g, data = df), lr = 1e-4, batch_size = 30, iter = 2000,
+              chains = 3)
+  X <- model.matrix(~ x1 + g, df)
+  W <- as.matrix(fit)[, 1:4]
+  expect_equal(predict(fit), rowMeans(X %*% t(W)), tolerance = 1e-12, ignore_attr = TRUE)
+  f <- sgd(model_linear(y ~ x1 + g, data = df), lr = 1e-4, batch_size = 30, iter = 200, chains = 2)
+  expect_equal(predict(f, df[1:5, ]), drop(X[1:5, ] %*% colMeans(f$last[, 1:4])),
+               tolerance = 1e-12, ignore_attr = TRUE)
+  expect_error(predict(f, ndraws = 3), "`ndraws` is for samplers' fits")
+})
+
+test_that("the mixture predicts its posterior predictive density", {
+  set.seed(12)
+  x <- mixture_data(60)
+  fit <- sgld(model_mixture(x), lr = 1e-3, batch_size = 6, iter = 4000, chains = 2)
+  W <- as.matrix(fit)
+  at <- c(-3, 0, 0.5, 2)
+  dens <- sapply(at, function(v) mean(0.5 * dnorm(v, W[, 1], sqrt(2)) +
+                                        0.5 * dnorm(v, W[, 1] + W[, 2], sqrt(2))))
+  expect_equal(predict(fit, at), dens, tolerance = 1e-12)
+  expect_equal(predict(fit, at, draws = TRUE)[2, ],
+               0.5 * dnorm(0, W[, 1], sqrt(2)) + 0.5 * dnorm(0, W[, 1] + W[, 2], sqrt(2)),
+               tolerance = 1e-12)
+  expect_length(predict(fit), 60)
+  expect_error(predict(fit, at, type = "link"), "`type` must be \"response\"")
+  expect_error(predict(fit, "a"), "`newdata` must be a vector of finite numbers")
+  f <- sgld(model_ica(ica_data(50, heavy = 1, gaussian = 1)$X), lr = 1e-4, batch_size = 10, iter = 20)
+  expect_error(predict(f), "predict\\(\\) is not available for sgld_model_ica")
+})

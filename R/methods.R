@@ -1,0 +1,466 @@
+#' Posterior predictions, intervals and pointwise log likelihood
+#'
+#' The methods of rstantools' generics for fits of [model_linear()] and
+#' [model_logistic()], with rstanarm's meanings. Each returns one row per
+#' posterior draw (all kept draws of every chain, chain after chain, or a random
+#' subset of `ndraws` of them) and one column per observation of `newdata`
+#' (the training data when `NULL`):
+#' \describe{
+#'   \item{`posterior_linpred()`}{the linear predictor \eqn{x^\top \beta}{x' beta}
+#'     (with `transform = TRUE`, the same as `posterior_epred()`).}
+#'   \item{`posterior_epred()`}{the expected response: \eqn{x^\top \beta}{x' beta}
+#'     for the linear model, the probability of the event for the logistic one.}
+#'   \item{`posterior_predict()`}{draws from the posterior predictive
+#'     distribution: \eqn{N(x^\top \beta, \sigma^2)}{N(x' beta, sigma^2)}, or 1
+#'     for the event and 0 otherwise.}
+#'   \item{`log_lik()`}{the log likelihood of each observation under each draw;
+#'     its row sums are the log likelihood of the data, and it is what
+#'     `loo::loo()` and `loo::waic()` take. `loo::loo(fit)` and
+#'     `loo::waic(fit)` call it and pass the relative efficiency of each
+#'     chain's draws.}
+#' }
+#' `posterior_interval()` gives central intervals of the parameters from
+#' quantiles of the draws (on the user's scale, e.g. `sigma2`), and
+#' `predictive_interval()` central intervals of `posterior_predict()` for each
+#' observation.
+#'
+#' The generics live in the suggested packages rstantools (`posterior_*`,
+#' `predictive_interval`, `log_lik`) and loo (`loo`, `waic`); sgld registers
+#' its methods when those packages are loaded, so call them as
+#' `rstantools::posterior_predict(fit)` or after `library(rstantools)`.
+#' Every draw counts once: with a decaying learning rate, the step-weighted
+#' estimates of [posterior_expectation()] may be preferable. The
+#' matrices hold draws x observations numbers; for averages over the draws on
+#' large data, [predict.sgld_fit()] needs memory only for its result.
+#'
+#' @param object,x A fit of [model_linear()] or [model_logistic()] by a
+#'   sampler (not [sgd()] or [gd()], which give no posterior).
+#' @param newdata A data frame with the formula's variables (for `log_lik()`,
+#'   the response too), or a matrix for a model built from one; `NULL` for the
+#'   training data.
+#' @param ndraws `NULL` for every kept draw, or how many to take at random
+#'   (without replacement; `set.seed()` makes the choice reproducible).
+#' @param transform For `posterior_linpred()`: return the expected response
+#'   instead of the linear predictor?
+#' @param prob The probability mass of each central interval.
+#' @param pars Names of the parameters, or `NULL` for all.
+#' @param r_eff For `loo()`: the relative efficiency of the draws of each
+#'   observation, or `NULL` to compute it from the chains with
+#'   `loo::relative_eff()`.
+#' @param ... For `loo()` and `waic()`, passed to loo's matrix methods; for
+#'   the others, not used.
+#' @return A matrix: draws x observations, parameters x 2 (`posterior_interval`)
+#'   or observations x 2 (`predictive_interval`); for `loo()` and `waic()`,
+#'   loo's objects.
+#' @examples
+#' set.seed(1)
+#' fit <- sgld(model_linear(y ~ x, data = handout[1:500, ]), lr = 2e-6, batch_size = 50,
+#'             iter = 20000, thin = 20)
+#' if (requireNamespace("rstantools", quietly = TRUE)) {
+#'   rstantools::posterior_interval(fit)
+#'   dim(rstantools::posterior_predict(fit, newdata = handout[1:5, ], ndraws = 100))
+#'   rowSums(rstantools::log_lik(fit, ndraws = 3))
+#' }
+#' if (requireNamespace("loo", quietly = TRUE)) loo::loo(fit)
+#' @name posterior_predict.sgld_fit
+NULL
+
+#' @rdname posterior_predict.sgld_fit
+#' @exportS3Method rstantools::posterior_linpred
+posterior_linpred.sgld_fit <- function(object, transform = FALSE, newdata = NULL,
+                                       ndraws = NULL, ...) {
+  check_dots_empty(...)
+  check_flag(transform, "transform")
+  W <- prediction_draws(object, ndraws, "posterior_linpred()")
+  eta <- linpred_draws(object$model, W, newdata)
+  if (transform) expected_response(object$model, eta) else eta
+}
+
+#' @rdname posterior_predict.sgld_fit
+#' @exportS3Method rstantools::posterior_epred
+posterior_epred.sgld_fit <- function(object, newdata = NULL, ndraws = NULL, ...) {
+  check_dots_empty(...)
+  W <- prediction_draws(object, ndraws, "posterior_epred()")
+  expected_response(object$model, linpred_draws(object$model, W, newdata))
+}
+
+#' @rdname posterior_predict.sgld_fit
+#' @exportS3Method rstantools::posterior_predict
+posterior_predict.sgld_fit <- function(object, newdata = NULL, ndraws = NULL, ...) {
+  check_dots_empty(...)
+  W <- prediction_draws(object, ndraws, "posterior_predict()")
+  model <- object$model
+  eta <- linpred_draws(model, W, newdata)
+  S <- nrow(eta)
+  if (inherits(model, "sgld_model_linear")) {
+    # the residual sd of each draw, recycled down the columns (one per draw)
+    out <- eta + matrix(stats::rnorm(length(eta)), S) * sqrt(exp(W[, model$d]))
+  } else {
+    # events out of the row's trials: 1 unless the response gave counts
+    trials <- likelihood_rows(model, newdata, need_response = FALSE)$trials
+    out <- matrix(stats::rbinom(length(eta), rep(trials, each = S), stats::plogis(eta)), S)
+  }
+  dimnames(out) <- dimnames(eta)
+  out
+}
+
+#' @rdname posterior_predict.sgld_fit
+#' @exportS3Method rstantools::log_lik
+log_lik.sgld_fit <- function(object, newdata = NULL, ndraws = NULL, ...) {
+  check_dots_empty(...)
+  W <- prediction_draws(object, ndraws, "log_lik()")
+  model <- object$model
+  eta <- linpred_draws(model, W, newdata)
+  rows <- likelihood_rows(model, newdata)
+  each <- function(v) rep(v, each = nrow(eta))    # a value per column, down the rows
+  if (inherits(model, "sgld_model_linear")) {
+    gam <- W[, model$d]
+    out <- each(rows$weight) *
+      (-0.5 * (log(2 * pi) + gam) - 0.5 * exp(-gam) * (each(rows$y) - eta)^2)
+  } else {
+    # events log sigma(eta) + nonevents log sigma(-eta), without overflow; a
+    # zero count contributes nothing
+    a <- each(rows$events)
+    b <- each(rows$nonevents)
+    out <- ifelse(a == 0, 0, a * stats::plogis(eta, log.p = TRUE)) +
+      ifelse(b == 0, 0, b * stats::plogis(-eta, log.p = TRUE))
+  }
+  matrix(out, nrow(eta), dimnames = dimnames(eta))
+}
+
+#' @rdname posterior_predict.sgld_fit
+#' @exportS3Method rstantools::posterior_interval
+posterior_interval.sgld_fit <- function(object, prob = 0.9, pars = NULL, ...) {
+  check_dots_empty(...)
+  check_number(prob, "prob", lower = 0, upper = 1, lower_open = TRUE, upper_open = TRUE)
+  need_draws(object, "posterior_interval()")
+  x <- pooled(object)
+  if (!is.null(pars)) {
+    if (!is.character(pars) || !all(pars %in% colnames(x)))
+      abort("`pars` must name parameters of the fit (",
+            paste0("'", colnames(x), "'", collapse = ", "), "); ",
+            paste0("'", setdiff(pars, colnames(x)), "'", collapse = ", "), " is not one.")
+    x <- x[, pars, drop = FALSE]
+  }
+  central_quantiles(x, prob)
+}
+
+#' @rdname posterior_predict.sgld_fit
+#' @exportS3Method rstantools::predictive_interval
+predictive_interval.sgld_fit <- function(object, newdata = NULL, ndraws = NULL,
+                                         prob = 0.9, ...) {
+  check_dots_empty(...)
+  check_number(prob, "prob", lower = 0, upper = 1, lower_open = TRUE, upper_open = TRUE)
+  yrep <- posterior_predict.sgld_fit(object, newdata = newdata, ndraws = ndraws)
+  central_quantiles(yrep, prob)
+}
+
+#' @rdname posterior_predict.sgld_fit
+#' @exportS3Method loo::loo
+loo.sgld_fit <- function(x, ..., r_eff = NULL) {
+  ll <- log_lik.sgld_fit(x)
+  if (is.null(r_eff)) r_eff <- loo::relative_eff(exp(ll), chain_id = chain_of_draws(x))
+  loo::loo(ll, r_eff = r_eff, ...)
+}
+
+#' @rdname posterior_predict.sgld_fit
+#' @exportS3Method loo::waic
+waic.sgld_fit <- function(x, ...) loo::waic(log_lik.sgld_fit(x), ...)
+
+# ---- shared by the prediction methods ---------------------------------------
+
+# Only a sampler's fit of a regression model has draws to predict from.
+need_draws <- function(object, what) {
+  if (!inherits(object$model, c("sgld_model_linear", "sgld_model_logistic")))
+    abort(what, " is available for fits of model_linear() and model_logistic(), not ",
+          class(object$model)[1], ".")
+  if (!is_sampler(object))
+    abort(what, " needs posterior draws; `object` is a run of ", object$method,
+          "(), an optimiser. Use sgld() or another sampler.")
+  if (ndraws(object) == 0) abort("the fit has no kept draws.")
+  invisible(object)
+}
+
+# The draws to predict with, on the sampler's scale: all, or `ndraws` at random.
+prediction_draws <- function(object, ndraws, what) {
+  need_draws(object, what)
+  require_all_draws(object, what)
+  W <- as.matrix(object, scale = "sampler")
+  if (!is.null(ndraws)) {
+    check_count(ndraws, "ndraws", lower = 1, upper = nrow(W))
+    W <- W[sort(sample.int(nrow(W), ndraws)), , drop = FALSE]
+  }
+  W
+}
+
+# The chain of each row of as.matrix(fit).
+chain_of_draws <- function(fit) rep(seq_along(fit$draws), each = ndraws(fit))
+
+# draws x observations linear predictors
+linpred_draws <- function(model, W, newdata) {
+  X <- design_for_newdata(model, newdata)
+  eta <- W[, seq_len(model$p), drop = FALSE] %*% t(X)
+  off <- attr(X, "offset")
+  if (!is.null(off)) eta <- eta + rep(off, each = nrow(eta))
+  dimnames(eta) <- list(NULL, rownames(X))
+  eta
+}
+
+expected_response <- function(model, eta) {
+  if (inherits(model, "sgld_model_logistic")) eta[] <- stats::plogis(eta)
+  eta
+}
+
+# Quantiles of each column at (1 - prob) / 2 and (1 + prob) / 2, one row per column.
+central_quantiles <- function(x, prob) {
+  p <- c((1 - prob) / 2, (1 + prob) / 2)
+  out <- t(apply(x, 2, stats::quantile, probs = p, names = FALSE))
+  if (ncol(x) == 1L) out <- matrix(out, 1L)
+  dimnames(out) <- list(colnames(x), paste0(format(100 * p, trim = TRUE, drop0trailing = TRUE), "%"))
+  out
+}
+
+# What the likelihood of each row needs: for the linear model the response `y`
+# and case `weight`; for the logistic one the weighted counts of `events` and
+# `nonevents`, and the `trials` of a binomial response. Training rows carry
+# their case weights; rows of new data count once.
+likelihood_rows <- function(model, newdata, need_response = TRUE) {
+  linear <- inherits(model, "sgld_model_linear")
+  if (is.null(newdata)) {
+    if (linear) {
+      y <- model$z[model$p + 1L, ] + if (is.null(model$offset)) 0 else model$offset
+      return(list(y = y, weight = if (is.null(model$obs_weight)) 1 else model$obs_weight))
+    }
+    y <- if (!is.null(model$sp_y)) model$sp_y else model$z[model$p + 1L, ]
+    if (!is.null(model$obs_events))
+      return(list(events = model$obs_events, nonevents = model$obs_nonevents,
+                  trials = if (is.null(model$trials)) 1 else model$trials))
+    return(list(events = as.double(y == 1), nonevents = as.double(y == -1), trials = 1))
+  }
+  y <- newdata_response(model, newdata, need_response)
+  if (is.null(y)) return(list(trials = 1))
+  if (linear) return(list(y = y, weight = 1))
+  if (is.matrix(y)) return(list(events = y[, 1], nonevents = y[, 2], trials = rowSums(y)))
+  list(events = as.double(y == 1), nonevents = as.double(y == -1), trials = 1)
+}
+
+# The response of `newdata`: numbers (linear), -1 / +1 or a two-column count
+# matrix (logistic); NULL when it is absent and not needed.
+newdata_response <- function(model, newdata, need = TRUE) {
+  if (is.null(model$terms)) {
+    if (!need) return(NULL)
+    abort("`newdata`: the log likelihood of new data needs a model built from a formula, ",
+          "whose response it can read; this one was built from a matrix.")
+  }
+  resp <- all.vars(model$formula[[2L]])
+  if (!is.data.frame(newdata)) abort("`newdata` must be a data frame.")
+  need_cols <- setdiff(resp, names(newdata))
+  if (length(need_cols)) {
+    if (!need) return(NULL)
+    abort("`newdata` has no column named ", paste0("'", need_cols, "'", collapse = ", "),
+          ": the response, which the log likelihood needs.")
+  }
+  y <- eval(model$formula[[2L]], newdata, environment(model$formula))
+  if (anyNA(y)) abort("`newdata`: the response has missing values (first at row ",
+                      which(is.na(y))[1], ").")
+  if (inherits(model, "sgld_model_linear")) {
+    if (!is.numeric(y) || any(!is.finite(y)))
+      abort("`newdata`: the response must be finite numbers.")
+    return(as.double(y))
+  }
+  if (is.matrix(y)) {
+    if (ncol(y) != 2L || any(y < 0)) abort("`newdata`: the response must be cbind(events, nonevents).")
+    return(y)
+  }
+  labels <- model$labels
+  if (is.factor(y) || is.character(y)) {
+    y <- as.character(y)
+    bad <- setdiff(unique(y), labels)
+    if (length(bad))
+      abort("`newdata`: the response has the value '", bad[1], "', not one of the training ",
+            "classes ", paste0("'", labels, "'", collapse = " and "), ".")
+    return(ifelse(y == labels[2], 1, -1))
+  }
+  if (is.logical(y)) return(ifelse(y, 1, -1))
+  if (is.numeric(y) && all(y %in% c(0, 1))) return(2 * y - 1)
+  if (is.numeric(y) && all(y %in% c(-1, 1))) return(as.double(y))
+  abort("`newdata`: the response must be 0/1, -1/+1, logical or one of the training classes.")
+}
+
+# ---- the methods of base R's generics ----------------------------------------
+
+#' Methods for fitted models: fitted values, residuals, intervals and more
+#'
+#' The methods that [glm()] and rstanarm users reach for, with Bayesian
+#' meanings:
+#' \describe{
+#'   \item{`fitted()`}{the posterior mean of the expected response of each
+#'     training observation (the mean over draws of `posterior_epred()`),
+#'     computed by [predict.sgld_fit()] without the draws x observations matrix.}
+#'   \item{`residuals()`}{the response minus `fitted()` (for the logistic
+#'     model the proportion of events: 1 for the event, 0 otherwise, or
+#'     events / trials for a `cbind(events, nonevents)` response).}
+#'   \item{`confint()`}{central posterior intervals from quantiles of the draws
+#'     (equal-tailed credible intervals), not normal approximations.}
+#'   \item{`logLik()`}{the log likelihood of the training data at the posterior
+#'     mean, `coef(fit)`, with `df` the number of parameters; a plug-in value
+#'     for reference. For comparing models use `loo::loo(fit)`.}
+#'   \item{`nobs()`, `formula()`, `family()`}{the number of observations,
+#'     the model's formula (for models built from one) and the family:
+#'     [gaussian()] for [model_linear()], [binomial()] for [model_logistic()].}
+#'   \item{`as.data.frame()`}{the draws of every chain, one row per draw
+#'     (chain after chain) and one column per parameter on the user's scale.}
+#'   \item{`coef(summary(fit))`}{the summary's statistics as a matrix.}
+#'   \item{`tidy()`, `glance()`}{(generics' methods, registered when the
+#'     generics package is loaded, as with broom) one row per parameter with its
+#'     posterior mean, sd and optionally a central interval; one row describing
+#'     the run.}
+#' }
+#' `df.residual()` stops: residual degrees of freedom have no meaning for
+#' posterior draws.
+#'
+#' @param object,x An `sgld_fit` (for `coef()`, its summary).
+#' @param parm Parameters, by name or position; all by default.
+#' @param level,conf.level Probability of each central interval.
+#' @param conf.int Add `conf.low` and `conf.high` to `tidy()`?
+#' @param row.names,optional Not used (for the generic).
+#' @param ... Not used.
+#' @examples
+#' set.seed(1)
+#' fit <- sgld(model_linear(y ~ x, data = handout), lr = 2e-8, batch_size = 100,
+#'             iter = 20000, thin = 20)
+#' confint(fit)
+#' head(fitted(fit))
+#' coef(summary(fit))
+#' @importFrom stats confint fitted residuals nobs formula family logLik df.residual na.fail
+#' @name sgld_fit_methods
+NULL
+
+regression_only <- function(object, what) {
+  if (!inherits(object$model, c("sgld_model_linear", "sgld_model_logistic")))
+    abort(what, " is available for fits of model_linear() and model_logistic(), not ",
+          class(object$model)[1], ".")
+}
+
+#' @rdname sgld_fit_methods
+#' @export
+fitted.sgld_fit <- function(object, ...) {
+  check_dots_empty(...)
+  regression_only(object, "fitted()")
+  predict.sgld_fit(object, type = "response")
+}
+
+#' @rdname sgld_fit_methods
+#' @export
+residuals.sgld_fit <- function(object, ...) {
+  check_dots_empty(...)
+  regression_only(object, "residuals()")
+  rows <- likelihood_rows(object$model, NULL)
+  # the logistic model's response is the proportion of events
+  y <- if (inherits(object$model, "sgld_model_logistic"))
+         rows$events / (rows$events + rows$nonevents) else rows$y
+  y - fitted.sgld_fit(object)
+}
+
+#' @rdname sgld_fit_methods
+#' @export
+confint.sgld_fit <- function(object, parm, level = 0.95, ...) {
+  check_dots_empty(...)
+  check_number(level, "level", lower = 0, upper = 1, lower_open = TRUE, upper_open = TRUE)
+  if (!is_sampler(object))
+    abort("confint() needs posterior draws; `object` is a run of ", object$method,
+          "(), an optimiser.")
+  if (ndraws(object) == 0) abort("the fit has no kept draws.")
+  x <- pooled(object)
+  if (!missing(parm)) {
+    ok <- if (is.numeric(parm)) all(parm %in% seq_len(ncol(x))) else
+          is.character(parm) && all(parm %in% colnames(x))
+    if (!ok) abort("`parm` must be names or positions of the fit's parameters (",
+                   paste0("'", colnames(x), "'", collapse = ", "), ").")
+    x <- x[, parm, drop = FALSE]
+  }
+  out <- central_quantiles(x, level)
+  a <- c((1 - level) / 2, (1 + level) / 2)
+  # stats::confint's column names, e.g. "2.5 %"
+  colnames(out) <- paste(format(100 * a, trim = TRUE, scientific = FALSE, digits = 3), "%")
+  out
+}
+
+#' @rdname sgld_fit_methods
+#' @export
+logLik.sgld_fit <- function(object, ...) {
+  check_dots_empty(...)
+  model <- object$model
+  w <- to_sampler_scale(model, matrix(coef(object), 1L))
+  ll <- log_posterior(model, as.vector(w))$loglik
+  structure(ll, df = model$d, nobs = nobs.sgld_fit(object), class = "logLik")
+}
+
+#' @rdname sgld_fit_methods
+#' @export
+nobs.sgld_fit <- function(object, ...) {
+  n <- object$model$n
+  if (is.null(n)) abort("this model does not record a number of observations.")
+  if (n <= .Machine$integer.max) as.integer(n) else n
+}
+
+#' @rdname sgld_fit_methods
+#' @export
+formula.sgld_fit <- function(x, ...) {
+  if (is.null(x$model$formula))
+    abort("the model was built from a matrix, so it has no formula.")
+  x$model$formula
+}
+
+#' @rdname sgld_fit_methods
+#' @export
+family.sgld_fit <- function(object, ...) {
+  if (inherits(object$model, "sgld_model_linear")) return(stats::gaussian())
+  if (inherits(object$model, "sgld_model_logistic")) return(stats::binomial())
+  abort("family() is defined for fits of model_linear() and model_logistic(), not ",
+        class(object$model)[1], ".")
+}
+
+#' @rdname sgld_fit_methods
+#' @export
+df.residual.sgld_fit <- function(object, ...) {
+  abort("df.residual() has no meaning for posterior draws: there are no residual ",
+        "degrees of freedom to report. Use nobs(), or loo::loo() for model comparison.")
+}
+
+#' @rdname sgld_fit_methods
+#' @export
+as.data.frame.sgld_fit <- function(x, row.names = NULL, optional = FALSE, ...) {
+  check_dots_empty(...)
+  data.frame(pooled(x), check.names = FALSE)
+}
+
+#' @rdname sgld_fit_methods
+#' @export
+coef.summary.sgld_fit <- function(object, ...) object$statistics
+
+#' @rdname sgld_fit_methods
+#' @exportS3Method generics::tidy
+tidy.sgld_fit <- function(x, conf.int = FALSE, conf.level = 0.95, ...) {
+  check_dots_empty(...)
+  check_flag(conf.int, "conf.int")
+  x_draws <- pooled(x)
+  out <- data.frame(term = colnames(x_draws), estimate = colMeans(x_draws),
+                    std.error = apply(x_draws, 2, stats::sd), row.names = NULL)
+  if (conf.int) {
+    ci <- confint.sgld_fit(x, level = conf.level)
+    out$conf.low <- unname(ci[, 1])
+    out$conf.high <- unname(ci[, 2])
+  }
+  out
+}
+
+#' @rdname sgld_fit_methods
+#' @exportS3Method generics::glance
+glance.sgld_fit <- function(x, ...) {
+  check_dots_empty(...)
+  data.frame(algorithm = if (is.null(x$rule)) toupper(x$method) else x$rule,
+             chains = length(x$draws), draws = ndraws(x) * length(x$draws),
+             nobs = if (is.null(x$model$n)) NA_real_ else x$model$n,
+             iterations = x$settings$iter, time = x$time)
+}
