@@ -171,6 +171,7 @@ print.sgld_fit <- function(x, digits = 4, ...) {
       " x ", format(s$iter, big.mark = ",", scientific = FALSE), " iterations, batch size ", s$batch_size,
       if (is_sampler(x)) paste0(", temperature ", format(s$temperature)),
       "\n", sep = "")
+  print_auto(x)  # what lr = "auto" chose (R/auto.R)
   if (!is.null(x$acceptance))
     cat("Acceptance rate: ", paste(format(x$acceptance, digits = 3), collapse = ", "),
         " (per chain)\n", sep = "")
