@@ -170,10 +170,10 @@ auto_mala <- function(model, args, given, call) {
   rule <- mala_rule(precondition, model)
   acc <- NA_real_
   for (k in 1:6) {
-    pilot <- run_sampler(model, lr = eta, batch_size = model$n, iter = 300, burnin = 0,
+    pilot <- suppressWarnings(run_sampler(model, lr = eta, batch_size = model$n, iter = 300, burnin = 0,
                          thin = 1, temperature = args$temperature, chains = 1,
                          init = pm$mode, replace = FALSE, clip = NULL, monitor = NULL,
-                         threads = 1L, mala = TRUE, rule = rule, method = "mala", call = call)
+                         threads = 1L, mala = TRUE, rule = rule, method = "mala", call = call))
     acc <- pilot$acceptance
     if (acc < 0.45) eta <- eta / 2 else if (acc > 0.85) eta <- eta * 1.5 else break
   }

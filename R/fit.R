@@ -30,6 +30,19 @@
 #'   \item{clipped}{per chain, how many iterations had their gradient clipped.}
 #'   \item{monitor}{with [monitor_every()], a data frame of the log joint
 #'     probability per datum and held-out metrics during the run; else `NULL`.}
+#'   \item{checks}{the checks that tell a likely wrong run (each also gives a
+#'     warning naming the cause and the remedy): `alpha` and `sd_inflation`,
+#'     the (preconditioned) sampling threshold at the end of each chain and the
+#'     factor \eqn{\sqrt{1+\alpha}} by which it widens the posterior sds
+#'     (warning above 1); `acceptance` for [mala()] (warning below 0.15 or
+#'     above 0.95); `threshold_reached` for a [sampling_threshold()] burn-in;
+#'     `gradient_ratio`, Stein's identity \eqn{E[(u^\top\nabla U)^2] =
+#'     E[-u^\top H u]} along the eigenvectors of the Hessian at the draws'
+#'     mean (about 1 for posterior draws; warning outside 1/4 to 4; linear and
+#'     normal-prior logistic models, when cheap); `convergence`, the largest
+#'     R-hat and smallest ESS (`summary()` and `print()` warn above 1.05 or
+#'     below 100).}
+#'   \item{auto}{with `lr = "auto"`, what was chosen and why (see [sgld()]).}
 #'   \item{model, settings, method, call, time}{what was run, and its elapsed
 #'     time in seconds.}
 #' }
@@ -234,8 +247,9 @@ summary.sgld_fit <- function(object, probs = c(0.025, 0.25, 0.5, 0.75, 0.975), .
                      error = function(e) rep(NA_real_, ncol(x)))
     stats <- cbind(stats, rhat = rhat)
   }
+  convergence <- if (is_sampler(object)) convergence_check(stats)  # R/warnings.R
   structure(list(statistics = stats, method = object$method, chains = length(object$draws),
-                 draws = ndraws(object)), class = "summary.sgld_fit")
+                 draws = ndraws(object), convergence = convergence), class = "summary.sgld_fit")
 }
 
 # coda's effective sample size per parameter; NA where its spectral fit fails

@@ -304,7 +304,7 @@ run_sampler <- function(model, lr, batch_size, iter, burnin, thin, temperature, 
   fit <- new_sgld_fit(engine, model = model, settings = settings, lr = settings$lr,
                       method = method, call = call, time = elapsed, rule = rule)
   if (any(fit$status == "failed")) stop(model_error(fit, failure))
-  fit
+  check_run(fit, settings, rule)  # warnings for likely wrong runs (R/warnings.R)
 }
 
 # Every argument checked, and resolved into the plain list the C driver reads.

@@ -102,18 +102,19 @@ test_that("several chains start over-dispersed and user settings override the au
 
 test_that("a given lr behaves exactly as before lr had a default", {
   m <- handout_model()
+  # (short runs from the default start: the checks rightly warn)
   set.seed(1610)
-  a <- sgld(m, lr = 1e-6, batch_size = 10, iter = 400)
+  a <- suppressWarnings(sgld(m, lr = 1e-6, batch_size = 10, iter = 400))
   set.seed(1610)
-  b <- sgld(m, lr = 1e-6, batch_size = 10, iter = 400, burnin = 200)
+  b <- suppressWarnings(sgld(m, lr = 1e-6, batch_size = 10, iter = 400, burnin = 200))
   expect_identical(as.matrix(a), as.matrix(b))
   expect_identical(a$settings$iter, 10000 / 25)
   expect_null(a$auto)
   set.seed(1611)
-  a <- mala(m, lr = 1e-5, iter = 300)
+  a <- suppressWarnings(mala(m, lr = 1e-5, iter = 300))
   expect_identical(a$settings$burnin, 150)
   set.seed(1612)
-  expect_identical(nrow(as.matrix(sgld(m, lr = 1e-6))), 5000L)
+  expect_identical(nrow(as.matrix(suppressWarnings(sgld(m, lr = 1e-6)))), 5000L)
 })
 
 test_that("lr = \"auto\" says why it cannot be used", {
