@@ -12,6 +12,7 @@ SEXP sgld_rng_draws(SEXP n, SEXP kind, SEXP bound, SEXP stream);
 SEXP sgld_schedule_values(SEXP spec, SEXP t, SEXP total);
 SEXP sgld_gradient_draws(SEXP model, SEXP settings);
 SEXP sgld_compiled_info(SEXP pointer);
+SEXP sgld_ksd(SEXP x, SEXP scores, SEXP c, SEXP beta);
 /* callables for other packages' compiled models (model_compiled.c) */
 SEXP compiled_model_pointer(const sgld_model_table *table, int abi_version, SEXP keep_alive);
 int compiled_abi_version(void);
@@ -26,6 +27,7 @@ static const R_CallMethodDef call_methods[] = {
   CALLDEF(sgld_schedule_values, 3),
   CALLDEF(sgld_gradient_draws, 2),
   CALLDEF(sgld_compiled_info, 1),
+  CALLDEF(sgld_ksd, 4),
   {NULL, NULL, 0}
 };
 

@@ -61,7 +61,7 @@ run_cases <- function(seed, first, last) {
     set.seed(seed * 1e6 + case)
     which_model <- sample(names(models), 1)
     m <- models[[which_model]]
-    target <- sample(c("run", "eval", "gradient", "rng", "schedule", "sampler"), 1)
+    target <- sample(c("run", "eval", "gradient", "rng", "schedule", "sampler", "ksd"), 1)
     if (nzchar(Sys.getenv("FUZZ_VERBOSE"))) cat("case", case, target, which_model, "\n")
     res <- tryCatch({
       switch(target,
@@ -78,6 +78,8 @@ run_cases <- function(seed, first, last) {
                          clamp_iter(mutate(list(w = rnorm(m$d), batch_size = 3, times = 5,
                                                 replace = 0L, cv_mode = NULL), sample(1:3, 1)))),
         rng = .Call(sgld:::C_sgld_rng_draws, draw(), draw(), draw(), draw()),
+        ksd = .Call(sgld:::C_sgld_ksd, draw() %||% matrix(rnorm(6), 2), draw() %||% matrix(rnorm(6), 2),
+                    draw(), draw()),
         schedule = .Call(sgld:::C_sgld_schedule_values,
                          mutate(unclass(sgld:::resolve_lr(lr_poly(1e-3, 1, 0.55), 100)), 1),
                          palette[[sample(length(palette), 1)]], palette[[sample(length(palette), 1)]]),

@@ -61,6 +61,7 @@ for (nm in names(models)) {
          cv_mode = as.double(m$default_init)))
 }
 calls[["rng"]] <- list(sgld:::C_sgld_rng_draws, 10, 0L, 0, 2L)
+calls[["ksd"]] <- list(sgld:::C_sgld_ksd, matrix(rnorm(12), 3), matrix(rnorm(12), 3), 1, -0.5)
 calls[["schedule"]] <- list(sgld:::C_sgld_schedule_values,
                             sgld:::resolve_lr(lr_poly(1e-3, 1, 0.55), 100), c(1, 5, 50), FALSE)
 # A run that stopped early leaves its outputs unwritten past what it kept:
