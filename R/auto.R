@@ -10,21 +10,25 @@
 #  (c) the full data in every step when n is small; otherwise control
 #      variates at w_hat, whose gradient noise near the mode is tiny, with a
 #      batch chosen so that the sampling threshold stays below 0.01;
-#  (d) the step eta = 0.1 in those coordinates, at temperature 1 - eta / 2.
+#  (d) the step eta = 0.25 in those coordinates, at temperature 1 - eta / 2.
 #      For a Gaussian target, Euler's step w <- w - eta w + sqrt(2 eta tau) xi
 #      has the stationary variance tau / (1 - eta / 2): the temperature
-#      1 - eta / 2 cancels that widening exactly. Measured on MASS::Pima.tr
-#      (7 unscaled predictors, against 200,000 MALA draws): eta = 0.1 at
-#      temperature 1 gives sds 0.6 to 6.8% too wide, at 1 - eta/2 within
-#      -3.2% to +4% (Monte Carlo error at ESS ~900 is about 2.5%); eta = 0.05
-#      at temperature 1 needs twice the iterations for 0 to 7%;
+#      1 - eta / 2 cancels that widening exactly, at any eta < 2. What is
+#      left is the posterior's departure from a Gaussian. Measured on
+#      MASS::Pima.tr (7 unscaled predictors, n = 200, against 200,000 MALA
+#      draws, ESS ~7000 per run, two runs each): at temperature 1 - eta/2 the
+#      sd ratios were 0.98-1.015 at eta = 0.1, 0.978-1.011 at 0.2,
+#      0.975-1.003 at 0.3 and 0.966-1.000 at 0.5, mean errors at most 0.045
+#      sd throughout; at temperature 1, eta = 0.1 already gave sds up to 6.8%
+#      too wide. 0.25 keeps the bias near 2% and mixes 2.6 times faster than
+#      0.1;
 #  (e) iter from a target effective sample size: the AR(1) autocorrelation
 #      1 - eta of the unit-curvature chain has integrated time (2 - eta) / eta;
 #  (f) several chains start over-dispersed, from N(w_hat, 4 S), so R-hat can
 #      see a chain that has not converged.
 # Every choice the user makes through an argument is kept.
 
-auto_eta <- 0.1          # step in Laplace-preconditioned coordinates
+auto_eta <- 0.25         # step in Laplace-preconditioned coordinates
 auto_target_ess <- 2000  # effective draws (all chains together)
 auto_full_n <- 1000      # up to this many observations: full data in every step
 auto_alpha_max <- 0.01   # largest sampling threshold the batch may leave
@@ -110,7 +114,15 @@ auto_sgld <- function(model, args, given, call) {
       batch <- min(n, ceiling(batch * alpha / auto_alpha_max))
       alpha <- if (batch < n) auto_alpha(model, pm, batch, use_cv, auto_eta) else 0
     }
+    # a batch the user fixed: a smaller step instead, as alpha is proportional to it
+    if ("batch_size" %in% given && alpha > auto_alpha_max) {
+      shrink <- auto_alpha_max / alpha
+      lr <- lr * shrink
+      eta_slow <- eta_slow * shrink
+      alpha <- auto_alpha_max
+    }
   }
+  eta_top <- lr * max(curv)
   if (isTRUE(cv)) cv <- pm$mode
   tau_int <- (2 - eta_slow) / eta_slow
   kept <- ceiling(auto_target_ess * tau_int / chains)
@@ -120,7 +132,7 @@ auto_sgld <- function(model, args, given, call) {
   # cancel Euler's widening tau / (1 - eta / 2) along the stiffest direction;
   # exact for a Gaussian posterior when P is its covariance
   temperature <- if ("temperature" %in% given) args$temperature
-                 else 1 - auto_eta / 2
+                 else 1 - eta_top / 2
   init <- if ("init" %in% given && !is.null(args$init)) args$init else auto_init(model, pm, chains)
   setup <- proc.time()[["elapsed"]] - start
   fit <- run_sampler(model, lr = lr, batch_size = batch, iter = iter, burnin = burnin,
@@ -139,7 +151,7 @@ auto_sgld <- function(model, args, given, call) {
       "lr = \"auto\": preconditioner %s, step %s in its coordinates (temperature %s ",
       "cancels the step's widening), %s; %s iterations for about %d effective draws%s."),
       if ("precondition" %in% given) "given" else "= Laplace covariance at the mode",
-      format(auto_eta / max(curv) * max(curv), digits = 3), format(temperature, digits = 3),
+      format(eta_top, digits = 3), format(temperature, digits = 3),
       if (batch >= n) "full data in every step"
       else sprintf("batch %d%s (sampling threshold %s)", batch,
                    if (!isFALSE(cv)) " with control variates at the mode" else "",

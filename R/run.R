@@ -77,13 +77,13 @@
 #' posterior mode \eqn{\hat w} ([posterior_mode()]) and the Laplace covariance
 #' \eqn{S} there, and runs with the fixed preconditioner \eqn{P = S}: in
 #' those coordinates the posterior is close to a standard normal whatever the
-#' scales of the predictors, so one step fits all. The step is 0.1 in those
-#' coordinates, at temperature \eqn{1 - 0.1/2}, which cancels the widening of
+#' scales of the predictors, so one step fits all. The step is 0.25 in those
+#' coordinates, at temperature \eqn{1 - 0.25/2}, which cancels the widening of
 #' the posterior variance by \eqn{1/(1 - \eta/2)} that a constant step
 #' causes for a Gaussian posterior. Up to 1,000 observations every step uses
 #' the full data; beyond, control variates at the mode with a batch (from 100)
 #' large enough that the sampling threshold in those coordinates is at most
-#' 0.01. The number of iterations gives about 2,000 effective draws (the
+#' 0.01 (with a `batch_size` you give, the step shrinks instead). The number of iterations gives about 2,000 effective draws (the
 #' autocorrelation time of such a chain is about \eqn{(2 - \eta)/\eta}), a
 #' tenth of them as burn-in (at least 200), thinned by a quarter of that time.
 #' One chain starts at the mode; several start over-dispersed, from
