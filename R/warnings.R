@@ -110,7 +110,7 @@ threshold_check <- function(fit, settings, rule, times = 200) {
     C <- stats::cov(G)
     T <- switch(rule$name,
                 sgld = diag(model$d),
-                precond = matrix(rule$chol, model$d, model$d, byrow = TRUE),
+                precond = matrix(rule$chol, model$d, model$d),  # the lower factor
                 psgld = diag(1 / sqrt(rule$opts$eps + sqrt(fit$state$update[seq_len(model$d), c])),
                              model$d))
     eta / 2 * max(eigen(crossprod(T, C %*% T), symmetric = TRUE, only.values = TRUE)$values)

@@ -108,3 +108,18 @@ test_that("a rank-deficient design warns in both faces of the model constructors
   expect_no_warning(model_linear(y ~ x1 + x2 + g, data = d))
   expect_no_warning(model_logistic(X[, 1:3], d$y > 1))
 })
+
+test_that("the end-of-run threshold agrees with the engine's, with and without a preconditioner", {
+  m <- handout_model()
+  ex <- linear_exact_posterior(m)
+  for (P in list(NULL, diag(c(4, 1, 0.25)) * 1e-4)) {
+    set.seed(1634)
+    fit <- suppressWarnings(sgld(m, lr = if (is.null(P)) 1e-6 else 2e-3, batch_size = 10,
+                                 iter = 1000, precondition = P, init = ex$mean,
+                                 diagnostics = diagnostics_every(1000, sample = 10000)))
+    engine <- fit$diagnostics$alpha[nrow(fit$diagnostics)]
+    # 200 minibatches estimate lambda_max to about 10%; batches without
+    # replacement shrink the variance by (n - m) / (n - 1), negligible here
+    expect_equal(fit$checks$alpha, engine, tolerance = 0.3)
+  }
+})
