@@ -92,7 +92,12 @@
 #' `burnin`, `thin`, `temperature`, `init`, `precondition` (a matrix),
 #' `control_variates`); `print()` shows what was chosen and `fit$auto` holds
 #' it. It needs a posterior with one mode and a negative definite Hessian
-#' there; for others (mixtures, [model_ica()]) give `lr`.
+#' there; for others (mixtures, [model_ica()]) give `lr`. Where the posterior
+#' is far from Gaussian along some direction (a rare level of a factor whose
+#' events are all of one class, as in the a9a encoding of [adult]), the
+#' Laplace covariance misjudges that direction and the chain mixes along it
+#' more slowly than planned; the checks of the fit (see [sgld_fit]) then warn,
+#' and more iterations (`iter`) or [mala()] are the remedies.
 #' @section Choosing settings by hand:
 #' When you give `lr`, the rest is yours too. A recipe:
 #' 1. *Scales.* The plain update moves every coordinate by one learning rate.
