@@ -35,7 +35,9 @@
 #'   so chain \eqn{c} is the same whatever the number of chains.
 #' @param init Starting values on the user's scale (for [model_linear()]:
 #'   coefficients, then `sigma2`): `NULL` for the model's default start (see its
-#'   help page), a vector used for every chain, or a matrix with one row per
+#'   help page; with `lr = "auto"`, the posterior mode for one chain and
+#'   over-dispersed draws around it for several, see "Automatic settings"), a
+#'   vector used for every chain, or a matrix with one row per
 #'   chain. Or a fit from an earlier run with the same model, update rule and
 #'   number of chains, to continue it: each chain carries on from its state in
 #'   `fit$state` (parameters, momenta and averages of the update rule, random

@@ -123,3 +123,19 @@ test_that("the end-of-run threshold agrees with the engine's, with and without a
     expect_equal(fit$checks$alpha, engine, tolerance = 0.3)
   }
 })
+
+test_that("the quoted simulated run (n = 2e5, d = 20, lr 1e-6, from the mode) warns", {
+  skip_on_cran()
+  set.seed(1635)
+  n <- 2e5
+  X <- cbind(1, matrix(rnorm(n * 19), n))
+  y <- rbinom(n, 1, plogis(drop(X %*% rnorm(20, 0, 0.3))))
+  m <- model_logistic(X, y)
+  mode <- posterior_mode(m)$mode
+  set.seed(1636)
+  res <- with_warnings(sgld(m, lr = 1e-6, iter = 4000, chains = 2, init = mode))
+  # the issue measured a threshold of 28.7 and sds 4.4 to 5.3 times too wide
+  expect_true(any(grepl("sampling threshold at the end of the run", res$warnings)))
+  expect_true(all(res$value$checks$alpha > 5))
+  expect_true(any(grepl("do not look like posterior draws", res$warnings)))
+})
