@@ -36,10 +36,13 @@
 #'     factor \eqn{\sqrt{1+\alpha}} by which it widens the posterior sds
 #'     (warning above 1); `acceptance` for [mala()] (warning below 0.15 or
 #'     above 0.95); `threshold_reached` for a [sampling_threshold()] burn-in;
-#'     `gradient_ratio`, Stein's identity \eqn{E[(u^\top\nabla U)^2] =
-#'     E[-u^\top H u]} along the eigenvectors of the Hessian at the draws'
-#'     mean (about 1 for posterior draws; warning outside 1/4 to 4; linear and
-#'     normal-prior logistic models, when cheap); `convergence`, the largest
+#'     `gradient_ratio`, Stein's identity \eqn{E[\nabla U\,(w - a)^\top] = -I}
+#'     along the eigenvectors \eqn{u} of the Hessian at the draws' mean:
+#'     \eqn{r_u = -\overline{(u^\top \nabla U)(u^\top(w - \bar w))}} is about 1
+#'     for posterior draws, above for too wide ones, near 0 for a chain that
+#'     has barely moved (warning outside 1/4 to 4; 50 draws; linear and
+#'     normal-prior logistic models, when 50 + 2d passes over the data are
+#'     cheap); `convergence`, the largest
 #'     R-hat and smallest ESS (`summary()` and `print()` warn above 1.05 or
 #'     below 100).}
 #'   \item{auto}{with `lr = "auto"`, what was chosen and why (see [sgld()]).}
