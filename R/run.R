@@ -82,10 +82,13 @@
 #' scales of the predictors, so one step fits all. The step is 0.25 in those
 #' coordinates, at temperature \eqn{1 - 0.25/2}, which cancels the widening of
 #' the posterior variance by \eqn{1/(1 - \eta/2)} that a constant step
-#' causes for a Gaussian posterior. Up to 1,000 observations every step uses
+#' causes for a Gaussian posterior; where the posterior departs far from its
+#' Laplace approximation (the scores at 10 points drawn from it are checked)
+#' the step is 0.1 instead. Up to 1,000 observations every step uses
 #' the full data; beyond, control variates at the mode with a batch (from 100)
 #' large enough that the sampling threshold in those coordinates is at most
-#' 0.01 (with a `batch_size` you give, the step shrinks instead). The number of iterations gives about 2,000 effective draws (the
+#' 0.01 (with a `batch_size` you give, the step shrinks instead). The number
+#' of iterations gives about 2,000 effective draws (the
 #' autocorrelation time of such a chain is about \eqn{(2 - \eta)/\eta}), a
 #' tenth of them as burn-in (at least 200), thinned by a quarter of that time.
 #' One chain starts at the mode; several start over-dispersed, from
