@@ -121,3 +121,15 @@ test_that("lr = \"auto\" says why it cannot be used", {
   m <- model_mixture(mixture_data(50))
   expect_error(sgld(m, precondition = "rmsprop"), "fixed matrix")
 })
+
+test_that("sgld(m) alone is accurate on Adult (a9a design; long: set SGLD_LONG_TESTS=true)", {
+  # about 100 s on one core, over this suite's budget of 20 s a test: run on request
+  skip_if_not(identical(Sys.getenv("SGLD_LONG_TESTS"), "true"), "a long test")
+  d <- sgld::adult[sgld::adult$set == "train", ]
+  m <- suppressWarnings(model_logistic(cbind("(Intercept)" = 1, adult_design(d)), adult_response(d)))
+  # 150,000 MALA iterations (data-raw/adult-reference.R)
+  ref <- readRDS(test_path("adult-reference.rds"))
+  set.seed(1654)
+  fit <- sgld(m)
+  expect_accurate(fit, ref$mean, ref$sd, "Adult")
+})
