@@ -37,6 +37,14 @@ auto_spread <- 2         # starts of several chains from N(w_hat, spread^2 S)
 
 # The Laplace approximation, or a clear error saying why it is not available.
 auto_laplace <- function(model, what) {
+  # these posteriors have several modes by construction (label switching in
+  # the mixture, signs and order of the sources in ICA): one Laplace
+  # approximation would confine the chain to one of them without a warning
+  if (inherits(model, "sgld_model_mixture") || inherits(model, "sgld_model_ica"))
+    abort(what, ": `lr = \"auto\"` builds on one Laplace approximation, and the posterior ",
+          "of ", class(model)[1], " has several modes. Give `lr` yourself (a decaying ",
+          "schedule such as lr_range(), as in the vignettes); see \"Choosing settings by ",
+          "hand\" in ?sgld.")
   pm <- tryCatch(withCallingHandlers(posterior_mode(model, covariance = TRUE),
                                      warning = function(w) invokeRestart("muffleWarning")),
                  error = function(e) abort(what, ": `lr = \"auto\"` needs the posterior ",

@@ -97,7 +97,8 @@
 #' `burnin`, `thin`, `temperature`, `init`, `precondition` (a matrix),
 #' `control_variates`); `print()` shows what was chosen and `fit$auto` holds
 #' it. It needs a posterior with one mode and a negative definite Hessian
-#' there; for others (mixtures, [model_ica()]) give `lr`. Where the posterior
+#' there; for others give `lr` ([model_mixture()] and [model_ica()], whose
+#' posteriors have several modes by construction, say so). Where the posterior
 #' is far from Gaussian along some direction (a rare level of a factor whose
 #' events are all of one class, as in the a9a encoding of [adult]), the
 #' Laplace covariance misjudges that direction and the chain mixes along it

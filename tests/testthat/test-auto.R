@@ -118,8 +118,14 @@ test_that("a given lr behaves exactly as before lr had a default", {
 })
 
 test_that("lr = \"auto\" says why it cannot be used", {
-  m <- model_mixture(mixture_data(50))
+  m <- model_linear(mpg ~ wt + hp, data = mtcars)
   expect_error(sgld(m, precondition = "rmsprop"), "fixed matrix")
+  expect_error(sgld(model_mixture(mixture_data(50))), "has several modes. Give `lr` yourself")
+  expect_error(mala(model_ica(matrix(rnorm(40), 20))), "has several modes")
+  expect_error(psgld(m), "psgld\\(\\) needs a learning rate `lr`.*sgld\\(model\\) chooses")
+  expect_error(sghmc(m), "sghmc\\(\\) needs a learning rate")
+  expect_error(sgd(m), "posterior_mode\\(model\\) finds the mode")
+  expect_error(gd(m), "gd\\(\\) needs a learning rate")
 })
 
 test_that("sgld(m) alone is accurate on Adult (a9a design; long: set SGLD_LONG_TESTS=true)", {
