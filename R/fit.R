@@ -30,6 +30,22 @@
 #'   \item{clipped}{per chain, how many iterations had their gradient clipped.}
 #'   \item{monitor}{with [monitor_every()], a data frame of the log joint
 #'     probability per datum and held-out metrics during the run; else `NULL`.}
+#'   \item{checks}{the checks that tell a likely wrong run (each also gives a
+#'     warning naming the cause and the remedy): `alpha` and `sd_inflation`,
+#'     the (preconditioned) sampling threshold at the end of each chain and the
+#'     factor \eqn{\sqrt{1+\alpha}}{sqrt(1+alpha)} by which it widens the posterior sds
+#'     (warning above 1); `acceptance` for [mala()] (warning below 0.15 or
+#'     above 0.95); `threshold_reached` for a [sampling_threshold()] burn-in;
+#'     `gradient_ratio`, Stein's identity \eqn{E[\nabla U\,(w - a)^\top] = -I}{E[grad U (w - a)^T] = -I}
+#'     along the eigenvectors \eqn{u}{u} of the Hessian at the draws' mean:
+#'     \eqn{r_u = -\overline{(u^\top \nabla U)(u^\top(w - \bar w))}}{r_u = -mean[(u^T grad U)(u^T(w - w_bar))]} is about 1
+#'     for posterior draws, above for too wide ones, near 0 for a chain that
+#'     has barely moved (warning outside 1/4 to 4; 50 draws; linear and
+#'     normal-prior logistic models, when 50 + 2d passes over the data are
+#'     cheap); `convergence`, the largest
+#'     R-hat and smallest ESS (`summary()` and `print()` warn above 1.05 or
+#'     below 100).}
+#'   \item{auto}{with `lr = "auto"`, what was chosen and why (see [sgld()]).}
 #'   \item{model, settings, method, call, time}{what was run, and its elapsed
 #'     time in seconds.}
 #' }
@@ -181,6 +197,7 @@ print.sgld_fit <- function(x, digits = 4, ...) {
       " x ", format(s$iter, big.mark = ",", scientific = FALSE), " iterations, batch size ", s$batch_size,
       if (is_sampler(x)) paste0(", temperature ", format(s$temperature)),
       "\n", sep = "")
+  print_auto(x)  # what lr = "auto" chose (R/auto.R)
   if (!is.null(x$acceptance))
     cat("Acceptance rate: ", paste(format(x$acceptance, digits = 3), collapse = ", "),
         " (per chain)\n", sep = "")
@@ -192,6 +209,8 @@ print.sgld_fit <- function(x, digits = 4, ...) {
   if (any(x$clipped > 0))
     cat("Gradient clipped in ", paste(format(x$clipped), collapse = ", "),
         " iterations (per chain)\n", sep = "")
+  # print() computes no ESS or R-hat: it repeats what the run's checks found
+  for (m in x$checks$convergence$messages) warning(m, call. = FALSE)
   if (ndraws(x) > 0) {
     cat("\n")
     if (is_sampler(x)) {
@@ -255,10 +274,13 @@ summary.sgld_fit <- function(object, probs = c(0.025, 0.25, 0.5, 0.75, 0.975),
   K <- ndraws(object)
   k <- ceiling(K / max_draws)
   stats <- if (length(kept_indices(object))) kept_statistics(object, probs, k)
+  # R-hat and ESS of the parameters with draws (R/warnings.R)
+  convergence <- if (is_sampler(object) && !is.null(stats)) convergence_check(stats)
   if (!all_kept(object)) stats <- add_moment_rows(object, stats, probs)
   structure(list(statistics = stats, method = object$method, chains = length(object$draws),
                  draws = K, diagnostics_thin = k,
-                 constant_lr = length(unique(as.vector(object$lr))) <= 1L),
+                 constant_lr = length(unique(as.vector(object$lr))) <= 1L,
+                 convergence = convergence),
             class = "summary.sgld_fit")
 }
 

@@ -117,6 +117,7 @@ new_model_logistic <- function(X, y, prior, prior_intercept, sparse = NULL) {
   if (is.null(sparse)) sparse <- mean(X != 0) <= 0.25
   check_flag(sparse, "sparse")
   pr <- resolve_coef_prior(prior, prior_intercept, colnames(X))
+  check_rank(X)  # R/warnings.R
   m <- structure(list(
     type = "logistic",
     p = ncol(X), n = as.double(n), sparse = as.integer(sparse),

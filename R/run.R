@@ -13,11 +13,15 @@
 #' draws by their learning rate (`summary()` reports both averages).
 #'
 #' @param model A model, e.g. from [model_linear()].
-#' @param lr Learning rate: a positive number or a schedule ([lr_constant()],
+#' @param lr `"auto"` (the default) to choose every setting not given from
+#'   the posterior itself (see the section "Automatic settings"); or a
+#'   learning rate: a positive number or a schedule ([lr_constant()],
 #'   [lr_poly()], [lr_range()], [lr_piecewise()]).
 #' @param batch_size Minibatch size \eqn{m}{m}, a whole number from 1 to the
 #'   number of observations; the default is 100 or all observations if fewer.
-#' @param iter Number of iterations (updates) per chain.
+#' @param iter Number of iterations (updates) per chain; `NULL` (the default)
+#'   means 10,000 when `lr` is given, and with `lr = "auto"` enough for about
+#'   2,000 effective draws.
 #' @param ... Not used: every argument after `iter` must be given by its full
 #'   name, and unknown names are an error.
 #' @param burnin Number of initial iterations whose states are discarded
@@ -31,7 +35,9 @@
 #'   so chain \eqn{c}{c} is the same whatever the number of chains.
 #' @param init Starting values on the user's scale (for [model_linear()]:
 #'   coefficients, then `sigma2`): `NULL` for the model's default start (see its
-#'   help page), a vector used for every chain, or a matrix with one row per
+#'   help page; with `lr = "auto"`, the posterior mode for one chain and
+#'   over-dispersed draws around it for several, see "Automatic settings"), a
+#'   vector used for every chain, or a matrix with one row per
 #'   chain. Or a fit from an earlier run with the same model, update rule and
 #'   number of chains, to continue it: each chain carries on from its state in
 #'   `fit$state` (parameters, momenta and averages of the update rule, random
@@ -87,7 +93,65 @@
 #'   stay quiet. Without it, a run expected to last more than an hour (from
 #'   the speed of its first iterations) says so when it starts, and its fit
 #'   carries a warning.
-#' @return An object of class `sgld_fit`; see [sgld_fit].
+#' @return An object of class `sgld_fit`; see [sgld_fit]. With `lr = "auto"`
+#'   its `auto` holds what was chosen and why.
+#' @section Automatic settings:
+#' With `lr = "auto"`, `sgld(model)` needs nothing else. It finds the
+#' posterior mode \eqn{\hat w}{w_hat} ([posterior_mode()]) and the Laplace covariance
+#' \eqn{S}{S} there, and runs with the fixed preconditioner \eqn{P = S}{P = S}: in
+#' those coordinates the posterior is close to a standard normal whatever the
+#' scales of the predictors, so one step fits all. The step is 0.25 in those
+#' coordinates, at temperature \eqn{1 - 0.25/2}{1 - 0.25/2}, which cancels the widening of
+#' the posterior variance by \eqn{1/(1 - \eta/2)}{1/(1 - eta/2)} that a constant step
+#' causes for a Gaussian posterior; where the posterior departs far from its
+#' Laplace approximation (the scores at 10 points drawn from it are checked)
+#' the step is 0.1 instead. Up to 1,000 observations every step uses
+#' the full data; beyond, control variates at the mode with a batch (from 100)
+#' large enough that the sampling threshold in those coordinates is at most
+#' 0.01 (with a `batch_size` you give, the step shrinks instead). The number
+#' of iterations gives about 2,000 effective draws (the
+#' autocorrelation time of such a chain is about \eqn{(2 - \eta)/\eta}{(2 - eta)/eta}), a
+#' tenth of them as burn-in (at least 200), thinned by a quarter of that time.
+#' One chain starts at the mode; several start over-dispersed, from
+#' \eqn{N(\hat w, 4S)}{N(w_hat, 4S)}, so that R-hat can tell whether they agree. Each
+#' choice is replaced by the argument that sets it (`batch_size`, `iter`,
+#' `burnin`, `thin`, `temperature`, `init`, `precondition` (a matrix),
+#' `control_variates`); `print()` shows what was chosen and `fit$auto` holds
+#' it. It needs a posterior with one mode and a negative definite Hessian
+#' there; for others give `lr` ([model_mixture()] and [model_ica()], whose
+#' posteriors have several modes by construction, say so). Where the posterior
+#' is far from Gaussian along some direction (a rare level of a factor whose
+#' events are all of one class, as in the a9a encoding of [adult]), the
+#' Laplace covariance misjudges that direction and the chain mixes along it
+#' more slowly than planned; the checks of the fit (see [sgld_fit]) then warn,
+#' and more iterations (`iter`) or [mala()] are the remedies.
+#' @section Choosing settings by hand:
+#' When you give `lr`, the rest is yours too. A recipe:
+#' 1. *Scales.* The plain update moves every coordinate by one learning rate.
+#'    With predictors on their natural scales (glucose about 100, horsepower
+#'    about 150, an intercept about 1) the posterior sds differ by orders of
+#'    magnitude and no single `lr` works for plain SGLD or [psgld()]: one
+#'    small enough for the stiffest direction never moves the others. Either
+#'    standardise the predictors, or precondition with the Laplace covariance:
+#'    `precondition = posterior_mode(model, covariance = TRUE)$covariance`.
+#' 2. *Step.* With \eqn{\lambda}{lambda} the largest eigenvalue of the posterior
+#'    precision in the preconditioner's coordinates (1 with the Laplace
+#'    covariance), a constant step is stable only below \eqn{2/\lambda}{2/lambda} and
+#'    widens the posterior variance by about \eqn{1/(1 - \eta\lambda/2)}{1/(1 - etalambda/2)}:
+#'    keep \eqn{\eta\lambda}{etalambda} at 0.1 or below.
+#' 3. *Batch.* Run with [diagnostics_every()] and look at the sampling
+#'    threshold `alpha`: it is the variance the minibatch noise adds, relative
+#'    to the injected noise, and the sds are too wide by about
+#'    \eqn{\sqrt{1 + \alpha}}{sqrt(1 + alpha)}. Keep it well below 1 (Welling and Teh collect at
+#'    0.1) by a larger batch or `control_variates = TRUE`; the fit warns when
+#'    it ends above 1.
+#' 4. *Iterations.* The slowest direction mixes in about
+#'    \eqn{2/(\eta\lambda_{min})}{2/(etalambda_min)} iterations; run a few hundred times that
+#'    and burn in a tenth.
+#' 5. *Check.* Several chains from spread-out starts (R-hat below 1.05, ESS
+#'    above 100 for every parameter; `print()` and `summary()` warn
+#'    otherwise), [ksd()] against other settings, and a comparison with
+#'    [mala()].
 #' @section Reproducibility:
 #' The engine's generator is seeded from R's, so `set.seed()` before the call
 #' makes a run reproducible.
@@ -106,7 +170,7 @@
 #' fit <- sgld(m, lr = 2e-7, batch_size = 1000, iter = 20000, thin = 10)
 #' summary(fit)
 #' @export
-sgld <- function(model, lr, batch_size = NULL, iter = 10000, ...,
+sgld <- function(model, lr = "auto", batch_size = NULL, iter = NULL, ...,
                  burnin = floor(iter / 2), thin = 1, temperature = 1, chains = 1,
                  init = NULL, replace = FALSE, precondition = NULL,
                  control_variates = FALSE, clip = NULL, monitor = NULL,
@@ -114,6 +178,11 @@ sgld <- function(model, lr, batch_size = NULL, iter = 10000, ...,
                  progress = getOption("sgld.progress", interactive())) {
   check_dots_empty(...)
   check_model(model)
+  # lr = "auto" (R/auto.R): settings from the Laplace approximation
+  if (identical(lr, "auto"))
+    return(auto_sgld(model, mget(setdiff(names(formals()), "..."), environment()),
+                     given = names(match.call())[-1], call = match.call()))
+  if (is.null(iter)) iter <- 10000
   run_sampler(model, lr = lr, batch_size = batch_size, iter = iter, burnin = burnin,
               thin = thin, temperature = temperature, chains = chains, init = init,
               replace = replace, clip = clip, monitor = monitor, threads = threads,
@@ -131,6 +200,9 @@ sgld <- function(model, lr, batch_size = NULL, iter = 10000, ...,
 #' [update_rules] for the update and its defaults.
 #'
 #' @inheritParams sgld
+#' @param lr Learning rate, a number or a schedule; `"auto"` (the default) is
+#'   an error that points to [sgld()]'s automatic settings, as the adaptive
+#'   preconditioner has no step that suits every model.
 #' @param alpha Weight of the old average of squared gradients, in \[0, 1).
 #' @param lambda Positive constant added to the root mean square.
 #' @param v_init Starting value (>= 0) of the averages of squared gradients.
@@ -142,8 +214,9 @@ sgld <- function(model, lr, batch_size = NULL, iter = 10000, ...,
 #' fit <- psgld(m, lr = 1e-4, batch_size = 100, iter = 20000)
 #' summary(fit)
 #' @export
-psgld <- function(model, lr, batch_size = NULL, iter = 10000, ..., alpha = 0.99,
+psgld <- function(model, lr = "auto", batch_size = NULL, iter = 10000, ..., alpha = 0.99,
                   lambda = 1e-5, v_init = 0) {
+  if (identical(lr, "auto")) auto_unsupported("psgld()")  # R/auto.R
   fit <- sgld(model, lr = lr, batch_size = batch_size, iter = iter, ...,
               precondition = precond_rmsprop(alpha = alpha, lambda = lambda, v_init = v_init))
   fit$call <- match.call()
@@ -170,6 +243,9 @@ psgld <- function(model, lr, batch_size = NULL, iter = 10000, ..., alpha = 0.99,
 #'
 #' @inheritParams sgld
 #' @param friction Friction \eqn{a}{a}, in (0, 1].
+#' @param lr Learning rate, a number or a schedule; `"auto"` (the default) is
+#'   an error that points to [sgld()]'s automatic settings.
+#' @param friction Friction \eqn{a}{a}, in (0, 1].
 #' @return An object of class `sgld_fit`; see [sgld_fit].
 #' @references Chen, T., Fox, E. B. and Guestrin, C. (2014). Stochastic gradient
 #'   Hamiltonian Monte Carlo. *Proceedings of the 31st ICML*.
@@ -179,12 +255,13 @@ psgld <- function(model, lr, batch_size = NULL, iter = 10000, ..., alpha = 0.99,
 #' fit <- sghmc(m, lr = 2e-8, friction = 0.1, batch_size = 1000, iter = 20000, thin = 10)
 #' summary(fit)
 #' @export
-sghmc <- function(model, lr, batch_size = NULL, iter = 10000, ..., friction = 0.1,
+sghmc <- function(model, lr = "auto", batch_size = NULL, iter = 10000, ..., friction = 0.1,
                   burnin = floor(iter / 2), thin = 1, temperature = 1, chains = 1,
                   init = NULL, replace = FALSE, control_variates = FALSE, clip = NULL,
                   monitor = NULL, diagnostics = NULL,
                   threads = getOption("sgld.threads", 1L), pars = NULL,
                   progress = getOption("sgld.progress", interactive())) {
+  if (identical(lr, "auto")) auto_unsupported("sghmc()")  # R/auto.R
   check_dots_empty(...)
   check_number(friction, "friction", lower = 0, upper = 1, lower_open = TRUE)
   rule <- update_rule("sghmc", "SGHMC", list(friction = friction), sampler = TRUE)
@@ -204,6 +281,9 @@ sghmc <- function(model, lr, batch_size = NULL, iter = 10000, ..., friction = 0.
 #' posterior mode (the MAP estimate on the sampler's scale).
 #'
 #' @inheritParams sgld
+#' @param lr Learning rate, a number or a schedule; `"auto"` (the default) is
+#'   an error that points to [posterior_mode()], which finds the mode without
+#'   one.
 #' @param thin Keep every `thin`-th iterate.
 #' @param optimizer `NULL` for the model's default (the plain step, or the
 #'   natural gradient for [model_ica()]); `"sgd"` for the plain step
@@ -219,11 +299,12 @@ sghmc <- function(model, lr, batch_size = NULL, iter = 10000, ..., friction = 0.
 #' coef(fit)
 #' coef(gd(m, lr = 1e-5, iter = 2000))
 #' @export
-sgd <- function(model, lr, batch_size = NULL, iter = 1000, ..., optimizer = NULL, thin = 1,
-                chains = 1, init = NULL, replace = FALSE, control_variates = FALSE,
+sgd <- function(model, lr = "auto", batch_size = NULL, iter = 1000, ..., optimizer = NULL,
+                thin = 1, chains = 1, init = NULL, replace = FALSE, control_variates = FALSE,
                 clip = NULL, monitor = NULL, diagnostics = NULL,
                 threads = getOption("sgld.threads", 1L), pars = NULL,
                 progress = getOption("sgld.progress", interactive())) {
+  if (identical(lr, "auto")) auto_unsupported("sgd()")  # R/auto.R
   check_dots_empty(...)
   run_sampler(model, lr = lr, batch_size = batch_size, iter = iter, burnin = 0,
               thin = thin, temperature = 0, chains = chains, init = init,
@@ -235,8 +316,9 @@ sgd <- function(model, lr, batch_size = NULL, iter = 1000, ..., optimizer = NULL
 
 #' @rdname sgd
 #' @export
-gd <- function(model, lr, iter = 1000, ..., thin = 1, init = NULL, clip = NULL, pars = NULL,
-               progress = getOption("sgld.progress", interactive())) {
+gd <- function(model, lr = "auto", iter = 1000, ..., thin = 1, init = NULL, clip = NULL,
+               pars = NULL, progress = getOption("sgld.progress", interactive())) {
+  if (identical(lr, "auto")) auto_unsupported("gd()")  # R/auto.R
   check_dots_empty(...)
   check_model(model)
   run_sampler(model, lr = lr, batch_size = model$n, iter = iter, burnin = 0,
@@ -268,7 +350,7 @@ run_sampler <- function(model, lr, batch_size, iter, burnin, thin, temperature, 
                       method = method, call = call, time = elapsed, rule = rule)
   if (any(fit$status == "failed")) stop(model_error(fit, failure))
   warn_long_run(fit, settings)
-  fit
+  check_run(fit, settings, rule)  # warnings for likely wrong runs (R/warnings.R)
 }
 
 # Every argument checked, and resolved into the plain list the C driver reads.
@@ -375,6 +457,16 @@ resolve_init <- function(model, init, chains) {
 #' @inheritParams sgld
 #' @param lr Step size \eqn{\eta}{eta} (a number or a schedule; a constant one keeps
 #'   the chain stationary).
+#' @param lr Step size \eqn{\eta}{eta} (a number or a schedule; a constant one keeps
+#'   the chain stationary), or `"auto"` (the default): the preconditioner
+#'   `precondition` (by default the Laplace covariance at the posterior mode)
+#'   and the step \eqn{1.65^2 / (2 d^{1/3})}{1.65^2 / (2 d^(1/3))} of the optimal scaling of
+#'   Roberts and Rosenthal (1998), halved or grown by short pilot runs until
+#'   the acceptance rate is between 0.45 and 0.85; then 11,000 iterations, the
+#'   first 1,000 burn-in, from the mode (several chains: over-dispersed
+#'   around it, as in [sgld()]).
+#' @param iter Number of iterations per chain; `NULL` means 10,000 for a
+#'   given `lr`, 11,000 for `lr = "auto"`.
 #' @param precondition `NULL` for the model's default (none, or the natural
 #'   gradient for [model_ica()]), `"none"`, `"natural"`, or a symmetric
 #'   positive definite d x d matrix \eqn{P}{P} on the sampler's scale, e.g. an
@@ -388,13 +480,18 @@ resolve_init <- function(model, init, chains) {
 #' fit <- mala(m, lr = 1e-5, iter = 2000)
 #' fit$acceptance
 #' @export
-mala <- function(model, lr, iter = 10000, ..., burnin = floor(iter / 2), thin = 1,
+mala <- function(model, lr = "auto", iter = NULL, ..., burnin = floor(iter / 2), thin = 1,
                  temperature = 1, chains = 1, init = NULL, precondition = NULL,
                  monitor = NULL, threads = getOption("sgld.threads", 1L), pars = NULL,
                  progress = getOption("sgld.progress", interactive())) {
   check_dots_empty(...)
   check_model(model)
   check_number(temperature, "temperature", lower = 0, lower_open = TRUE)
+  # lr = "auto" (R/auto.R): the Laplace preconditioner and a piloted step
+  if (identical(lr, "auto"))
+    return(auto_mala(model, mget(setdiff(names(formals()), "..."), environment()),
+                     given = names(match.call())[-1], call = match.call()))
+  if (is.null(iter)) iter <- 10000
   run_sampler(model, lr = lr, batch_size = model$n, iter = iter, burnin = burnin,
               thin = thin, temperature = temperature, chains = chains, init = init,
               replace = FALSE, clip = NULL, monitor = monitor, threads = threads,

@@ -17,6 +17,7 @@ SEXP sgld_code_of(SEXP table, SEXP name);
 SEXP sgld_predict(SEXP X, SEXP chains, SEXP pick, SEXP offset, SEXP logistic, SEXP keep,
                   SEXP threads);
 SEXP sgld_predict_mixture(SEXP x, SEXP chains, SEXP pick, SEXP sigma2_x, SEXP keep);
+SEXP sgld_ksd(SEXP x, SEXP scores, SEXP c, SEXP beta);
 /* callables for other packages' compiled models (model_compiled.c) */
 SEXP compiled_model_pointer(const sgld_model_table *table, int abi_version, SEXP keep_alive);
 int compiled_abi_version(void);
@@ -35,6 +36,7 @@ static const R_CallMethodDef call_methods[] = {
   CALLDEF(sgld_code_of, 2),
   CALLDEF(sgld_predict, 7),
   CALLDEF(sgld_predict_mixture, 5),
+  CALLDEF(sgld_ksd, 4),
   {NULL, NULL, 0}
 };
 

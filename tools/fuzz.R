@@ -65,7 +65,7 @@ run_cases <- function(seed, first, last) {
     which_model <- sample(names(models), 1)
     m <- models[[which_model]]
     target <- sample(c("run", "eval", "gradient", "rng", "schedule", "codes", "sampler",
-                       "predict", "predict_mixture"), 1)
+                       "predict", "predict_mixture", "ksd"), 1)
     if (nzchar(Sys.getenv("FUZZ_VERBOSE"))) cat("case", case, target, which_model, "\n")
     res <- tryCatch({
       switch(target,
@@ -98,6 +98,8 @@ run_cases <- function(seed, first, last) {
           a <- mutate(a, sample(1:3, 1))
           do.call(.Call, c(list(sgld:::C_sgld_predict_mixture), unname(a)))
         },
+        ksd = .Call(sgld:::C_sgld_ksd, draw() %||% matrix(rnorm(6), 2), draw() %||% matrix(rnorm(6), 2),
+                    draw(), draw()),
         schedule = .Call(sgld:::C_sgld_schedule_values,
                          mutate(unclass(sgld:::resolve_lr(lr_poly(1e-3, 1, 0.55), 100)), 1),
                          palette[[sample(length(palette), 1)]], palette[[sample(length(palette), 1)]]),

@@ -85,6 +85,7 @@ calls[["predict mixture"]] <- list(sgld:::C_sgld_predict_mixture, df$x[1:5],
                                    list(matrix(rnorm(6), 3), matrix(rnorm(4), 2)), c(2, 5), 2, FALSE)
 calls[["predict mixture draws"]] <- list(sgld:::C_sgld_predict_mixture, df$x[1:5],
                                          list(matrix(rnorm(6), 3)), NULL, 2, TRUE)
+calls[["ksd"]] <- list(sgld:::C_sgld_ksd, matrix(rnorm(12), 3), matrix(rnorm(12), 3), 1, -0.5)
 calls[["schedule"]] <- list(sgld:::C_sgld_schedule_values,
                             sgld:::resolve_lr(lr_poly(1e-3, 1, 0.55), 100), c(1, 5, 50), FALSE)
 # A run that stopped early leaves its outputs unwritten past what it kept:

@@ -72,5 +72,5 @@ test_that("a run expected to outlast the limit without progress says so, and war
   quiet <- capture.output(type = "message", out <- with_warnings(
     sgld(m, lr = 1e-7, batch_size = 10, iter = 5e6, burnin = 0, thin = 1e4, progress = FALSE)))
   expect_identical(quiet, character())
-  expect_identical(out$warnings, character())
+  expect_false(any(grepl("expected to take", out$warnings)))
 })
