@@ -47,6 +47,7 @@ static inline double rng_unif(sgld_rng *r) {
 
 void rng_seed_from_r(sgld_rng *r);            /* main thread only: uses R's RNG */
 void rng_jump(sgld_rng *r);                   /* advance by 2^128 draws */
+void rng_seed_streams(sgld_rng *out, int n);  /* main thread only: n streams, 2^128 apart */
 uint64_t rng_below_large(sgld_rng *r, uint64_t n);
 
 /* Uniform on {0, ..., n-1}, n >= 1, without bias: Lemire's multiply-and-reject

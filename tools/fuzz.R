@@ -77,7 +77,10 @@ run_cases <- function(seed, first, last) {
         gradient = .Call(sgld:::C_sgld_gradient_draws, m,
                          clamp_iter(mutate(list(w = rnorm(m$d), batch_size = 3, times = 5,
                                                 replace = 0L, cv_mode = NULL), sample(1:3, 1)))),
-        rng = .Call(sgld:::C_sgld_rng_draws, draw(), draw(), draw(), draw()),
+        rng = {
+          .Call(sgld:::C_sgld_rng_draws, draw(), draw(), draw(), draw())
+          .Call(sgld:::C_sgld_streams, draw())
+        },
         codes = {
           .Call(sgld:::C_sgld_codes)
           .Call(sgld:::C_sgld_code_of, sample(c(names(sgld:::engine_codes()), "x"), 1), draw())

@@ -71,6 +71,7 @@ for (rule in list(precond_rmsprop(), opt_adam(),
 calls[["codes"]] <- list(sgld:::C_sgld_codes)
 calls[["code of"]] <- list(sgld:::C_sgld_code_of, "schedule", "piecewise")
 calls[["rng"]] <- list(sgld:::C_sgld_rng_draws, 10, 0L, 0, 2L)
+calls[["streams"]] <- list(sgld:::C_sgld_streams, 3L)
 calls[["schedule"]] <- list(sgld:::C_sgld_schedule_values,
                             sgld:::resolve_lr(lr_poly(1e-3, 1, 0.55), 100), c(1, 5, 50), FALSE)
 # A run that stopped early leaves its outputs unwritten past what it kept:

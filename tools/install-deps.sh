@@ -9,7 +9,7 @@
 set -euo pipefail
 
 r_pkgs="coda testthat knitr rmarkdown mvtnorm roxygen2"
-debs="r-cran-coda r-cran-callr r-cran-fastica r-cran-posterior r-cran-bayesplot r-cran-testthat r-cran-knitr r-cran-rmarkdown r-cran-mvtnorm r-cran-roxygen2 pandoc qpdf tidy make"
+debs="r-cran-coda r-cran-callr r-cran-future r-cran-bigmemory r-cran-fastica r-cran-posterior r-cran-bayesplot r-cran-testthat r-cran-knitr r-cran-rmarkdown r-cran-mvtnorm r-cran-roxygen2 pandoc qpdf tidy make"
 tools="pandoc qpdf tidy make"
 if [ "${1:-}" = "--bench" ]; then
   r_pkgs="$r_pkgs rstan"
