@@ -331,5 +331,7 @@ double list_real(SEXP list, const char *name);
 int list_int(SEXP list, const char *name);
 /* a double vector of the given length (any length when len < 0) */
 const double *list_doubles(SEXP list, const char *name, R_xlen_t len);
+/* a model's (p + 1) x n rows: its `z`, or the memory map of its data file (mmap.c) */
+const double *model_rows(SEXP spec, R_xlen_t len);
 
 #endif

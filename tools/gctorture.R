@@ -47,7 +47,16 @@ if (status != 0) {
 plugin <- loadNamespace("sgldpoisson", lib.loc = file.path(plugin_dir, "lib"))
 counts <- rpois(20, 2)
 models$compiled <- plugin$poisson_model(cbind(1, df$x), counts)
+# a logistic regression on a file-backed matrix (its rows memory-mapped)
+fbm_dir <- tempfile("sgld-fbm-")
+dir.create(fbm_dir)
+fbm <- bigmemory::as.big.matrix(cbind(1, df$x, y = rep(0:1, 10)), backingfile = "f.bin",
+                                descriptorfile = "f.desc", backingpath = fbm_dir)
+models$file <- model_logistic(fbm, y = 3)
 calls <- list()
+calls[["file rows"]] <- list(sgld:::C_sgld_file_rows, list(
+  source = file.path(fbm_dir, "f.bin"), dest = file.path(fbm_dir, "copy"), float = 0L, n = 20,
+  ncol = 3L, cols = 0:1, ycol = -1L, y = df$y, binary = 0L))
 for (nm in names(models)) {
   m <- models[[nm]]
   s <- sgld:::run_settings(m, lr = 1e-6, batch_size = 4, iter = 20, burnin = 5, thin = 2,
