@@ -93,3 +93,20 @@ test_that("parallel is checked", {
   expect_error(sgld(m, lr = 1e-4, parallel = "cluster"),
                "`parallel` must be \"threads\" or \"future\", not")
 })
+
+test_that("a model written in R functions travels to its futures, and its failures stop the run", {
+  old <- future::plan(future::sequential)
+  on.exit(future::plan(old), add = TRUE)
+  m <- handout_custom(handout[1:500, ])
+  run <- function(parallel) {
+    set.seed(9)
+    sgld(m, lr = 1e-5, batch_size = 20, iter = 300, chains = 2, parallel = parallel)
+  }
+  expect_same_fit(run("threads"), run("future"))
+
+  broken <- handout_custom(handout[1:200, ], grad_logprior = function(w) c(NA, 0, 0))
+  err <- tryCatch(sgld(broken, lr = 1e-5, batch_size = 20, iter = 50, chains = 2,
+                       parallel = "future"), sgld_model_error = function(e) e)
+  expect_s3_class(err, "sgld_model_error")
+  expect_match(conditionMessage(err), "`grad_logprior`")
+})
