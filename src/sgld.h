@@ -250,6 +250,8 @@ void estimate_gradient(const sgld_estimator *e, const double *w, const R_xlen_t 
 /* G(w_hat): the full-data likelihood gradient at a mode, in one pass by
    chunks; main thread only (allocates with R_alloc, errors if not finite) */
 const double *cv_gradient(const sgld_model *model, const double *mode);
+/* the likelihood gradient over all items, added into g (in chunks of items) */
+void full_grad_loglik(const sgld_model *model, const double *w, double *g, double *work);
 
 /* -------------------------------------------------------- clipping -- */
 
