@@ -20,10 +20,12 @@
 # The processes (each a fresh R, so one's memory does not count in another's):
 #   * write:   the big.matrix, 1e6 rows at a time;
 #   * file:    model_logistic() on its descriptor (one pass writes the rows
-#              file), posterior_mode() (passes over the file), a plain SGLD run
-#              from a cold cache (the rows file's pages dropped with
-#              `dd iflag=nocache`), the same run warm, and the run with
+#              file), posterior_mode() (passes over the file), plain SGLD
+#              runs (cached: the passes read the whole file) and the run with
 #              control variates; RssAnon polled throughout;
+#   * cold:    the saved model in a fresh process, the rows file's pages
+#              dropped from the page cache (`dd iflag=nocache`) before it is
+#              mapped, a short plain SGLD run;
 #   * memory:  the same model (saved by the previous process) with its rows
 #              read into R memory (readBin of the rows file, so the data are
 #              identical), the same warm runs.
@@ -84,16 +86,12 @@ polled <- function(f, args) {
 # The runs both processes make: plain SGLD (batch 100, 1 chain) and SGLD with
 # control variates at the mode; per-iteration times from the engine's
 # elapsed time.
-runs <- function(m, mode, iter, cold = NULL) {
+runs <- function(m, mode, iter) {
   plain <- function() {
     set.seed(1)
     sgld::sgld(m, lr = 1e-8, batch_size = 100, iter = iter, burnin = 0)
   }
   out <- list()
-  if (!is.null(cold)) {
-    cold()
-    out$cold <- plain()$time / iter
-  }
   invisible(plain())                      # warms the pages a plain run touches
   out$warm <- stats::median(vapply(1:3, function(i) plain()$time / iter, 0))
   set.seed(2)
@@ -115,14 +113,26 @@ file_run <- polled(function(dir, iter, runs) {
   saveRDS(m, file.path(dir, "model.rds"))
   rows <- m$file$path
   t_mode <- system.time(mode <- sgld::posterior_mode(m))[["elapsed"]]
-  drop_cache <- function() system2("dd", c(paste0("if=", rows), "iflag=nocache", "count=0"),
-                                   stdout = FALSE, stderr = FALSE)
-  out <- runs(m, mode$mode, iter, cold = drop_cache)
+  out <- runs(m, mode$mode, iter)
   status <- readLines("/proc/self/status")
   c(out, list(t_build = t_build, t_mode = t_mode, mode_iter = mode$iterations, rows = rows,
               model_bytes = as.numeric(utils::object.size(m)),
               vm_hwm = grep("^VmHWM", status, value = TRUE), mode = mode$mode))
 }, args = list(dir = dir, iter = iter, runs = runs))
+
+# From a cold cache: a fresh process drops the rows file's pages (which it can
+# only do while no process maps them) before its model maps the file.
+say("from a cold cache")
+cold_iter <- as.numeric(Sys.getenv("LARGE_COLD_ITER", "200"))
+drop_cache <- function(path) system2("dd", c(paste0("if=", path), "iflag=nocache", "count=0"),
+                                     stdout = FALSE, stderr = FALSE)
+cold_run <- polled(function(dir, iter, drop_cache) {
+  m <- readRDS(file.path(dir, "model.rds"))
+  drop_cache(m$file$path)
+  set.seed(1)
+  fit <- sgld::sgld(m, lr = 1e-8, batch_size = 100, iter = iter, burnin = 0)
+  fit$time / iter
+}, args = list(dir = dir, iter = cold_iter, drop_cache = drop_cache))
 
 say("the same data in memory")
 mem_run <- callr::r(function(dir, iter, runs, rows, mode) {
@@ -136,6 +146,25 @@ mem_run <- callr::r(function(dir, iter, runs, rows, mode) {
 }, args = list(dir = dir, iter = iter, runs = runs, rows = file_run$result$rows,
                mode = file_run$result$mode))
 
+# The two layouts of the data on the file, read directly (bench/layout.c):
+# random rows of the big.matrix's column-major backing file against rows of
+# the model's rows file, cached and from a cold cache.
+layout <- NULL
+if (nzchar(Sys.which("gcc")) && file.exists("bench/layout.c")) {
+  say("the two layouts")
+  exe <- file.path(dir, "layout")
+  system2("gcc", c("-O2", "-o", exe, "bench/layout.c"))
+  read_layout <- function(iter, cold) {
+    out <- system2(exe, c(file.path(dir, "x.bin"), file_run$result$rows, format(n, scientific = FALSE),
+                          d + 1, 100, iter, cold), stdout = TRUE, stderr = FALSE)
+    setNames(as.numeric(sub(".* ", "", out)), sub(" [^ ]*$", "", out))
+  }
+  cold <- read_layout(200, 1)
+  for (path in c(file.path(dir, "x.bin"), file_run$result$rows))   # into the page cache
+    system2("cat", path, stdout = FALSE)
+  layout <- list(cold = cold, warm = read_layout(20000, 0))
+}
+
 f <- file_run$result
 us <- function(s) sprintf("%.1f", s * 1e6)
 cat("## Data larger than memory (file-backed big.matrix)\n\n")
@@ -148,16 +177,27 @@ cat(sprintf(paste0(
   format(n, big.mark = ",", scientific = FALSE), d, bytes / 1e9, t_write, bytes / 1e9,
   f$t_build, f$model_bytes / 1024, f$t_mode, f$mode_iter, format(iter, big.mark = ",")))
 cat("| | from the file | in memory | ratio |\n|---|---|---|---|\n")
-cat(sprintf("| plain SGLD, cold cache (us/iteration) | %s | | |\n", us(f$cold)))
+cat(sprintf("| plain SGLD, cold cache (us/iteration, %s iterations) | %s | | |\n",
+            format(cold_iter), us(cold_run$result)))
 cat(sprintf("| plain SGLD, cached (us/iteration, median of 3) | %s | %s | %.2f |\n",
             us(f$warm), us(mem_run$warm), f$warm / mem_run$warm))
-cat(sprintf("| SGLD with control variates (us/iteration) | %s | %s | %.2f |\n",
+cat(sprintf("| SGLD with control variates, cached (us/iteration, with the full pass at the mode) | %s | %s | %.2f |\n",
             us(f$cv), us(mem_run$cv), f$cv / mem_run$cv))
-cat(sprintf("\nPeak anonymous resident memory (RssAnon) of the process on the file: %.0f MB ",
-            file_run$peak_anon_mb))
+cat(sprintf(paste0("\nPeak anonymous resident memory (RssAnon) of the process on the file ",
+                   "(building the model, posterior_mode(), the runs): %.0f MB "),
+            max(file_run$peak_anon_mb, cold_run$peak_anon_mb)))
 cat(sprintf("(target: under 300 MB); its peak RSS including the page cache it mapped: %s.\n",
             trimws(sub("VmHWM:", "", f$vm_hwm))))
 cat(sprintf("Draws with control variates identical from the file and in memory: %s.\n",
             identical(f$cv_draws, mem_run$cv_draws)))
+if (!is.null(layout)) {
+  cat(sprintf(paste0(
+    "\nThe layout (bench/layout.c: 100 random rows per iteration, x_i' w for each): from the ",
+    "big.matrix's column-major backing file, where one row's values lie on %d pages, %s us per ",
+    "iteration cached and %s us cold; from the rows file, one page per row, %s us cached and ",
+    "%s us cold. Hence the one-time copy in the model's layout.\n"),
+    d + 1, sprintf("%.1f", layout$warm[["column-major"]]), sprintf("%.0f", layout$cold[["column-major"]]),
+    sprintf("%.1f", layout$warm[["rows"]]), sprintf("%.0f", layout$cold[["rows"]])))
+}
 cat(sprintf("\n(bench/large-data.R, %.0f s in all)\n",
             proc.time()[["elapsed"]] - t_script))
