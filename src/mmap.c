@@ -167,10 +167,17 @@ SEXP sgld_file_rows(SEXP args) {
           (long long) n, ncol, is_float ? "floats" : "doubles", (double) n * ncol * width);
   }
   posix_madvise((void *) base, bytes, POSIX_MADV_SEQUENTIAL);
-  FILE *out = fopen(dest, "wb");
+  /* written under another name and renamed into place: a process that maps
+     an earlier rows file keeps its (unlinked) copy intact, where rewriting
+     the file in place would shorten it under the mapping (SIGBUS) */
+  const size_t len_dest = strlen(dest) + 32;
+  char *partial = R_alloc(len_dest, 1);
+  snprintf(partial, len_dest, "%s.partial-%ld", dest, (long) getpid());
+  FILE *out = fopen(partial, "wb");
   if (!out) {
     munmap((void *) base, bytes);
-    error("cannot write the rows file '%s': %s", dest, strerror(errno));
+    error("cannot write the rows file '%s' (next to the backing file): %s", partial,
+          strerror(errno));
   }
   const R_xlen_t B = 16384;   /* rows per block: (p + 1) x B doubles of buffer */
   double *buf = (double *) R_alloc((size_t) B * (p + 1), sizeof(double));
@@ -218,6 +225,7 @@ SEXP sgld_file_rows(SEXP args) {
   }
   munmap((void *) base, bytes);
   if (fclose(out) != 0 && !failure) failure = "write";
+  if (!failure && rename(partial, dest) != 0) failure = "write";
   if (failure) {
     int e = errno;
     char shown[32];   /* the value as R prints it */
@@ -225,7 +233,7 @@ SEXP sgld_file_rows(SEXP args) {
     else if (ISNAN(bad_value)) snprintf(shown, sizeof shown, "NaN");
     else if (!R_FINITE(bad_value)) snprintf(shown, sizeof shown, bad_value > 0 ? "Inf" : "-Inf");
     else snprintf(shown, sizeof shown, "%g", bad_value);
-    remove(dest);
+    remove(partial);
     if (strcmp(failure, "write") == 0)
       error("cannot write the rows file '%s' (is the disk full?): %s", dest, strerror(e));
     if (strcmp(failure, "binary") == 0)

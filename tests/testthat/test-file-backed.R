@@ -46,6 +46,10 @@ test_that("a logistic regression on a file gives the draws of the same data in m
   by_desc <- model_logistic(bigmemory::describe(file_matrix(dat$X, name = "x")), y = dat$y,
                             prior = prior_normal(0, 5))
   expect_identical(as.array(run(by_desc)), as.array(b))
+  # building the model again replaces its rows file, under the mapping of the first
+  again <- model_logistic(bm, y = "y", prior = prior_normal(0, 5))
+  expect_identical(as.array(run(from_file)), as.array(b))
+  expect_identical(as.array(run(again)), as.array(b))
   saved <- tempfile(fileext = ".rds")
   saveRDS(from_file, saved)
   expect_identical(as.array(run(readRDS(saved))), as.array(b))
