@@ -74,7 +74,8 @@
 #'   are bit-identical to the local run's for the same `set.seed()`: the
 #'   random streams are drawn here and each future is given its chain's. A
 #'   chain whose future fails leaves a fit of the other chains and a warning
-#'   naming it. Workers need sgld installed; the model travels to them as
+#'   naming it. Futures draw no progress display. Workers need sgld
+#'   installed; the model travels to them as
 #'   data (a model on a file-backed matrix travels as its file's path, which
 #'   the workers must see). Models from [model_compiled()] cannot travel.
 #'   See `vignette("large-data")`.
