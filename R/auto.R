@@ -177,7 +177,7 @@ auto_sgld <- function(model, args, given, call) {
                      threads = args$threads, diagnostics = args$diagnostics,
                      rule = resolve_precondition(precondition, model),
                      control_variates = cv, method = "sgld", call = call,
-                     pars = args$pars, progress = args$progress)
+                     pars = args$pars, progress = args$progress, parallel = args$parallel)
   fit$auto <- list(
     lr = lr, batch_size = batch, control_variates = !isFALSE(cv), iter = iter,
     burnin = burnin, thin = thin, temperature = temperature, mode = pm$mode,
@@ -237,7 +237,8 @@ auto_mala <- function(model, args, given, call) {
                      thin = args$thin, temperature = args$temperature, chains = chains,
                      init = init, replace = FALSE, clip = NULL, monitor = args$monitor,
                      threads = args$threads, mala = TRUE, rule = rule, method = "mala",
-                     call = call, pars = args$pars, progress = args$progress)
+                     call = call, pars = args$pars, progress = args$progress,
+                     parallel = args$parallel)
   fit$auto <- list(lr = eta, iter = iter, burnin = burnin, mode = pm$mode,
                    covariance = pm$covariance, pilot_acceptance = acc, setup_time = setup,
                    overdispersed = chains > 1 && !"init" %in% given,

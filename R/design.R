@@ -203,7 +203,10 @@ set_model_data.default <- function(model, X, y) {
 }
 
 # The training design matrix, back from the model's storage.
-design_matrix <- function(model) UseMethod("design_matrix")
+design_matrix <- function(model) {
+  check_in_memory(model)
+  UseMethod("design_matrix")
+}
 
 design_matrix.default <- function(model) {
   X <- t(model$z[seq_len(model$p), , drop = FALSE])

@@ -14,10 +14,14 @@
 #' (the transposed design with the response as its last row), so a minibatch
 #' reads contiguous memory.
 #'
-#' @param x A formula `response ~ covariates`, or a numeric design matrix.
+#' @param x A formula `response ~ covariates`, a numeric design matrix, or a
+#'   file-backed `bigmemory::big.matrix` (or its descriptor, from
+#'   `bigmemory::describe()`) of type double or float; see the section "Data
+#'   in a file".
 #' @param data A data frame holding the variables of the formula.
 #' @param y The response, for the matrix face: a numeric vector with one value
-#'   per row of `x`.
+#'   per row of `x`; for a big.matrix also the name or number of one of its
+#'   columns (the other columns are then the covariates).
 #' @param prior The prior, from [prior_nig()].
 #' @param subset,weights,offset,na.action As in [lm()] and [glm()], for the
 #'   formula face: `subset` selects rows of `data`; `weights` are case
@@ -35,6 +39,20 @@
 #' @section Starting values:
 #' Unless `init` is given, samplers start every chain at the prior mean of the
 #' coefficients and at \eqn{\sigma^2}{sigma^2} = the sample variance of the response.
+#' @section Data in a file:
+#' Given a file-backed big.matrix (`bigmemory::filebacked.big.matrix()`, not
+#' separated; its backing file holds the matrix column-major), the model
+#' writes once, next to the backing file (`<backing file>.sgld-rows`), a copy
+#' of the covariates and response with each observation's values together,
+#' and reads minibatches from a memory map of that copy: the data never enter
+#' R's memory, and the operating system's page cache holds what fits. The
+#' model object stores the file's path, not the data, so it is small, can be
+#' saved, and can be sent to another process that sees the same file (e.g.
+#' chains on a `future` plan, `parallel = "future"` in [sgld()]). Control
+#' variates, [posterior_mode()] and the monitor make passes over the file.
+#' The draws equal those of the same data in memory. Needs `mmap`: Linux and
+#' macOS, not Windows. Predictions need `newdata`. See
+#' `vignette("large-data")`.
 #' @seealso [linear_exact_posterior()] for the exact posterior of this model.
 #' @examples
 #' m <- model_linear(y ~ x, data = handout)
@@ -63,6 +81,7 @@ model_linear.formula <- function(x, data, prior = prior_nig(), subset, weights, 
 #' @export
 model_linear.default <- function(x, y, prior = prior_nig(), ...) {
   check_dots_empty(...)
+  if (is_file_matrix(x)) return(file_model_linear(x, y, prior))
   x <- check_design_matrix(x)
   check_response_length(y, x)
   if (!is.numeric(y) || any(!is.finite(y)))

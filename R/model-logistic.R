@@ -18,7 +18,9 @@
 #' linear predictors of any size.
 #'
 #' @inheritParams model_linear
-#' @param y The response, for the matrix face.
+#' @param y The response, for the matrix face; for a big.matrix also the name
+#'   or number of one of its columns (the other columns are then the
+#'   covariates).
 #' @param prior Prior of the coefficients: [prior_normal()] (the default,
 #'   `prior_normal(0, 10)`) or [prior_laplace()].
 #' @param prior_intercept `NULL` to give the intercept the same prior as the
@@ -28,6 +30,7 @@
 #'   as with one-hot encoded factors; the results are the same either way, up
 #'   to the order of floating-point sums.
 #' @return An object of class `sgld_model_logistic` (and `sgld_model`).
+#' @inheritSection model_linear Data in a file
 #' @section Starting values:
 #' Unless `init` is given, samplers start every chain at the prior's centre.
 #' @examples
@@ -78,6 +81,7 @@ model_logistic.formula <- function(x, data, prior = prior_normal(0, 10),
 model_logistic.default <- function(x, y, prior = prior_normal(0, 10),
                                    prior_intercept = NULL, sparse = NULL, ...) {
   check_dots_empty(...)
+  if (is_file_matrix(x)) return(file_model_logistic(x, y, prior, prior_intercept, sparse))
   x <- check_design_matrix(x)
   check_response_length(y, x)
   new_model_logistic(x, binary_response(y, "`y`"), prior, prior_intercept, sparse)

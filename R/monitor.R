@@ -51,7 +51,7 @@ held_out_model.default <- function(model, newdata) {
   }
   if (length(y) != nrow(X))
     abort("`newdata`: the response has length ", length(y), " but there are ", nrow(X), " rows.")
-  set_model_data(model, X, response_like(model, y))
+  set_model_data(in_memory(model), X, response_like(model, y))
 }
 
 response_like <- function(model, y) UseMethod("response_like")

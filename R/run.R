@@ -74,6 +74,19 @@
 #'   any number of threads. Models written in R functions ([model_custom()])
 #'   run their chains one after the other whatever `threads` says, as R is
 #'   single-threaded.
+#' @param parallel `"threads"` (the default, `getOption("sgld.parallel",
+#'   "threads")`) runs the chains in this process, in `threads` OpenMP
+#'   threads; `"future"` runs each chain as a future on the plan set with
+#'   [future::plan()] (other R sessions, other machines, a batch scheduler
+#'   through future.batchtools), and binds the chains into one fit. The draws
+#'   are bit-identical to the local run's for the same `set.seed()`: the
+#'   random streams are drawn here and each future is given its chain's. A
+#'   chain whose future fails leaves a fit of the other chains and a warning
+#'   naming it. Futures draw no progress display. Workers need sgld
+#'   installed; the model travels to them as
+#'   data (a model on a file-backed matrix travels as its file's path, which
+#'   the workers must see). Models from [model_compiled()] cannot travel.
+#'   See `vignette("large-data")`.
 #' @param pars Which parameters' draws to store: `NULL` for the default,
 #'   `TRUE` for all, `FALSE` for none, parameter names (e.g. `c("x", "sigma2")`; a name that is not a parameter's
 #'   is taken as a regular expression, e.g. `"^w"`), or indices. The default
@@ -175,7 +188,8 @@ sgld <- function(model, lr = "auto", batch_size = NULL, iter = NULL, ...,
                  init = NULL, replace = FALSE, precondition = NULL,
                  control_variates = FALSE, clip = NULL, monitor = NULL,
                  diagnostics = NULL, threads = getOption("sgld.threads", 1L), pars = NULL,
-                 progress = getOption("sgld.progress", interactive())) {
+                 progress = getOption("sgld.progress", interactive()),
+                 parallel = getOption("sgld.parallel", "threads")) {
   check_dots_empty(...)
   check_model(model)
   # lr = "auto" (R/auto.R): settings from the Laplace approximation
@@ -188,7 +202,7 @@ sgld <- function(model, lr = "auto", batch_size = NULL, iter = NULL, ...,
               replace = replace, clip = clip, monitor = monitor, threads = threads,
               diagnostics = diagnostics, rule = resolve_precondition(precondition, model),
               control_variates = control_variates, method = "sgld", call = match.call(),
-              pars = pars, progress = progress)
+              pars = pars, progress = progress, parallel = parallel)
 }
 
 #' Preconditioned SGLD
@@ -260,7 +274,8 @@ sghmc <- function(model, lr = "auto", batch_size = NULL, iter = 10000, ..., fric
                   init = NULL, replace = FALSE, control_variates = FALSE, clip = NULL,
                   monitor = NULL, diagnostics = NULL,
                   threads = getOption("sgld.threads", 1L), pars = NULL,
-                  progress = getOption("sgld.progress", interactive())) {
+                  progress = getOption("sgld.progress", interactive()),
+                  parallel = getOption("sgld.parallel", "threads")) {
   if (identical(lr, "auto")) auto_unsupported("sghmc()")  # R/auto.R
   check_dots_empty(...)
   check_number(friction, "friction", lower = 0, upper = 1, lower_open = TRUE)
@@ -269,7 +284,8 @@ sghmc <- function(model, lr = "auto", batch_size = NULL, iter = 10000, ..., fric
               thin = thin, temperature = temperature, chains = chains, init = init,
               replace = replace, clip = clip, monitor = monitor, threads = threads,
               diagnostics = diagnostics, rule = rule, control_variates = control_variates,
-              method = "sghmc", call = match.call(), pars = pars, progress = progress)
+              method = "sghmc", call = match.call(), pars = pars, progress = progress,
+              parallel = parallel)
 }
 
 #' Stochastic gradient descent and gradient descent
@@ -303,7 +319,8 @@ sgd <- function(model, lr = "auto", batch_size = NULL, iter = 1000, ..., optimiz
                 thin = 1, chains = 1, init = NULL, replace = FALSE, control_variates = FALSE,
                 clip = NULL, monitor = NULL, diagnostics = NULL,
                 threads = getOption("sgld.threads", 1L), pars = NULL,
-                progress = getOption("sgld.progress", interactive())) {
+                progress = getOption("sgld.progress", interactive()),
+                parallel = getOption("sgld.parallel", "threads")) {
   if (identical(lr, "auto")) auto_unsupported("sgd()")  # R/auto.R
   check_dots_empty(...)
   run_sampler(model, lr = lr, batch_size = batch_size, iter = iter, burnin = 0,
@@ -311,7 +328,7 @@ sgd <- function(model, lr = "auto", batch_size = NULL, iter = 1000, ..., optimiz
               replace = replace, clip = clip, monitor = monitor, threads = threads,
               diagnostics = diagnostics, rule = resolve_optimizer(optimizer, model),
               control_variates = control_variates, method = "sgd", call = match.call(),
-              pars = pars, progress = progress)
+              pars = pars, progress = progress, parallel = parallel)
 }
 
 #' @rdname sgd
@@ -333,7 +350,9 @@ gd <- function(model, lr = "auto", iter = 1000, ..., thin = 1, init = NULL, clip
 run_sampler <- function(model, lr, batch_size, iter, burnin, thin, temperature, chains,
                         init, replace, clip, monitor, threads, method, call,
                         rule = plain_rule("SGLD"), control_variates = FALSE,
-                        diagnostics = NULL, mala = FALSE, pars = NULL, progress = FALSE) {
+                        diagnostics = NULL, mala = FALSE, pars = NULL, progress = FALSE,
+                        parallel = "threads") {
+  parallel <- check_parallel(parallel, model)
   settings <- run_settings(model, lr = lr, batch_size = batch_size, iter = iter,
                            burnin = burnin, thin = thin, temperature = temperature,
                            chains = chains, init = init, replace = replace, clip = clip,
@@ -343,12 +362,23 @@ run_sampler <- function(model, lr, batch_size, iter, burnin, thin, temperature, 
                            progress = progress)
   engine <- new.env(parent = emptyenv())
   start <- proc.time()[["elapsed"]]
-  engine$res <- .Call(C_sgld_run, model, settings)
+  lost <- NULL
+  if (parallel == "future") {
+    res <- future_results(model, settings)
+    failure <- attr(res, "failure")
+    lost <- attr(res, "lost")
+    attributes(res) <- attributes(res)["names"]
+    engine$res <- res
+    rm(res)
+  } else {
+    engine$res <- .Call(C_sgld_run, model, settings)
+    failure <- report_callbacks(model)
+  }
   elapsed <- proc.time()[["elapsed"]] - start
-  failure <- report_callbacks(model)
   fit <- new_sgld_fit(engine, model = model, settings = settings, lr = settings$lr,
                       method = method, call = call, time = elapsed, rule = rule)
-  if (any(fit$status == "failed")) stop(model_error(fit, failure))
+  warn_lost_chains(lost)
+  if (any(fit$status == "failed") && !is.null(failure)) stop(model_error(fit, failure))
   warn_long_run(fit, settings)
   check_run(fit, settings, rule)  # warnings for likely wrong runs (R/warnings.R)
 }
@@ -483,7 +513,8 @@ resolve_init <- function(model, init, chains) {
 mala <- function(model, lr = "auto", iter = NULL, ..., burnin = floor(iter / 2), thin = 1,
                  temperature = 1, chains = 1, init = NULL, precondition = NULL,
                  monitor = NULL, threads = getOption("sgld.threads", 1L), pars = NULL,
-                 progress = getOption("sgld.progress", interactive())) {
+                 progress = getOption("sgld.progress", interactive()),
+                 parallel = getOption("sgld.parallel", "threads")) {
   check_dots_empty(...)
   check_model(model)
   check_number(temperature, "temperature", lower = 0, lower_open = TRUE)
@@ -496,7 +527,7 @@ mala <- function(model, lr = "auto", iter = NULL, ..., burnin = floor(iter / 2),
               thin = thin, temperature = temperature, chains = chains, init = init,
               replace = FALSE, clip = NULL, monitor = monitor, threads = threads,
               mala = TRUE, rule = mala_rule(precondition, model), method = "mala",
-              call = match.call(), pars = pars, progress = progress)
+              call = match.call(), pars = pars, progress = progress, parallel = parallel)
 }
 
 # MALA's proposal is the step of a rule without kept state.

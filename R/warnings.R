@@ -10,7 +10,9 @@ check_run <- function(fit, settings, rule) {
     checks <- c(checks, threshold_check(fit, settings, rule))
   if (fit$method == "mala") checks$acceptance <- acceptance_check(fit)
   if (settings$burnin_mode == "threshold") checks$threshold_reached <- threshold_reached_check(fit, settings)
-  if (is_sampler(fit) && settings$temperature > 0) checks$gradient_ratio <- stein_check(fit, settings)
+  # the Stein check takes full-data gradients at stored draws: it needs all of them
+  if (is_sampler(fit) && settings$temperature > 0 && all_kept(fit))
+    checks$gradient_ratio <- stein_check(fit, settings)
   if (is_sampler(fit) && ndraws(fit) > 1 && ndraws(fit) * fit$model$d * length(fit$draws) <= 1e6)
     checks$convergence <- convergence_check(suppressWarnings(summary(fit))$statistics, warn = FALSE)
   fit$checks <- checks
@@ -173,6 +175,8 @@ threshold_reached_check <- function(fit, settings) {
 
 # R-hat above 1.05 or ESS below 100 for some parameter, from summary()'s table.
 convergence_check <- function(stats, warn = TRUE) {
+  # parameters without stored draws (`pars`) have NA here
+  extreme <- function(x, f) if (any(!is.na(x))) f(x, na.rm = TRUE) else NA_real_
   rhat <- if ("rhat" %in% colnames(stats)) stats[, "rhat"] else NULL
   ess <- stats[, "ess"]
   high <- names(which(rhat > 1.05))
@@ -182,15 +186,14 @@ convergence_check <- function(stats, warn = TRUE) {
     msg <- c(msg, sprintf(paste0(
       "R-hat is above 1.05 for %s (largest %s): the chains disagree, so they have not ",
       "converged to one distribution; run longer or check the settings (lr, batch_size)."),
-      name_list(high), format(max(rhat, na.rm = TRUE), digits = 3)))
+      name_list(high), format(extreme(rhat, max), digits = 3)))
   if (length(low))
     msg <- c(msg, sprintf(paste0(
       "the effective sample size is below 100 for %s (smallest %s): the means and ",
       "quantiles are too uncertain to use; run more iterations or a larger `lr`."),
-      name_list(low), format(min(ess, na.rm = TRUE), digits = 3)))
+      name_list(low), format(extreme(ess, min), digits = 3)))
   if (warn) for (m in msg) warning(m, call. = FALSE)
-  invisible(list(rhat_max = if (length(rhat)) max(rhat, na.rm = TRUE) else NA_real_,
-                 ess_min = min(ess, na.rm = TRUE), messages = msg))
+  invisible(list(rhat_max = extreme(rhat, max), ess_min = extreme(ess, min), messages = msg))
 }
 
 name_list <- function(x, most = 5) {

@@ -19,7 +19,8 @@ scripts <- if (length(args)) args else c(
   "bench/ica.R",               # Welling and Teh's ICA experiment at full length
   "bench/custom-model.R",      # models written in R functions against the built-in one
   "bench/engine.R",            # cost of the progress display, memory with `pars`
-  "bench/predict.R"            # predict() on Adult's test rows against the R reference
+  "bench/predict.R",           # predict() on Adult's test rows against the R reference
+  "bench/large-data.R"         # a 4.2 GB file-backed matrix: memory, time per iteration
 )
 scripts <- scripts[file.exists(scripts)]
 

@@ -12,10 +12,6 @@ SEXP sgld_model_eval(SEXP model_spec, SEXP w_) {
   if (TYPEOF(w_) != REALSXP || XLENGTH(w_) != d)
     error("internal: 'w' must be a double vector of length %d", d);
   const double *w = REAL(w_);
-  if (model.n > INT_MAX) error("internal: full-data gradients need n <= %d", INT_MAX);
-
-  R_xlen_t *idx = (R_xlen_t *) R_alloc(model.n, sizeof(R_xlen_t));
-  for (R_xlen_t i = 0; i < model.n; i++) idx[i] = i;
   double *work = (double *) R_alloc(model.work_size + 1, sizeof(double));
 
   const char *names[] = {"loglik", "logprior", "grad_loglik", "grad_logprior", ""};
@@ -27,7 +23,7 @@ SEXP sgld_model_eval(SEXP model_spec, SEXP w_) {
   SEXP gp = allocVector(REALSXP, d);
   SET_VECTOR_ELT(out, 3, gp);
   for (int j = 0; j < d; j++) REAL(gl)[j] = REAL(gp)[j] = 0.0;
-  model.grad_loglik(model.data, w, idx, (int) model.n, REAL(gl), work);
+  full_grad_loglik(&model, w, REAL(gl), work);
   model.grad_logprior(model.data, w, REAL(gp));
   UNPROTECT(1);
   return out;

@@ -219,7 +219,7 @@ sgld_model model_linear_build(SEXP spec) {
   L->p = list_int(spec, "p");
   L->n = (R_xlen_t) list_real(spec, "n");
   if (L->p < 1 || L->n < 1) error("internal: linear model needs p >= 1 and n >= 1");
-  L->z = list_doubles(spec, "z", (R_xlen_t) (L->p + 1) * L->n);
+  L->z = model_rows(spec, (R_xlen_t) (L->p + 1) * L->n);
   L->wt = list_optional_doubles(spec, "obs_weight", L->n);
   L->mu = list_doubles(spec, "prior_mean", L->p);
   L->vinv_diag = list_int(spec, "prior_vinv_diag");

@@ -251,7 +251,7 @@ sgld_model model_logistic_build(SEXP spec) {
     for (R_xlen_t i = 0; i < L->n; i++)
       if (!(L->start[i] <= L->start[i + 1])) error("internal: 'sp_start' must not decrease");
   } else {
-    L->z = list_doubles(spec, "z", (R_xlen_t) (L->p + 1) * L->n);
+    L->z = model_rows(spec, (R_xlen_t) (L->p + 1) * L->n);
   }
   SEXP type = list_elt(spec, "prior_type");
   if (TYPEOF(type) != INTSXP || XLENGTH(type) != L->p)

@@ -5,6 +5,7 @@
  * reproducible, and each chain gets its own stream by jumping 2^128 draws:
  * chain c's numbers never depend on how many chains run or in which order.
  */
+#include <string.h>
 #include <R.h>
 #include <Rmath.h>
 #include "sgld.h"
@@ -30,6 +31,19 @@ void rng_seed_from_r(sgld_rng *r) {
   }
   PutRNGstate();
   if ((r->s[0] | r->s[1] | r->s[2] | r->s[3]) == 0) r->s[0] = 1;  /* all-zero is a fixed point */
+}
+
+/* n successive streams, each the previous jumped once: the first seeded from
+   R's RNG. A run's chains take streams 0..chains-1 and their diagnostics
+   chains..2*chains-1; sgld_streams() hands the same to R for runs split into
+   futures, so either way R's RNG is used identically. */
+void rng_seed_streams(sgld_rng *out, int n) {
+  sgld_rng r;
+  rng_seed_from_r(&r);
+  for (int k = 0; k < n; k++) {
+    if (k > 0) rng_jump(&r);
+    out[k] = r;
+  }
 }
 
 void rng_jump(sgld_rng *r) {
@@ -127,6 +141,21 @@ SEXP sgld_rng_draws(SEXP n_, SEXP kind_, SEXP bound_, SEXP stream_) {
     else if (kind == 1) o[i] = rng_unif(&r);
     else o[i] = (double) rng_below(&r, (uint64_t) bound);
   }
+  UNPROTECT(1);
+  return out;
+}
+
+/* The 2 x chains streams a run of `chains` chains seeds itself with (all main
+   streams, then all diagnostics streams: the layout `rng_init` takes), drawn
+   from R's RNG exactly as sgld_run() draws them. */
+SEXP sgld_streams(SEXP chains_) {
+  int chains = asInteger(chains_);
+  if (chains == NA_INTEGER || chains < 1 || chains > 100000)
+    error("internal: 'chains' must be a whole number from 1 to 100000");
+  sgld_rng *r = (sgld_rng *) R_alloc(2 * (size_t) chains, sizeof(sgld_rng));
+  rng_seed_streams(r, 2 * chains);
+  SEXP out = PROTECT(allocVector(RAWSXP, 2 * chains * (R_xlen_t) sizeof(sgld_rng)));
+  memcpy(RAW(out), r, 2 * chains * sizeof(sgld_rng));
   UNPROTECT(1);
   return out;
 }

@@ -178,11 +178,11 @@ static void seed_streams(chain *ch, int chains, SEXP rng_init) {
     }
     return;
   }
-  sgld_rng r;
-  rng_seed_from_r(&r);
-  for (int k = 0; k < 2 * chains; k++) {
-    if (k > 0) rng_jump(&r);
-    if (k < chains) ch[k].rng = r; else ch[k - chains].diag_rng = r;
+  sgld_rng *r = (sgld_rng *) R_alloc(2 * (size_t) chains, sizeof(sgld_rng));
+  rng_seed_streams(r, 2 * chains);
+  for (int c = 0; c < chains; c++) {
+    ch[c].rng = r[c];
+    ch[c].diag_rng = r[chains + c];
   }
 }
 

@@ -47,6 +47,7 @@ static inline double rng_unif(sgld_rng *r) {
 
 void rng_seed_from_r(sgld_rng *r);            /* main thread only: uses R's RNG */
 void rng_jump(sgld_rng *r);                   /* advance by 2^128 draws */
+void rng_seed_streams(sgld_rng *out, int n);  /* main thread only: n streams, 2^128 apart */
 uint64_t rng_below_large(sgld_rng *r, uint64_t n);
 
 /* Uniform on {0, ..., n-1}, n >= 1, without bias: Lemire's multiply-and-reject
@@ -249,6 +250,8 @@ void estimate_gradient(const sgld_estimator *e, const double *w, const R_xlen_t 
 /* G(w_hat): the full-data likelihood gradient at a mode, in one pass by
    chunks; main thread only (allocates with R_alloc, errors if not finite) */
 const double *cv_gradient(const sgld_model *model, const double *mode);
+/* the likelihood gradient over all items, added into g (in chunks of items) */
+void full_grad_loglik(const sgld_model *model, const double *w, double *g, double *work);
 
 /* -------------------------------------------------------- clipping -- */
 
@@ -331,5 +334,7 @@ int list_int(SEXP list, const char *name);
 /* a double vector of the given length (any length when len < 0) */
 const double *list_doubles(SEXP list, const char *name, R_xlen_t len);
 const double *list_optional_doubles(SEXP list, const char *name, R_xlen_t len);
+/* a model's (p + 1) x n rows: its `z`, or the memory map of its data file (mmap.c) */
+const double *model_rows(SEXP spec, R_xlen_t len);
 
 #endif

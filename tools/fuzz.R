@@ -30,6 +30,13 @@ run_cases <- function(seed, first, last) {
     mixture = model_mixture(df$x),
     ica = model_ica(cbind(df$x, df$y, rnorm(40)))
   )
+  # a model on a file-backed matrix, and the arguments of the row copy it is built by
+  fbm_dir <- tempfile("sgld-fbm-")
+  dir.create(fbm_dir)
+  fbm <- bigmemory::as.big.matrix(cbind(1, df$x, y = rep(0:1, 20)), backingfile = "f.bin",
+                                  descriptorfile = "f.desc", backingpath = fbm_dir)
+  models$file <- model_logistic(fbm, y = 3)
+  rows_args <- list(float = 0L, n = 40, ncol = 3L, cols = 0:1, ycol = 2L, y = df$y, binary = 1L)
   palette <- list(NULL, NA, NaN, Inf, -Inf, -1, 0, 0.5, 1, 2, 3, 7.5, 1e300, -1e300,
                   .Machine$integer.max, 2^53, "a", c("a", "b"), TRUE, NA_integer_, 1:3,
                   c(1, 2, 3, 4, 5, 6, 7, 8, 9), numeric(0), integer(0), list(), list(1, "a"),
@@ -65,7 +72,7 @@ run_cases <- function(seed, first, last) {
     which_model <- sample(names(models), 1)
     m <- models[[which_model]]
     target <- sample(c("run", "eval", "gradient", "rng", "schedule", "codes", "sampler",
-                       "predict", "predict_mixture", "ksd"), 1)
+                       "predict", "predict_mixture", "ksd", "file_rows"), 1)
     if (nzchar(Sys.getenv("FUZZ_VERBOSE"))) cat("case", case, target, which_model, "\n")
     res <- tryCatch({
       switch(target,
@@ -81,7 +88,14 @@ run_cases <- function(seed, first, last) {
         gradient = .Call(sgld:::C_sgld_gradient_draws, m,
                          clamp_iter(mutate(list(w = rnorm(m$d), batch_size = 3, times = 5,
                                                 replace = 0L, cv_mode = NULL), sample(1:3, 1)))),
-        rng = .Call(sgld:::C_sgld_rng_draws, draw(), draw(), draw(), draw()),
+        rng = {
+          .Call(sgld:::C_sgld_rng_draws, draw(), draw(), draw(), draw())
+          .Call(sgld:::C_sgld_streams, draw())
+        },
+        # the files stay fixed (a mutated path could write anywhere)
+        file_rows = .Call(sgld:::C_sgld_file_rows,
+                          c(mutate(rows_args, sample(1:3, 1)),
+                            list(source = file.path(fbm_dir, "f.bin"), dest = file.path(fbm_dir, "copy")))),
         codes = {
           .Call(sgld:::C_sgld_codes)
           .Call(sgld:::C_sgld_code_of, sample(c(names(sgld:::engine_codes()), "x"), 1), draw())

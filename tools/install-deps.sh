@@ -8,8 +8,8 @@
 # and gcc for the C floor programs.
 set -euo pipefail
 
-r_pkgs="coda testthat knitr rmarkdown mvtnorm roxygen2 loo rstantools generics posterior"
-debs="r-cran-coda r-cran-loo r-cran-rstantools r-cran-generics r-cran-callr r-cran-fastica r-cran-posterior r-cran-bayesplot r-cran-testthat r-cran-knitr r-cran-rmarkdown r-cran-mvtnorm r-cran-roxygen2 pandoc qpdf tidy make"
+r_pkgs="coda testthat knitr rmarkdown mvtnorm roxygen2 loo rstantools generics posterior future bigmemory"
+debs="r-cran-coda r-cran-loo r-cran-rstantools r-cran-generics r-cran-callr r-cran-future r-cran-bigmemory r-cran-fastica r-cran-posterior r-cran-bayesplot r-cran-testthat r-cran-knitr r-cran-rmarkdown r-cran-mvtnorm r-cran-roxygen2 pandoc qpdf tidy make"
 tools="pandoc qpdf tidy make"
 if [ "${1:-}" = "--bench" ]; then
   r_pkgs="$r_pkgs rstan"

@@ -10,6 +10,15 @@ f <- gd(m, lr = lr_piecewise(1e-5, 100, 200), iter = 300)
 f <- suppressWarnings(sgld(m, lr = 1, batch_size = 10, iter = 100, chains = 2, burnin = 0))
 print(log_posterior(m, c(0, 1, 0))$logpost)
 z <- .Call(sgld:::C_sgld_rng_draws, 1e5, 0L, 0, 2L)
+z <- .Call(sgld:::C_sgld_streams, 4L)
+fbm <- bigmemory::as.big.matrix(cbind(1, matrix(rnorm(600), 300), y = rep(0:1, 150)),
+                                backingfile = "f.bin", descriptorfile = "f.desc",
+                                backingpath = tempdir())
+fm <- model_logistic(fbm, y = "y")
+f <- sgld(fm, lr = 1e-4, batch_size = 10, iter = 300, chains = 2, threads = 2,
+          control_variates = TRUE, monitor = monitor_every(100))
+future::plan(future::sequential)
+f <- sgld(fm, lr = 1e-4, batch_size = 10, iter = 300, chains = 2, parallel = "future")
 z <- .Call(sgld:::C_sgld_codes)
 z <- .Call(sgld:::C_sgld_code_of, "clip", "value")
 print(ksd(f))

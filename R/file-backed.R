@@ -1,0 +1,130 @@
+# Models on file-backed matrices (bigmemory's big.matrix, or its descriptor).
+# The model reads its rows from a memory map of a file (src/mmap.c): a copy
+# of the design in the model's own layout, one observation's covariates and
+# response together, written once next to the big.matrix's backing file. The
+# model object holds the file's path and layout, not the data, so it is small,
+# can be saved, and can go to another process that sees the same file.
+
+is_file_matrix <- function(x) {
+  inherits(x, "big.matrix") || inherits(x, "big.matrix.descriptor")
+}
+
+# The backing file of a big.matrix or descriptor, checked: its path, size,
+# type and column names. Every rule a matrix must meet is said by name.
+file_matrix_info <- function(x) {
+  if (!requireNamespace("bigmemory", quietly = TRUE))
+    abort("`x` is a big.matrix, which needs the package 'bigmemory'.")
+  desc <- if (inherits(x, "big.matrix")) bigmemory::describe(x) else x
+  info <- desc@description
+  if (!identical(info$sharedType, "FileBacked"))
+    abort("`x` must be a file-backed big.matrix (made by filebacked.big.matrix() or ",
+          "as.big.matrix(backingfile = ...)), not one in shared memory: the model reads ",
+          "the backing file.")
+  if (isTRUE(info$separated))
+    abort("`x` must not be a separated big.matrix (separated = TRUE keeps each column in ",
+          "its own file); make it with separated = FALSE.")
+  if (!info$type %in% c("double", "float"))
+    abort("`x` must be a big.matrix of type \"double\" or \"float\", not \"", info$type, "\".")
+  n <- info$totalRows
+  k <- info$totalCols
+  path <- file.path(info$dirname, info$filename)
+  if (!file.exists(path))
+    abort("`x`: its backing file '", path, "' does not exist.")
+  width <- if (info$type == "float") 4 else 8
+  size <- file.size(path)
+  if (size != n * k * width)
+    abort("`x`: its backing file '", path, "' has ", format(size, scientific = FALSE),
+          " bytes, but a ", n, " x ", k, " matrix of ", info$type, "s needs ",
+          format(n * k * width, scientific = FALSE), ": the file is truncated, or the ",
+          "descriptor's dimensions disagree with it.")
+  if (any(info$rowOffset != c(0, info$totalRows)) || any(info$colOffset != c(0, info$totalCols)))
+    abort("`x` must be a whole big.matrix, not a sub.big.matrix view.")
+  names <- info$colNames
+  if (is.null(names)) names <- rep("", k)
+  names[!nzchar(names)] <- paste0("x", seq_len(k))[!nzchar(names)]
+  list(path = normalizePath(path), n = n, k = k, float = info$type == "float", names = names)
+}
+
+# The covariates and the response of a file-backed design: `y` is a response
+# vector, or one column of `x` by name or number (the rest are covariates).
+file_columns <- function(info, y) {
+  if ((is.character(y) || is.numeric(y)) && length(y) == 1L && info$n != 1) {
+    ycol <- if (is.character(y)) match(y, info$names) else y
+    if (is.na(ycol) || ycol != floor(ycol) || ycol < 1 || ycol > info$k)
+      abort("`y` must be a response vector of length ", info$n, " or one column of `x` ",
+            "(a name or a number from 1 to ", info$k, "); ", describe(y), " is neither.")
+    return(list(cols = setdiff(seq_len(info$k), ycol), ycol = ycol, y = NULL))
+  }
+  if (!is.null(dim(y)) || length(y) != info$n)
+    abort("`y` has length ", length(y), " but `x` has ", info$n, " rows.")
+  if (anyNA(y)) abort("`y` must not be NA; it is at position ", which(is.na(y))[1], ".")
+  list(cols = seq_len(info$k), ycol = 0L, y = y)
+}
+
+# Writes the rows file and returns what the model needs from the pass:
+# the file's environment, the covariates' names and the response's mean,
+# variance and binary values.
+file_design <- function(x, y, binary) {
+  info <- file_matrix_info(x)
+  cols <- file_columns(info, y)
+  if (length(cols$cols) < 1L) abort("`x` must have at least one covariate besides `y`.")
+  if (info$n < 2L) abort("`x` must have at least 2 rows, not ", info$n, ".")
+  dest <- paste0(info$path, ".sgld-rows")
+  stats <- .Call(C_sgld_file_rows, list(
+    source = info$path, dest = dest, float = as.integer(info$float), n = info$n,
+    ncol = as.integer(info$k), cols = as.integer(cols$cols - 1L),
+    ycol = as.integer(cols$ycol - 1L), y = if (is.null(cols$y)) NULL else as.double(cols$y),
+    binary = as.integer(binary)))
+  file <- new.env(parent = emptyenv())
+  file$path <- dest
+  file$source <- info$path
+  file$layout <- "observation-contiguous (p + 1) x n doubles: covariates, then the response"
+  file$ptr <- NULL
+  list(file = file, names = info$names[cols$cols], n = info$n, p = length(cols$cols),
+       y_mean = stats[1], y_var = stats[2], zero = stats[3] > 0, minus = stats[4] > 0,
+       one = stats[5] > 0, ycol = cols$ycol)
+}
+
+# A model whose data are in memory, from one on a file (for held-out data).
+in_memory <- function(model) {
+  model$file <- NULL
+  model
+}
+
+# The design matrix of a model on a file is not brought into memory.
+check_in_memory <- function(model) {
+  if (!is.null(model$file))
+    abort("this needs the design matrix in memory, but the model reads it from the file '",
+          model$file$source, "'; for predictions give `newdata`.")
+  invisible()
+}
+
+file_model_linear <- function(x, y, prior) {
+  f <- file_design(x, if (missing(y)) stop_missing_y() else y, binary = FALSE)
+  m <- new_model_linear(matrix(0, 2, f$p, dimnames = list(NULL, f$names)), c(f$y_mean, f$y_mean),
+                        prior)
+  m$z <- NULL
+  m$n <- as.double(f$n)
+  m$default_init[m$d] <- f$y_var
+  m$file <- f$file
+  m
+}
+
+file_model_logistic <- function(x, y, prior, prior_intercept, sparse) {
+  if (isTRUE(sparse)) abort("`sparse`: a model on a file-backed matrix reads dense rows.")
+  f <- file_design(x, if (missing(y)) stop_missing_y() else y, binary = TRUE)
+  if (f$zero && f$minus)
+    abort("the response must be 0/1 or -1/+1, not a mixture: it has 0, -1 and 1.")
+  if (!f$one || !(f$zero || f$minus))
+    abort("the response must have two classes; it is all ", if (f$one) 1 else if (f$zero) 0 else -1, ".")
+  labels <- if (f$zero) c("0", "1") else c("-1", "1")
+  m <- new_model_logistic(matrix(1, 2, f$p, dimnames = list(NULL, f$names)),
+                          structure(c(-1, 1), labels = labels), prior, prior_intercept,
+                          sparse = FALSE)
+  m$z <- NULL
+  m$n <- as.double(f$n)
+  m$file <- f$file
+  m
+}
+
+stop_missing_y <- function() abort("`y` is missing: give a response vector or one column of `x`.")
