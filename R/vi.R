@@ -1,0 +1,264 @@
+#' Variational inference: Bayes by Backprop
+#'
+#' Fits a Gaussian approximation \eqn{q(w) = N(\mu, L L^\top)}{q(w) = N(mu, L L')}
+#' to the posterior of any model by stochastic gradients (Blundell et al.
+#' 2015): each iteration draws \eqn{\epsilon \sim N(0, I)}{eps ~ N(0, I)},
+#' takes the model's minibatch gradient \eqn{g = \hat g(w)}{g = g_hat(w)} of
+#' the log joint at \eqn{w = \mu + L\epsilon}{w = mu + L eps} (the same
+#' estimate [sgld()] uses) and moves \eqn{(\mu, L)}{(mu, L)} uphill on the
+#' evidence lower bound
+#' \deqn{\mathrm{ELBO} = E_q[\log p(D, w)] + \sum_j \log L_{jj} + \mathrm{const}}{ELBO = E_q[log p(D, w)] + sum_j log L_jj + const}
+#' with the unbiased estimates \eqn{\nabla_\mu \approx g}{grad_mu ~ g},
+#' \eqn{\nabla_{L_{ij}} \approx g_i \epsilon_j}{grad_L_ij ~ g_i eps_j} below the diagonal and
+#' \eqn{\nabla_{\rho_j} \approx (g_j \epsilon_j + 1/\sigma_j)\,\mathrm{sigmoid}(\rho_j)}{grad_rho_j ~ (g_j eps_j + 1/sigma_j) sigmoid(rho_j)}
+#' for the diagonal \eqn{\sigma_j = L_{jj} = \log(1 + e^{\rho_j})}{sigma_j = L_jj = log(1 + exp(rho_j))},
+#' averaged over `samples` draws of \eqn{\epsilon}{eps} on one minibatch.
+#' `family = "meanfield"` keeps \eqn{L}{L} diagonal (Bayes by Backprop
+#' proper); `"fullrank"` fits the whole lower-triangular factor, for up to a
+#' few hundred parameters.
+#'
+#' The fit runs in the samplers' engine as an update rule, so schedules,
+#' several chains (independent restarts, each with its own random stream),
+#' threads, progress, interrupts, divergence handling and continuation
+#' (`init = fit`) work as for [sgld()]. A mean-field fit underestimates
+#' posterior variances by design: for a Gaussian posterior with precision
+#' \eqn{\Lambda}{Lambda} its optimum has the exact means and variances
+#' \eqn{1/\Lambda_{jj}}{1/Lambda_jj}, not the marginal variances.
+#'
+#' @inheritParams sgld
+#' @param lr Learning rate of the optimiser: a number or a schedule. The
+#'   default, `lr_exp(0.01, 1e-4)`, lets Adam travel early and settle late
+#'   (its iterates jitter by about `lr` times the posterior's scale).
+#' @param iter Number of iterations per chain.
+#' @param family `"meanfield"` or `"fullrank"`.
+#' @param samples Monte Carlo draws of \eqn{\epsilon}{eps} per iteration (a
+#'   whole number >= 1), all on the iteration's minibatch.
+#' @param optimizer The optimiser of \eqn{(\mu, \rho, L)}{(mu, rho, L)}:
+#'   `"adam"` (default), `"sgd"`, `"momentum"`, `"adagrad"`, `"rmsprop"`, or
+#'   one made by [opt_adam()] and friends.
+#' @param init_scale The starting scale of \eqn{q} on the sampler's scale: a
+#'   positive number or a positive vector of length `model$d` (the starting
+#'   sds), or for `"fullrank"` also a positive definite d x d covariance
+#'   matrix. The default is 0.01 for every parameter.
+#' @param init Starting means on the user's scale (as in [sgld()]), or a fit
+#'   of `bbb()` to continue.
+#' @param draws Draws from \eqn{q} per chain in the fit's `draws`.
+#' @param thin Keep every `thin`-th iterate of \eqn{\mu}{mu} in
+#'   `fit$trajectory` (default: about 1000 per chain).
+#' @param elbo_draws Draws from \eqn{q} for the full-data ELBO estimate of
+#'   each chain at the end (0 for none).
+#' @return An object of class `sgld_vi` (and `sgld_fit`): its `draws` are
+#'   draws from the approximation \eqn{q} (not from the posterior), so
+#'   `summary()`, `coef()`, `predict()` and the posterior/bayesplot methods
+#'   work unchanged; `variational` holds per chain the means, sds, and the
+#'   factor `L` and covariance of \eqn{q} on the sampler's scale, and the
+#'   means and sds of the draws on the user's scale; `elbo` the final
+#'   full-data ELBO estimate per chain and its Monte Carlo standard error;
+#'   `trajectory` the kept iterates of \eqn{\mu}{mu} as a [coda::mcmc.list].
+#' @references Blundell, C., Cornebise, J., Kavukcuoglu, K. and Wierstra, D.
+#'   (2015). Weight uncertainty in neural networks. *Proceedings of the 32nd ICML*.
+#' @seealso [psis_khat()] to check the approximation.
+#' @examples
+#' m <- model_linear(y ~ x, data = handout)
+#' set.seed(1)
+#' fit <- bbb(m, iter = 3000)
+#' fit
+#' @export
+bbb <- function(model, lr = lr_exp(0.01, 1e-4), batch_size = NULL, iter = 10000, ...,
+               family = c("meanfield", "fullrank"), samples = 1, optimizer = "adam",
+               init_scale = NULL, chains = 1, init = NULL, draws = 1000, thin = NULL,
+               elbo_draws = 100, replace = FALSE, control_variates = FALSE, clip = NULL,
+               monitor = NULL, threads = getOption("sgld.threads", 1L),
+               progress = getOption("sgld.progress", interactive())) {
+  check_dots_empty(...)
+  check_model(model)
+  family <- match.arg(family)
+  label <- vi_label(family)
+  check_count(samples, "samples", lower = 1, upper = 1e6)
+  check_count(draws, "draws", lower = 1, upper = 1e7)
+  check_count(elbo_draws, "elbo_draws", lower = 0, upper = 1e6)
+  check_count(iter, "iter", lower = 1)
+  if (is.null(thin)) thin <- max(1, floor(iter / 1000))
+  if (family == "fullrank" && model$d > 1000)
+    abort(label, ": ", model$d, " parameters are too many for a full-rank family ",
+          "(a ", model$d, " x ", model$d, " factor); use family = \"meanfield\".")
+  inner <- resolve_vi_optimizer(optimizer, label)
+  scale_init <- if (inherits(init, "sgld_fit")) NULL
+                else vi_scale_init(init_scale, model$d, family, label)
+  rule <- update_rule(paste0("vi_", family), label,
+                      list(samples = as.integer(samples), optimizer = inner$name,
+                           optimizer_opts = inner$opts, scale_init = scale_init))
+  if (inherits(init, "sgld_fit")) {
+    # the starting scale does not matter when carrying on: the fit's state holds it
+    if (!inherits(init, "sgld_vi"))
+      abort("`init`: ", label, " continues a fit of bbb(), not of ", init$method, "().")
+    rule$opts$scale_init <- init$state$rule$opts$scale_init
+  }
+  fit <- run_sampler(model, lr = lr, batch_size = batch_size, iter = iter, burnin = 0,
+                     thin = thin, temperature = 0, chains = chains, init = init,
+                     replace = replace, clip = clip, monitor = monitor, threads = threads,
+                     rule = rule, control_variates = control_variates, method = "vi",
+                     call = match.call(), pars = NULL, progress = progress)
+  vi_fit(fit, family, draws = draws, elbo_draws = elbo_draws)
+}
+
+vi_label <- function(family) {
+  if (family == "meanfield") "Bayes by Backprop (mean-field Gaussian)"
+  else "Bayes by Backprop (full-rank Gaussian)"
+}
+
+resolve_vi_optimizer <- function(optimizer, label) {
+  if (identical(optimizer, "sgd")) return(update_rule("sgld", "SGD"))
+  ok <- c("sgd", "momentum", "adagrad", "rmsprop", "adam")
+  if (is.character(optimizer) && length(optimizer) == 1 && optimizer %in% ok)
+    return(resolve_optimizer(optimizer, NULL))
+  if (inherits(optimizer, "sgld_rule") && optimizer$name %in% c("sgld", ok) && !optimizer$sampler)
+    return(optimizer)
+  abort("`optimizer` for ", label, " must be one of \"", paste(ok, collapse = "\", \""),
+        "\" or made by opt_momentum(), opt_adagrad(), opt_rmsprop() or opt_adam(); not ",
+        describe(optimizer), ".")
+}
+
+# softplus and its inverse, for sigma = softplus(rho)
+softplus <- function(x) ifelse(x > 0, x + log1p(exp(-x)), log1p(exp(x)))
+softplus_inv <- function(s) ifelse(s > 30, s, log(expm1(s)))
+
+# The starting parameters of the scale (rho, and for full rank the entries
+# below the diagonal, column by column: rho_j, L[j+1, j], ..., L[d, j]).
+vi_scale_init <- function(init_scale, d, family, label) {
+  if (is.null(init_scale)) init_scale <- 0.01
+  what <- paste0("`init_scale` for ", label)
+  if (is.matrix(init_scale) && family == "fullrank") {
+    S <- init_scale
+    if (!is.numeric(S) || any(dim(S) != d) || any(!is.finite(S)))
+      abort(what, " must be a finite ", d, " x ", d, " covariance matrix.")
+    if (!isSymmetric(unname(S))) abort(what, " must be symmetric.")
+    ev <- eigen(S, symmetric = TRUE, only.values = TRUE)$values
+    if (min(ev) <= 1e-12 * max(abs(ev), .Machine$double.xmin))
+      abort(what, " must be positive definite; the matrix given is rank-deficient or ",
+            "indefinite (smallest eigenvalue ", format(min(ev), digits = 3), ").")
+    L <- t(chol(S))
+  } else {
+    if (!is.numeric(init_scale) || is.object(init_scale) || is.matrix(init_scale) ||
+        !length(init_scale) %in% c(1, d))
+      abort(what, " must be a positive number or a vector of ", d, " positive numbers",
+            if (family == "fullrank") paste0(", or a ", d, " x ", d, " covariance matrix"),
+            "; not ", describe(init_scale), ".")
+    if (any(!is.finite(init_scale)) || any(init_scale <= 0))
+      abort(what, " must be positive and finite (the starting sds of q); got ",
+            paste(format(utils::head(init_scale[!is.finite(init_scale) | init_scale <= 0], 3)),
+                  collapse = ", "), ".")
+    L <- diag(rep_len(as.double(init_scale), d), d)
+  }
+  if (any(diag(L) > 1e300)) abort(what, " is too large.")
+  if (family == "meanfield") return(softplus_inv(diag(L)))
+  unlist(lapply(seq_len(d), function(j) c(softplus_inv(L[j, j]), L[seq_len(d - j) + j, j])))
+}
+
+# q's factor L of chain c, from the rule's state
+vi_factor <- function(state, d, family) {
+  if (family == "meanfield") return(diag(softplus(state[seq_len(d)]), d))
+  L <- matrix(0, d, d)
+  at <- 0
+  for (j in seq_len(d)) {
+    col <- state[at + seq_len(d - j + 1)]
+    L[j:d, j] <- c(softplus(col[1]), col[-1])
+    at <- at + d - j + 1
+  }
+  L
+}
+
+# Turn the engine's fit (mu's trajectory in `draws`) into the variational fit.
+vi_fit <- function(fit, family, draws, elbo_draws) {
+  model <- fit$model
+  d <- model$d
+  chains <- fit$settings$chains
+  mu <- unname(fit$state$w)
+  state <- matrix(fit$state$update, ncol = chains)
+  L <- lapply(seq_len(chains), function(c) vi_factor(state[, c], d, family))
+  usable <- which(fit$status %in% c("done", "interrupted") &
+                  vapply(L, function(l) all(is.finite(l)), TRUE) &
+                  apply(mu, 1, function(m) all(is.finite(m))))
+  sd <- t(vapply(L, function(l) sqrt(rowSums(l^2)), numeric(d)))
+  dim(sd) <- c(chains, d)
+  dimnames(sd) <- dimnames(mu) <- list(paste("chain", seq_len(chains)), model$sampler_names)
+  cov <- lapply(L, function(l) {
+    S <- tcrossprod(l)
+    dimnames(S) <- list(model$sampler_names, model$sampler_names)
+    S
+  })
+  sample_q <- function(c, n) {
+    Z <- matrix(stats::rnorm(n * d), n, d)
+    sweep(Z %*% t(L[[c]]), 2, mu[c, ], `+`)
+  }
+  fit$trajectory <- fit$draws
+  fit$trajectory_lr <- fit$lr
+  fit$trajectory_iteration <- fit$iteration
+  if (!length(usable))
+    abort("no chain of ", fit$rule, " ended with a finite approximation; ",
+          "try a smaller learning rate (`lr`).")
+  qdraws <- lapply(usable, function(c) {
+    u <- to_user_scale(model, sample_q(c, draws))
+    dimnames(u) <- list(NULL, model$names)
+    coda::mcmc(u)
+  })
+  fit$draws <- coda::mcmc.list(qdraws)
+  fit$chain_ids <- usable
+  fit$lr <- matrix(1, draws, length(usable))
+  fit$iteration <- matrix(fit$state$iteration[usable], draws, length(usable), byrow = TRUE)
+  fit$partial <- list()
+  fit$pars <- NULL
+  fit$kept <- rep(draws, chains)
+  fit$moments <- NULL
+  user <- lapply(qdraws, function(x) rbind(mean = colMeans(x), sd = apply(x, 2, stats::sd)))
+  fit$variational <- list(family = family, mean = mu, sd = sd, L = L, cov = cov,
+                          user_mean = t(vapply(user, function(u) u["mean", ], numeric(d))),
+                          user_sd = t(vapply(user, function(u) u["sd", ], numeric(d))))
+  fit$elbo <- if (elbo_draws > 0) {
+    e <- vapply(seq_len(chains), function(c) {
+      if (!c %in% usable) return(c(NA_real_, NA_real_))
+      W <- sample_q(c, elbo_draws)
+      v <- log_joint_draws(model, W) - log_q_draws(W, mu[c, ], L[[c]])
+      c(mean(v), if (elbo_draws > 1) stats::sd(v) / sqrt(elbo_draws) else NA_real_)
+    }, numeric(2))
+    data.frame(chain = seq_len(chains), elbo = e[1, ], se = e[2, ])
+  }
+  fit$method <- "vi"
+  class(fit) <- c("sgld_vi", class(fit))
+  fit
+}
+
+# log p(D, w) at each row of W (sampler's scale), over the full data
+log_joint_draws <- function(model, W) {
+  apply(W, 1, function(w) {
+    r <- .Call(C_sgld_model_eval, model, as.double(w))
+    stop_on_failure(model)
+    r$loglik + r$logprior
+  })
+}
+
+# log N(w; mu, L L^T) at each row of W
+log_q_draws <- function(W, mu, L) {
+  Z <- forwardsolve(L, t(W) - mu)
+  -0.5 * colSums(Z^2) - sum(log(diag(L))) - 0.5 * length(mu) * log(2 * pi)
+}
+
+#' @export
+print.sgld_vi <- function(x, digits = 4, ...) {
+  s <- x$settings
+  cat(x$rule, " on ", class(x$model)[1], ": ", s$chains, " chain", if (s$chains > 1) "s",
+      " x ", format(s$iter, big.mark = ",", scientific = FALSE), " iterations, batch size ",
+      s$batch_size, "; ", format(x$time, digits = 3), " s\n", sep = "")
+  cat("Draws from the variational approximation q, not from the posterior: ",
+      format(ndraws(x), big.mark = ","), " per chain", "\n", sep = "")
+  if (!is.null(x$elbo))
+    cat("ELBO (full data, per chain): ",
+        paste(format(x$elbo$elbo, digits = 6), collapse = ", "), "\n", sep = "")
+  if (any(x$status != "done"))
+    cat("Stopped early: ", paste0("chain ", seq_along(x$status), " ", x$status,
+                                  collapse = ", "), "\n", sep = "")
+  cat("\n")
+  sm <- summary(x)$statistics
+  print(sm[, c("mean", "sd", "2.5%", "97.5%"), drop = FALSE], digits = digits)
+  invisible(x)
+}
