@@ -45,15 +45,22 @@
 #' @param draws Draws from \eqn{q} per chain in the fit's `draws`.
 #' @param thin Keep every `thin`-th iterate of \eqn{\mu}{mu} in
 #'   `fit$trajectory` (default: about 1000 per chain).
-#' @param elbo_draws Draws from \eqn{q} for the full-data ELBO estimate of
-#'   each chain at the end (0 for none).
+#' @param elbo_every Estimate the full-data ELBO of every chain each
+#'   `elbo_every` iterations (default: at the end only), for
+#'   `fit$elbo_trace`. The run is then executed in parts that continue one
+#'   another exactly (the iterates are those of one run; the progress display
+#'   restarts with each part); each estimate costs `elbo_draws` full-data
+#'   evaluations of the log joint.
+#' @param elbo_draws Draws from \eqn{q} per ELBO estimate (0 for none).
 #' @return An object of class `sgld_vi` (and `sgld_fit`): its `draws` are
 #'   draws from the approximation \eqn{q} (not from the posterior), so
 #'   `summary()`, `coef()`, `predict()` and the posterior/bayesplot methods
 #'   work unchanged; `variational` holds per chain the means, sds, and the
 #'   factor `L` and covariance of \eqn{q} on the sampler's scale, and the
 #'   means and sds of the draws on the user's scale; `elbo` the final
-#'   full-data ELBO estimate per chain and its Monte Carlo standard error;
+#'   full-data ELBO estimate per chain and its Monte Carlo standard error, and
+#'   `elbo_trace` all estimates made (iteration, chain, elbo, se); if the
+#'   run diverges, the trace up to there is kept with a warning;
 #'   `trajectory` the kept iterates of \eqn{\mu}{mu} as a [coda::mcmc.list].
 #' @references Blundell, C., Cornebise, J., Kavukcuoglu, K. and Wierstra, D.
 #'   (2015). Weight uncertainty in neural networks. *Proceedings of the 32nd ICML*.
@@ -65,41 +72,119 @@
 #' fit
 #' @export
 bbb <- function(model, lr = lr_exp(0.01, 1e-4), batch_size = NULL, iter = 10000, ...,
-               family = c("meanfield", "fullrank"), samples = 1, optimizer = "adam",
-               init_scale = NULL, chains = 1, init = NULL, draws = 1000, thin = NULL,
-               elbo_draws = 100, replace = FALSE, control_variates = FALSE, clip = NULL,
-               monitor = NULL, threads = getOption("sgld.threads", 1L),
-               progress = getOption("sgld.progress", interactive())) {
+                family = c("meanfield", "fullrank"), samples = 1, optimizer = "adam",
+                init_scale = NULL, chains = 1, init = NULL, draws = 1000, thin = NULL,
+                elbo_every = NULL, elbo_draws = 100, replace = FALSE,
+                control_variates = FALSE, clip = NULL, monitor = NULL,
+                threads = getOption("sgld.threads", 1L),
+                progress = getOption("sgld.progress", interactive())) {
   check_dots_empty(...)
   check_model(model)
-  family <- match.arg(family)
+  family <- check_choice(family, c("meanfield", "fullrank"), "family")
   label <- vi_label(family)
   check_count(samples, "samples", lower = 1, upper = 1e6)
   check_count(draws, "draws", lower = 1, upper = 1e7)
   check_count(elbo_draws, "elbo_draws", lower = 0, upper = 1e6)
   check_count(iter, "iter", lower = 1)
-  if (is.null(thin)) thin <- max(1, floor(iter / 1000))
+  if (is.null(elbo_every)) elbo_every <- iter
+  check_count(elbo_every, "elbo_every", lower = 1)
+  if (is.null(thin)) {
+    # about 1000 iterates per chain, and a divisor of elbo_every so that the
+    # parts of the run keep iterates at the spacing of one run
+    thin <- max(1, floor(iter / 1000))
+    while (elbo_every %% thin != 0) thin <- thin - 1
+  }
+  check_count(thin, "thin", lower = 1)
+  if (elbo_every < iter && elbo_every %% thin != 0)
+    abort("`elbo_every` (", elbo_every, ") must be a multiple of `thin` (", thin, ").")
   if (family == "fullrank" && model$d > 1000)
     abort(label, ": ", model$d, " parameters are too many for a full-rank family ",
           "(a ", model$d, " x ", model$d, " factor); use family = \"meanfield\".")
   inner <- resolve_vi_optimizer(optimizer, label)
-  scale_init <- if (inherits(init, "sgld_fit")) NULL
+  continuing <- inherits(init, "sgld_fit")
+  if (continuing && !inherits(init, "sgld_vi"))
+    abort("`init`: ", label, " continues a fit of bbb(), not of ", init$method, "().")
+  # the starting scale does not matter when carrying on: the fit's state holds it
+  scale_init <- if (continuing) init$state$rule$opts$scale_init
                 else vi_scale_init(init_scale, model$d, family, label)
   rule <- update_rule(paste0("vi_", family), label,
                       list(samples = as.integer(samples), optimizer = inner$name,
                            optimizer_opts = inner$opts, scale_init = scale_init))
-  if (inherits(init, "sgld_fit")) {
-    # the starting scale does not matter when carrying on: the fit's state holds it
-    if (!inherits(init, "sgld_vi"))
-      abort("`init`: ", label, " continues a fit of bbb(), not of ", init$method, "().")
-    rule$opts$scale_init <- init$state$rule$opts$scale_init
+  # The run in segments of elbo_every iterations, each continuing the last
+  # (continuation is exact, so the iterates are those of one run), with a
+  # full-data ELBO estimate of every chain between them: the ELBO trace.
+  lr <- as_lr(lr)
+  schedule <- new_lr("resolved", schedule = resolve_lr(lr, iter))
+  ends <- unique(c(seq(elbo_every, iter, by = elbo_every), iter))
+  segs <- list()
+  trace <- NULL
+  from <- init
+  t0 <- if (continuing) init$state$iteration else rep(0, chains)
+  for (k in seq_along(ends)) {
+    len <- ends[k] - if (k > 1) ends[k - 1] else 0
+    # a schedule over the whole run: continued segments evaluate it at their
+    # absolute iteration, so give each the whole run's length
+    fit <- run_sampler(model, lr = schedule, batch_size = batch_size, iter = len, burnin = 0,
+                       thin = thin, temperature = 0, chains = chains, init = from,
+                       replace = replace, clip = clip, monitor = monitor, threads = threads,
+                       rule = rule, control_variates = control_variates && k == 1,
+                       method = "vi", call = match.call(), pars = NULL, progress = progress)
+    class(fit) <- c("sgld_vi", class(fit))
+    segs[[k]] <- fit
+    ok <- all(fit$status == "done")
+    if (elbo_draws > 0 && (k < length(ends) || !ok)) {
+      q <- vi_q(fit, family)
+      e <- vi_elbo(model, q, elbo_draws, seq_len(chains))
+      trace <- rbind(trace, data.frame(iteration = fit$state$iteration, chain = seq_len(chains),
+                                       elbo = e$elbo, se = e$se))
+    }
+    if (!ok) {
+      if (ends[k] < iter)
+        warning(label, ": the run stopped after ", max(fit$state$iteration - t0), " of ", iter,
+                " iterations, as chain", if (sum(fit$status != "done") > 1) "s", " ",
+                paste(which(fit$status != "done"), collapse = ", "), " ",
+                paste(unique(fit$status[fit$status != "done"]), collapse = "/"),
+                "; `fit$elbo_trace` holds the ELBO trace so far.", call. = FALSE)
+      break
+    }
+    from <- fit
   }
-  fit <- run_sampler(model, lr = lr, batch_size = batch_size, iter = iter, burnin = 0,
-                     thin = thin, temperature = 0, chains = chains, init = init,
-                     replace = replace, clip = clip, monitor = monitor, threads = threads,
-                     rule = rule, control_variates = control_variates, method = "vi",
-                     call = match.call(), pars = NULL, progress = progress)
-  vi_fit(fit, family, draws = draws, elbo_draws = elbo_draws)
+  fit <- join_segments(segs, t0)
+  fit$call <- match.call()
+  fit$settings$lr <- lr
+  vi_fit(fit, family, draws = draws, elbo_draws = elbo_draws, trace = trace)
+}
+
+# One fit from the segments of a run: the trajectory and its step sizes
+# joined, the time summed, everything else from the last segment.
+join_segments <- function(segs, t0) {
+  last <- segs[[length(segs)]]
+  if (length(segs) == 1) return(last)
+  chains <- length(last$status)
+  ids <- last$chain_ids
+  traj <- lapply(seq_len(chains), function(c) {
+    do.call(rbind, lapply(segs, function(s) {
+      x <- if (c %in% s$chain_ids) s$draws[[match(c, s$chain_ids)]]
+           else s$partial[[sprintf("chain %d", c)]]
+      if (is.null(x)) NULL else unclass(x)[, , drop = FALSE]
+      # (a chain that stopped early is absent from later parts: it is not in ids)
+    }))
+  })
+  K <- min(vapply(traj[ids], nrow, 1L))
+  thin <- last$settings$thin
+  first <- segs[[1]]$draws[[1]]
+  start <- if (length(first)) coda::mcpar(first)[1] else thin
+  last$draws <- coda::mcmc.list(lapply(traj[ids], function(x)
+    coda::mcmc(x[seq_len(K), , drop = FALSE], start = start, thin = thin)))
+  glue <- function(field) vapply(ids, function(c) unlist(lapply(segs, function(s)
+    s[[field]][, match(c, s$chain_ids)]))[seq_len(K)], numeric(K))
+  last$lr <- glue("lr")
+  last$iteration <- glue("iteration")
+  last$time <- sum(vapply(segs, function(s) s$time, 0))
+  last$monitor <- do.call(rbind, lapply(segs, function(s) s$monitor))
+  last$settings$iter <- sum(vapply(segs, function(s) s$settings$iter, 0))
+  last$settings$init <- segs[[1]]$settings$init
+  last
 }
 
 vi_label <- function(family) {
@@ -168,37 +253,66 @@ vi_factor <- function(state, d, family) {
   L
 }
 
-# Turn the engine's fit (mu's trajectory in `draws`) into the variational fit.
-vi_fit <- function(fit, family, draws, elbo_draws) {
-  model <- fit$model
-  d <- model$d
-  chains <- fit$settings$chains
+# q of every chain from an engine fit: means (rows), factors L, and which
+# chains have a finite one
+vi_q <- function(fit, family) {
+  d <- fit$model$d
+  chains <- length(fit$status)
   mu <- unname(fit$state$w)
   state <- matrix(fit$state$update, ncol = chains)
   L <- lapply(seq_len(chains), function(c) vi_factor(state[, c], d, family))
-  usable <- which(fit$status %in% c("done", "interrupted") &
-                  vapply(L, function(l) all(is.finite(l)), TRUE) &
-                  apply(mu, 1, function(m) all(is.finite(m))))
-  sd <- t(vapply(L, function(l) sqrt(rowSums(l^2)), numeric(d)))
-  dim(sd) <- c(chains, d)
+  finite <- vapply(seq_len(chains), function(c) all(is.finite(L[[c]])) && all(is.finite(mu[c, ])), TRUE)
+  list(mu = mu, L = L, finite = finite)
+}
+
+# n draws from chain c's q, one per row (sampler's scale)
+sample_q <- function(q, c, n) {
+  d <- ncol(q$mu)
+  Z <- matrix(stats::rnorm(n * d), n, d)
+  sweep(Z %*% t(q$L[[c]]), 2, q$mu[c, ], `+`)
+}
+
+# full-data ELBO estimates of the given chains from n draws each, and their
+# Monte Carlo standard errors
+vi_elbo <- function(model, q, n, chains) {
+  e <- vapply(chains, function(c) {
+    if (!q$finite[c]) return(c(NA_real_, NA_real_))
+    W <- sample_q(q, c, n)
+    v <- log_joint_draws(model, W) - log_q_draws(W, q$mu[c, ], q$L[[c]])
+    c(mean(v), if (n > 1) stats::sd(v) / sqrt(n) else NA_real_)
+  }, numeric(2))
+  list(elbo = e[1, ], se = e[2, ])
+}
+
+# Turn the engine's fit (mu's trajectory in `draws`) into the variational fit.
+vi_fit <- function(fit, family, draws, elbo_draws, trace) {
+  model <- fit$model
+  d <- model$d
+  chains <- fit$settings$chains
+  q <- vi_q(fit, family)
+  mu <- q$mu
+  L <- q$L
+  usable <- which(fit$status %in% c("done", "interrupted") & q$finite)
+  sd <- matrix(t(vapply(L, function(l) sqrt(rowSums(l^2)), numeric(d))), chains, d)
   dimnames(sd) <- dimnames(mu) <- list(paste("chain", seq_len(chains)), model$sampler_names)
   cov <- lapply(L, function(l) {
     S <- tcrossprod(l)
     dimnames(S) <- list(model$sampler_names, model$sampler_names)
     S
   })
-  sample_q <- function(c, n) {
-    Z <- matrix(stats::rnorm(n * d), n, d)
-    sweep(Z %*% t(L[[c]]), 2, mu[c, ], `+`)
-  }
   fit$trajectory <- fit$draws
   fit$trajectory_lr <- fit$lr
   fit$trajectory_iteration <- fit$iteration
-  if (!length(usable))
-    abort("no chain of ", fit$rule, " ended with a finite approximation; ",
-          "try a smaller learning rate (`lr`).")
+  if (!length(usable)) {
+    warning(fit$rule, ": no chain ended with a usable approximation (",
+            paste0("chain ", seq_len(chains), " ", fit$status, collapse = ", "),
+            "); the fit has no draws from q, only the trajectory of its means and the ",
+            "ELBO trace so far. Try a smaller learning rate (`lr`).", call. = FALSE)
+    draws <- 0
+    usable <- seq_len(chains)
+  }
   qdraws <- lapply(usable, function(c) {
-    u <- to_user_scale(model, sample_q(c, draws))
+    u <- if (draws > 0) to_user_scale(model, sample_q(q, c, draws)) else matrix(0, 0, d)
     dimnames(u) <- list(NULL, model$names)
     coda::mcmc(u)
   })
@@ -214,17 +328,24 @@ vi_fit <- function(fit, family, draws, elbo_draws) {
   fit$variational <- list(family = family, mean = mu, sd = sd, L = L, cov = cov,
                           user_mean = t(vapply(user, function(u) u["mean", ], numeric(d))),
                           user_sd = t(vapply(user, function(u) u["sd", ], numeric(d))))
-  fit$elbo <- if (elbo_draws > 0) {
-    e <- vapply(seq_len(chains), function(c) {
-      if (!c %in% usable) return(c(NA_real_, NA_real_))
-      W <- sample_q(c, elbo_draws)
-      v <- log_joint_draws(model, W) - log_q_draws(W, mu[c, ], L[[c]])
-      c(mean(v), if (elbo_draws > 1) stats::sd(v) / sqrt(elbo_draws) else NA_real_)
-    }, numeric(2))
-    data.frame(chain = seq_len(chains), elbo = e[1, ], se = e[2, ])
+  if (elbo_draws > 0 && all(fit$status == "done")) {
+    e <- vi_elbo(model, q, elbo_draws, seq_len(chains))
+    trace <- rbind(trace, data.frame(iteration = fit$state$iteration, chain = seq_len(chains),
+                                     elbo = e$elbo, se = e$se))
+  }
+  if (!is.null(trace)) {
+    trace <- trace[order(trace$chain, trace$iteration), ]
+    rownames(trace) <- NULL
+    last <- !duplicated(trace$chain, fromLast = TRUE)
+    fit$elbo <- trace[last, c("chain", "elbo", "se")]
+    rownames(fit$elbo) <- NULL
+    fit$elbo_trace <- trace
+    if (!is.null(fit$elbo_trace) && any(!is.finite(trace$elbo)))
+      warning(fit$rule, ": the ELBO estimate became non-finite; `fit$elbo_trace` holds ",
+              "the trace up to there.", call. = FALSE)
   }
   fit$method <- "vi"
-  class(fit) <- c("sgld_vi", class(fit))
+  class(fit) <- c("sgld_vi", setdiff(class(fit), "sgld_vi"))
   fit
 }
 
@@ -257,6 +378,7 @@ print.sgld_vi <- function(x, digits = 4, ...) {
   if (any(x$status != "done"))
     cat("Stopped early: ", paste0("chain ", seq_along(x$status), " ", x$status,
                                   collapse = ", "), "\n", sep = "")
+  if (ndraws(x) == 0) return(invisible(x))
   cat("\n")
   sm <- summary(x)$statistics
   print(sm[, c("mean", "sd", "2.5%", "97.5%"), drop = FALSE], digits = digits)

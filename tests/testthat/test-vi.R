@@ -133,3 +133,118 @@ test_that("samples = K averages K estimates on one minibatch", {
   sd_log <- sqrt((kurt(g1) - 1) / nrow(g1) + (kurt(g8) - 1) / nrow(g8))
   expect_lt(max(abs(log(ratio) - log(8)) / sd_log), 4)
 })
+
+test_that("full-rank BBB recovers the exact marginal sds and the correlation", {
+  m <- correlated_model()
+  ex <- exact_coefficients(m)
+  set.seed(2)
+  fit <- bbb(m, family = "fullrank", iter = 50000, batch_size = 1000,
+             lr = lr_exp(0.01, 1e-5), chains = 2, draws = 10, elbo_draws = 0)
+  p <- ex$p
+  for (c in 1:2) {
+    S <- fit$variational$cov[[c]][seq_len(p), seq_len(p)]
+    expect_lt(max(abs(sqrt(diag(S)) / sqrt(diag(ex$cov)) - 1)), 0.05)
+    expect_equal(cov2cor(S)[2, 3], cov2cor(ex$cov)[2, 3], tolerance = 0.02)
+    expect_lt(max(abs(fit$variational$mean[c, seq_len(p)] - ex$mean) / ex$sd), 0.1)
+  }
+  expect_equal(unname(fit$variational$sd), unname(t(sapply(fit$variational$cov,
+                                                          function(S) sqrt(diag(S))))))
+})
+
+test_that("a fit is an sgld_fit of draws from q, with ELBO, trajectory and state", {
+  m <- model_linear(y ~ x, data = sgld::handout)
+  set.seed(4)
+  fit <- bbb(m, iter = 2000, chains = 2, draws = 500, elbo_draws = 50)
+  expect_s3_class(fit, c("sgld_vi", "sgld_fit"))
+  expect_equal(coda::nchain(fit$draws), 2)
+  expect_equal(nrow(fit$draws[[1]]), 500)
+  expect_equal(colnames(as.matrix(fit)), m$names)
+  # the user's scale: sigma2 = exp(log sigma2) of the sampler's draws
+  expect_true(all(as.matrix(fit)[, "sigma2"] > 0))
+  expect_equal(dim(fit$variational$mean), c(2, 3))
+  expect_equal(nrow(fit$elbo), 2)
+  expect_true(all(is.finite(fit$elbo$elbo) & fit$elbo$se > 0))
+  expect_equal(nrow(fit$trajectory[[1]]), 1000)   # thin = iter / 1000
+  out <- capture.output(print(fit))
+  expect_match(out[2], "variational approximation q, not from the posterior")
+  s <- summary(fit)$statistics
+  expect_equal(unname(s[, "mean"]), unname(colMeans(as.matrix(fit))))
+  expect_equal(coef(fit), colMeans(as.matrix(fit)))
+})
+
+test_that("chains are independent streams: the same whatever the threads and chains", {
+  m <- model_linear(y ~ x, data = sgld::handout)
+  set.seed(5)
+  a <- bbb(m, iter = 500, chains = 3, threads = 1, draws = 1, elbo_draws = 0)
+  set.seed(5)
+  b <- bbb(m, iter = 500, chains = 3, threads = 2, draws = 1, elbo_draws = 0)
+  expect_identical(a$state$w, b$state$w)
+  expect_identical(a$state$update, b$state$update)
+  expect_false(identical(a$state$w[1, ], a$state$w[2, ]))
+})
+
+test_that("init = fit continues: T + T iterations give the state of one run of 2T", {
+  m <- model_linear(y ~ x, data = sgld::handout)
+  set.seed(6)
+  one <- bbb(m, iter = 400, lr = lr_poly(0.01, 10), chains = 2, draws = 1, elbo_draws = 0)
+  set.seed(6)
+  half <- bbb(m, iter = 200, lr = lr_poly(0.01, 10), chains = 2, draws = 1, elbo_draws = 0)
+  two <- bbb(m, iter = 200, lr = lr_poly(0.01, 10), chains = 2, init = half, draws = 1,
+             elbo_draws = 0, init_scale = 5)   # ignored: the fit holds the scale
+  expect_identical(two$state$w, one$state$w)
+  expect_identical(two$state$update, one$state$update)
+  expect_error(bbb(m, iter = 10, chains = 2, family = "fullrank", init = half),
+               "same rule")
+  expect_error(bbb(m, iter = 10, init = sgd(m, lr = 1e-5, iter = 10)),
+               "continues a fit of bbb\\(\\)")
+})
+
+test_that("bad input gets errors naming the argument and the rule", {
+  m <- model_linear(y ~ x, data = sgld::handout)
+  expect_error(bbb(m, init_scale = -1), "`init_scale` for Bayes by Backprop \\(mean-field Gaussian\\) must be positive")
+  expect_error(bbb(m, init_scale = 0), "`init_scale` .* must be positive")
+  expect_error(bbb(m, init_scale = c(1, 1)), "a vector of 3 positive numbers")
+  expect_error(bbb(m, samples = 0), "`samples`")
+  expect_error(bbb(m, samples = 1.5), "`samples`")
+  expect_error(bbb(m, family = "full"), "`family` must be one of \"meanfield\", \"fullrank\"")
+  expect_error(bbb(m, optimizer = "natural"), "`optimizer` for Bayes by Backprop")
+  expect_error(bbb(m, optimizer = precond_rmsprop()), "`optimizer` for Bayes by Backprop")
+  S <- matrix(1, 3, 3)
+  expect_error(bbb(m, family = "fullrank", init_scale = S),
+               "`init_scale` for Bayes by Backprop \\(full-rank Gaussian\\) must be positive definite; .*rank-deficient")
+  expect_error(bbb(m, family = "fullrank", init_scale = diag(2)), "3 x 3 covariance matrix")
+  expect_error(bbb(m, family = "meanfield", init_scale = diag(3)), "positive number or a vector")
+})
+
+test_that("a diverging fit keeps what it has with a warning", {
+  m <- model_linear(y ~ x, data = sgld::handout)
+  set.seed(8)
+  res <- with_warnings(bbb(m, iter = 2000, lr = lr_constant(1e-3), optimizer = "sgd",
+                           init_scale = 0.001, chains = 2, draws = 5, elbo_every = 5,
+                           elbo_draws = 5))
+  fit <- res$value
+  expect_true(any(fit$status == "diverged"))
+  expect_true(any(grepl("diverged at iteration", res$warnings)))
+  expect_true(any(grepl("the run stopped after .* `fit\\$elbo_trace` holds the ELBO trace so far",
+                        res$warnings)))
+  # the ELBO trace up to the divergence, every 5 iterations
+  tr <- fit$elbo_trace
+  expect_gt(nrow(tr), 2)
+  expect_true(all(diff(tr$iteration[tr$chain == 1]) == 5))
+  expect_true(all(is.finite(tr$elbo[tr$iteration == 5])))
+  expect_gt(nrow(fit$trajectory[[1]]), 0)
+  expect_output(print(fit), "Stopped early")
+})
+
+test_that("model_custom(): the same fit as the built-in model, chains one after the other", {
+  mc <- handout_custom()
+  m <- model_linear(y ~ x, data = sgld::handout)
+  set.seed(9)
+  a <- bbb(mc, iter = 3000, batch_size = 100, chains = 2, threads = 2, draws = 5, elbo_draws = 5)
+  set.seed(9)
+  b <- bbb(m, iter = 3000, batch_size = 100, chains = 2, draws = 5, elbo_draws = 5)
+  # the same arithmetic in R and in C: equal up to rounding
+  expect_equal(a$state$w, b$state$w, tolerance = 1e-6, ignore_attr = TRUE)
+  expect_equal(a$state$update, b$state$update, tolerance = 1e-6)
+  expect_equal(a$elbo$elbo, b$elbo$elbo, tolerance = 1e-6)
+})
