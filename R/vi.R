@@ -384,3 +384,88 @@ print.sgld_vi <- function(x, digits = 4, ...) {
   print(sm[, c("mean", "sd", "2.5%", "97.5%"), drop = FALSE], digits = digits)
   invisible(x)
 }
+
+#' Pareto-smoothed importance sampling check of a variational fit
+#'
+#' How good is the approximation \eqn{q}? Draw \eqn{w_s \sim q} and fit a
+#' generalised Pareto distribution to the largest importance ratios
+#' \eqn{r_s = p(D, w_s) / q(w_s)} (Yao et al. 2018): its shape \eqn{\hat k}
+#' says how heavy their tail is. Below 0.5 the approximation is good enough
+#' for importance sampling to correct it; between 0.5 and 0.7 usable; above
+#' 0.7 too far from the posterior for the draws to be trusted (typically
+#' because \eqn{q} is narrower than the posterior, as a mean-field \eqn{q} of
+#' a correlated posterior is). The log joint is evaluated on the full data.
+#'
+#' The tail is the largest \eqn{M = \min(S/5, 3\sqrt S)}{M = min(S/5, 3 sqrt(S))}
+#' ratios of \eqn{S} draws. With the loo package installed its `psis()` does
+#' the fit; otherwise the package's own implementation of the same
+#' estimator (Zhang and Stephens 2009, with the weakly informative prior
+#' Vehtari et al. use, which shrinks \eqn{\hat k}{k} towards 0.5 by 10 pseudo-observations).
+#'
+#' @param fit A fit of [bbb()].
+#' @param draws Draws from \eqn{q} per chain, \eqn{S}.
+#' @param method `"auto"` (loo if installed), `"loo"` or `"own"`.
+#' @return A data frame with one row per chain: `khat` and the number of
+#'   draws in the tail.
+#' @references Yao, Y., Vehtari, A., Simpson, D. and Gelman, A. (2018). Yes,
+#'   but did it work?: Evaluating variational inference. *Proceedings of the
+#'   35th ICML*.
+#'
+#'   Zhang, J. and Stephens, M. A. (2009). A new and efficient estimation
+#'   method for the generalized Pareto distribution. *Technometrics* 51, 316-325.
+#' @examples
+#' m <- model_linear(y ~ x, data = handout)
+#' set.seed(1)
+#' psis_khat(bbb(m, iter = 3000), draws = 500)
+#' @export
+psis_khat <- function(fit, draws = 1000, method = c("auto", "loo", "own")) {
+  if (!inherits(fit, "sgld_vi")) abort("`fit` must be a fit of bbb(), not ", describe(fit), ".")
+  check_count(draws, "draws", lower = 20, upper = 1e6)
+  method <- check_choice(method, c("auto", "loo", "own"), "method")
+  if (method == "auto") method <- if (requireNamespace("loo", quietly = TRUE)) "loo" else "own"
+  if (method == "loo" && !requireNamespace("loo", quietly = TRUE))
+    abort("`method = \"loo\"` needs the loo package.")
+  model <- fit$model
+  q <- list(mu = fit$variational$mean, L = fit$variational$L,
+            finite = vapply(fit$variational$L, function(l) all(is.finite(l)), TRUE))
+  chains <- fit$chain_ids
+  out <- t(vapply(chains, function(c) {
+    W <- sample_q(q, c, draws)
+    lr <- log_joint_draws(model, W) - log_q_draws(W, q$mu[c, ], q$L[[c]])
+    tail_n <- tail_length(draws)
+    k <- if (method == "loo") {
+      suppressWarnings(loo::psis(lr, r_eff = 1)$diagnostics$pareto_k)
+    } else pareto_tail_khat(lr, tail_n)
+    c(k, tail_n)
+  }, numeric(2)))
+  data.frame(chain = chains, khat = out[, 1], tail = as.integer(out[, 2]))
+}
+
+tail_length <- function(S) as.integer(ceiling(min(S / 5, 3 * sqrt(S))))
+
+# k-hat of the largest `M` of the log ratios lr: exceedances of the ratios
+# over the (M+1)-th largest, scaled by the largest (any scale gives the same
+# shape), and the Zhang-Stephens estimate of the GPD shape with its prior.
+pareto_tail_khat <- function(lr, M) {
+  lr <- sort(lr - max(lr))
+  S <- length(lr)
+  u <- lr[S - M]
+  x <- exp(lr[(S - M + 1):S]) - exp(u)
+  gpd_shape(x)
+}
+
+gpd_shape <- function(x) {
+  x <- sort(x)
+  n <- length(x)
+  m <- 30 + floor(sqrt(n))
+  # candidate values of theta = -k / sigma around a quartile-based guess
+  theta <- 1 / x[n] + (1 - sqrt(m / (seq_len(m) - 0.5))) / (3 * x[floor(n / 4 + 0.5)])
+  k <- vapply(theta, function(t) mean(log1p(-t * x)), 0)
+  loglik <- n * (log(-theta / k) - k - 1)
+  # posterior weights of the candidates, without overflow
+  w <- vapply(seq_len(m), function(j) 1 / sum(exp(loglik - loglik[j])), 0)
+  theta_hat <- sum(w * theta)
+  k_hat <- mean(log1p(-theta_hat * x))
+  # the weakly informative prior: 10 pseudo-observations at 0.5
+  (n * k_hat + 10 * 0.5) / (n + 10)
+}

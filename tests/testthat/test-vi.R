@@ -248,3 +248,34 @@ test_that("model_custom(): the same fit as the built-in model, chains one after 
   expect_equal(a$state$update, b$state$update, tolerance = 1e-6)
   expect_equal(a$elbo$elbo, b$elbo$elbo, tolerance = 1e-6)
 })
+
+test_that("psis_khat(): poor for mean-field on a correlated posterior, good for full rank", {
+  m <- correlated_model()
+  set.seed(1)
+  mf <- bbb(m, iter = 20000, batch_size = 1000, lr = lr_exp(0.01, 1e-5), draws = 10,
+            elbo_draws = 0)
+  fr <- bbb(m, family = "fullrank", iter = 20000, batch_size = 1000,
+            lr = lr_exp(0.01, 1e-5), draws = 10, elbo_draws = 0)
+  set.seed(3)
+  k_mf <- psis_khat(mf, draws = 2000, method = "own")
+  set.seed(3)
+  k_fr <- psis_khat(fr, draws = 2000, method = "own")
+  # measured 0.92 and 0.95 (two chains) against 0.06 and 0.21
+  expect_gt(k_mf$khat, 0.7)
+  expect_lt(k_fr$khat, 0.5)
+  expect_equal(k_mf$tail, 135L)
+  skip_if_not_installed("loo")
+  set.seed(3)
+  expect_equal(psis_khat(mf, draws = 2000, method = "loo")$khat, k_mf$khat, tolerance = 1e-10)
+})
+
+test_that("the generalised Pareto shape estimate recovers known shapes", {
+  set.seed(1)
+  # 2000 exceedances: the estimate's sd is about (1 + k) / sqrt(2000) = 0.03
+  for (k in c(0.2, 0.5, 0.9)) {
+    x <- (runif(2000)^(-k) - 1) / k
+    expect_equal(sgld:::gpd_shape(x), k, tolerance = 0.12 / k)
+  }
+  expect_error(psis_khat(sgd(model_linear(y ~ x, data = sgld::handout), lr = 1e-5, iter = 5)),
+               "`fit` must be a fit of bbb\\(\\)")
+})
