@@ -56,7 +56,8 @@ static const char *const inner_names[] = {"sgld", "momentum", "adagrad", "rmspro
 static const void *vi_build(SEXP opts, int d, int fullrank) {
   vi_opts *o = (vi_opts *) R_alloc(1, sizeof *o);
   o->samples = list_int(opts, "samples");
-  if (o->samples < 1) error("internal: vi needs samples >= 1");
+  /* bbb() allows up to 10^6 */
+  if (o->samples < 1 || o->samples > 1000000) error("internal: vi needs 1 <= samples <= 10^6");
   o->fullrank = fullrank;
   o->n_scale = scale_count(d, fullrank);
   o->p = (size_t) d + o->n_scale;
