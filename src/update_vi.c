@@ -23,7 +23,9 @@
  * any rule of the package without settings that depend on w (sgd, momentum,
  * adagrad, rmsprop, adam) run on the p-vector theta. The state's length may
  * depend only on d (sgld.h), so it reserves the largest optimiser state
- * among those (Adam's 2p + 2); the others leave the rest at zero. Scratch:
+ * among those (Adam's 2p + 2); the others leave the rest at zero. Then the
+ * running average of theta over the steps after `average_from` (which the
+ * fit reports as q) and two counts. Scratch:
  * eps of the current point (d), the accumulated gradient (p) and theta (p).
  *
  * The driver asks for K points per iteration (points/point/gather, sgld.h):
@@ -41,6 +43,7 @@ typedef struct vi_opts {
   size_t n_scale;           /* parameters of L: d, or d (d + 1) / 2 */
   size_t p;                 /* d + n_scale */
   const double *scale_init; /* those parameters at the start (n_scale) */
+  double average_from;      /* theta is averaged over the steps after this many */
   const sgld_update *inner; /* the optimiser of theta */
   const void *inner_opts;
 } vi_opts;
@@ -63,6 +66,8 @@ static const void *vi_build(SEXP opts, int d, int fullrank) {
   o->p = (size_t) d + o->n_scale;
   if (o->p > INT_MAX / 4) error("internal: too many variational parameters");
   o->scale_init = list_doubles(opts, "scale_init", (R_xlen_t) o->n_scale);
+  o->average_from = list_real(opts, "average_from");
+  if (!(o->average_from >= 0)) error("internal: vi needs average_from >= 0");
   SEXP name = list_elt(opts, "optimizer");
   if (TYPEOF(name) != STRSXP || XLENGTH(name) != 1) error("internal: vi optimizer must be a name");
   const char *nm = CHAR(STRING_ELT(name, 0));
@@ -77,9 +82,12 @@ static const void *vi_build(SEXP opts, int d, int fullrank) {
 static const void *vi_meanfield_build(SEXP opts, int d) { return vi_build(opts, d, 0); }
 static const void *vi_fullrank_build(SEXP opts, int d) { return vi_build(opts, d, 1); }
 
+/* the state: scale parameters (n_scale), the optimiser's state (2p + 2
+   reserved), the running average of theta (p), the number of steps in that
+   average, and the number of steps taken */
 static size_t vi_state(int d, int fullrank) {
   const size_t p = (size_t) d + scale_count(d, fullrank);
-  return scale_count(d, fullrank) + 2 * p + 2;
+  return scale_count(d, fullrank) + 2 * p + 2 + p + 2;
 }
 static size_t vi_meanfield_state(int d) { return vi_state(d, 0); }
 static size_t vi_fullrank_state(int d) { return vi_state(d, 1); }
@@ -106,8 +114,8 @@ static void vi_init(double *state, const double *w, int d, const void *opts) {
   const vi_opts *o = opts;
   memcpy(state, o->scale_init, o->n_scale * sizeof(double));
   double *inner = state + o->n_scale;
-  const size_t reserved = 2 * o->p + 2;
-  for (size_t j = 0; j < reserved; j++) inner[j] = 0.0;
+  const size_t rest = 2 * o->p + 2 + o->p + 2;   /* optimiser, average, counts */
+  for (size_t j = 0; j < rest; j++) inner[j] = 0.0;
   /* the allowed optimisers' init() does not read w */
   o->inner->init(inner, NULL, (int) o->p, o->inner_opts);
 }
@@ -176,6 +184,19 @@ static void vi_step(double *w, const double *g_hat, const double *g_bar, double 
   o->inner->step(theta, acc, NULL, eta, 0.0, state + o->n_scale, rng, (int) o->p, o->inner_opts);
   memcpy(w, theta, d * sizeof(double));
   memcpy(scale, theta + d, o->n_scale * sizeof(double));
+  /* Polyak-Ruppert averaging of theta after average_from steps: the final
+     iterate of a stochastic optimiser scatters around the optimum by an
+     amount set by the learning rate and the gradient noise (logistic
+     regression, n = 10^5, batch 100: still 0.2-0.4 posterior sd after 10^6
+     Adam steps with lr decaying to 1e-5), while the average of the iterates
+     converges at the Monte Carlo rate */
+  double *avg = state + o->n_scale + 2 * o->p + 2, *count = avg + o->p, *steps = count + 1;
+  *steps += 1.0;
+  if (*steps > o->average_from) {
+    *count += 1.0;
+    const double f = 1.0 / *count;
+    for (size_t j = 0; j < o->p; j++) avg[j] += f * (theta[j] - avg[j]);
+  }
   /* the driver checks w; a scale gone non-finite stops the chain the same way */
   for (size_t j = 0; j < o->n_scale; j++)
     if (!isfinite(scale[j])) {

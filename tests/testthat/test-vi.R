@@ -188,11 +188,14 @@ test_that("init = fit continues: T + T iterations give the state of one run of 2
   set.seed(6)
   one <- bbb(m, iter = 400, lr = lr_poly(0.01, 10), chains = 2, draws = 1, elbo_draws = 0)
   set.seed(6)
-  half <- bbb(m, iter = 200, lr = lr_poly(0.01, 10), chains = 2, draws = 1, elbo_draws = 0)
+  # averaging from iteration 200 in both: the continued run keeps the first's
+  half <- bbb(m, iter = 200, lr = lr_poly(0.01, 10), chains = 2, draws = 1, elbo_draws = 0,
+              average = 0)
   two <- bbb(m, iter = 200, lr = lr_poly(0.01, 10), chains = 2, init = half, draws = 1,
              elbo_draws = 0, init_scale = 5)   # ignored: the fit holds the scale
   expect_identical(two$state$w, one$state$w)
   expect_identical(two$state$update, one$state$update)
+  expect_identical(two$variational[c("mean", "sd", "L", "cov")], one$variational[c("mean", "sd", "L", "cov")])
   expect_error(bbb(m, iter = 10, chains = 2, family = "fullrank", init = half),
                "same rule")
   expect_error(bbb(m, iter = 10, init = sgd(m, lr = 1e-5, iter = 10)),
