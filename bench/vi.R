@@ -51,34 +51,7 @@ use_stan <- !nzchar(Sys.getenv("VI_SKIP_STAN")) && requireNamespace("rstan", qui
 
 d <- 20
 prior_sd <- 10
-set.seed(20240612)
-beta_true <- c(-0.5, round(rnorm(d - 1, 0, 0.3), 2))
-simulate <- function(n) {
-  set.seed(1000 + log10(n))
-  X <- matrix(0, n, d)
-  X[, 1] <- 1
-  X[, -1] <- rnorm(n * (d - 1))
-  colnames(X) <- c("(Intercept)", paste0("x", seq_len(d - 1)))
-  y <- as.numeric(runif(n) < plogis(drop(X %*% beta_true)))
-  list(X = X, y = y)
-}
-
-stan_code <- "
-data {
-  int<lower=1> N;
-  int<lower=1> K;
-  matrix[N, K] X;
-  int<lower=0, upper=1> y[N];
-  real<lower=0> prior_sd;
-}
-parameters {
-  vector[K] beta;
-}
-model {
-  beta ~ normal(0, prior_sd);
-  y ~ bernoulli_logit_glm(X, 0, beta);
-}
-"
+source("bench/logistic-sim.R")   # beta_true, simulate(n), stan_code
 compile_time <- NA_real_
 stan_model <- local({
   sm <- NULL
