@@ -417,9 +417,9 @@ print.sgld_vi <- function(x, digits = 4, ...) {
 
 #' Pareto-smoothed importance sampling check of a variational fit
 #'
-#' How good is the approximation \eqn{q}? Draw \eqn{w_s \sim q} and fit a
+#' How good is the approximation \eqn{q}? Draw \eqn{w_s \sim q}{w_s ~ q} and fit a
 #' generalised Pareto distribution to the largest importance ratios
-#' \eqn{r_s = p(D, w_s) / q(w_s)} (Yao et al. 2018): its shape \eqn{\hat k}
+#' \eqn{r_s = p(D, w_s) / q(w_s)} (Yao et al. 2018): its shape \eqn{\hat k}{k-hat}
 #' says how heavy their tail is. Below 0.5 the approximation is good enough
 #' for importance sampling to correct it; between 0.5 and 0.7 usable; above
 #' 0.7 too far from the posterior for the draws to be trusted (typically
@@ -430,7 +430,7 @@ print.sgld_vi <- function(x, digits = 4, ...) {
 #' ratios of \eqn{S} draws. With the loo package installed its `psis()` does
 #' the fit; otherwise the package's own implementation of the same
 #' estimator (Zhang and Stephens 2009, with the weakly informative prior
-#' Vehtari et al. use, which shrinks \eqn{\hat k}{k} towards 0.5 by 10 pseudo-observations).
+#' Vehtari et al. use, which shrinks \eqn{\hat k}{k-hat} towards 0.5 by 10 pseudo-observations).
 #'
 #' @param fit A fit of [bbb()].
 #' @param draws Draws from \eqn{q} per chain, \eqn{S}.
