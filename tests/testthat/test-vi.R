@@ -170,6 +170,21 @@ test_that("a fit is an sgld_fit of draws from q, with ELBO, trajectory and state
   s <- summary(fit)$statistics
   expect_equal(unname(s[, "mean"]), unname(colMeans(as.matrix(fit))))
   expect_equal(coef(fit), colMeans(as.matrix(fit)))
+  expect_equal(vcov(fit), cov(as.matrix(fit)), ignore_attr = TRUE)
+  expect_length(predict(fit, newdata = sgld::handout[1:3, ]), 3)
+  skip_if_not_installed("posterior")
+  expect_equal(dim(posterior::as_draws_df(fit)), c(1000, 6))
+})
+
+test_that("full rank runs at a few hundred parameters", {
+  set.seed(12)
+  n <- 2000
+  X <- matrix(rnorm(n * 200), n, 200)
+  y <- drop(X %*% rnorm(200, sd = 0.1)) + rnorm(n)
+  m <- model_linear(X, y)
+  fit <- bbb(m, family = "fullrank", iter = 200, batch_size = 50, draws = 5, elbo_draws = 0)
+  expect_equal(dim(fit$variational$cov[[1]]), c(201, 201))
+  expect_true(all(is.finite(fit$variational$L[[1]])))
 })
 
 test_that("chains are independent streams: the same whatever the threads and chains", {
