@@ -9,6 +9,8 @@
 # Run from the package root:   Rscript bench/vi.R
 #   VI_N=1e5            only the smaller size (default: 1e5,1e6)
 #   VI_SKIP_STAN=1      skip rstan::vb() (the BBB half only)
+#   VI_SKIP_PLAIN=1     skip BBB without control variates (its search takes
+#                       about 10 minutes per size on a loaded 2-core machine)
 #
 # Model and data: those of bench/nuts.R (same simulation, same seeds, same
 # Stan program with bernoulli_logit_glm and a N(0, 10^2) prior on all 20
@@ -48,6 +50,7 @@ cpu <- function() sum(proc.time()[c("user.self", "sys.self", "user.child", "sys.
 say <- function(...) message(sprintf(...))
 sizes <- as.numeric(strsplit(Sys.getenv("VI_N", "1e5,1e6"), ",")[[1]])
 use_stan <- !nzchar(Sys.getenv("VI_SKIP_STAN")) && requireNamespace("rstan", quietly = TRUE)
+use_plain <- !nzchar(Sys.getenv("VI_SKIP_PLAIN"))
 
 d <- 20
 prior_sd <- 10
@@ -121,7 +124,8 @@ for (n in sizes) {
               mf_sd = unname(sqrt(1 / diag(H))))
   say("  reference in %.1f s", now() - t0)
   bc <- run_bbb(m, ref, cv = TRUE)
-  bp <- run_bbb(m, ref, cv = FALSE)
+  bp <- if (use_plain) run_bbb(m, ref, cv = FALSE)
+        else list(T = NA, wall = NA, cpu = NA, err = NA, sd_ratio = c(NA, NA), passed = NA)
   a <- if (use_stan) {
     say("  ADVI ...")
     tryCatch(run_advi(dat), error = function(e) { say("  ADVI failed: %s", conditionMessage(e)); NULL })
@@ -148,7 +152,7 @@ cat("|---|---|---|---|---|---|---|\n")
 for (i in seq_len(nrow(tab)))
   cat(sprintf("| %s | %s | %.2f | %.2f | %s | %.3f | %s |\n", tab$n[i], tab$method[i], tab$wall_s[i],
               tab$cpu_s[i], if (is.na(tab$iterations[i])) "-"
-                            else paste0(tab$iterations[i], if (!tab$passed[i]) " (not reached)"),
+                            else paste0(tab$iterations[i], if (isFALSE(tab$passed[i])) " (not reached)"),
               tab$max_mean_err_sd[i], tab$sd_over_mf_optimum[i]))
 if (use_stan) cat(sprintf("\nStan compilation (not counted): %.0f s.\n", compile_time))
 for (nn in unique(tab$n)) {

@@ -297,3 +297,24 @@ test_that("the generalised Pareto shape estimate recovers known shapes", {
   expect_error(psis_khat(sgd(model_linear(y ~ x, data = sgld::handout), lr = 1e-5, iter = 5)),
                "`fit` must be a fit of bbb\\(\\)")
 })
+
+test_that("an interrupt stops bbb() with its q so far, and the fit continues", {
+  skip_if_not_installed("callr")
+  skip_on_os("windows")
+  out <- interrupted_run(function(flag) {
+    m <- model_linear(y ~ x, data = handout)
+    set.seed(1)
+    bbb(m, lr = 1e-3, batch_size = 10, iter = 1e9, chains = 2, threads = 2, thin = 1e5,
+        draws = 50, elbo_draws = 10)
+  }, settle = 2)
+  fit <- out$fit
+  expect_identical(fit$status, rep("interrupted", 2))
+  expect_true(any(grepl("interrupted by the user", out$warnings)))
+  expect_equal(nrow(fit$draws[[1]]), 50)
+  expect_true(all(is.finite(fit$variational$sd)))
+  expect_true(all(is.finite(fit$elbo$elbo)))
+  more <- bbb(fit$model, lr = 1e-3, batch_size = 10, iter = 100, chains = 2,
+              init = fit, draws = 5, elbo_draws = 0)
+  expect_identical(more$status, rep("done", 2))
+  expect_identical(more$state$iteration, fit$state$iteration + 100)
+})
