@@ -157,6 +157,9 @@ resolve_lr <- function(lr, iter) {
     exp = {
       out[c("type", "a", "b", "t1")] <- list("exp", lr$start, lr$end / lr$start, iter)
     },
+    # a schedule already resolved for a longer run that is executed in parts
+    # (bbb() between its ELBO estimates): each part keeps the whole run's shape
+    resolved = return(lr$schedule),
     abort("`lr` has an unknown schedule type."))
   out
 }

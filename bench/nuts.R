@@ -93,38 +93,7 @@ tol_mean <- 0.1
 tol_sd <- 0.1
 load_start <- readLines("/proc/loadavg")
 
-# Fixed true coefficients, moderate effects (linear predictor sd about 1.3)
-set.seed(20240612)
-beta_true <- c(-0.5, round(rnorm(d - 1, 0, 0.3), 2))
-
-simulate <- function(n) {
-  set.seed(1000 + log10(n))
-  X <- matrix(0, n, d)
-  X[, 1] <- 1
-  X[, -1] <- rnorm(n * (d - 1))
-  colnames(X) <- c("(Intercept)", paste0("x", seq_len(d - 1)))
-  y <- as.numeric(runif(n) < plogis(drop(X %*% beta_true)))
-  list(X = X, y = y)
-}
-
-## ---- NUTS ----------------------------------------------------------------
-
-stan_code <- "
-data {
-  int<lower=1> N;
-  int<lower=1> K;
-  matrix[N, K] X;                 // includes the intercept column
-  int<lower=0, upper=1> y[N];
-  real<lower=0> prior_sd;
-}
-parameters {
-  vector[K] beta;
-}
-model {
-  beta ~ normal(0, prior_sd);     // sd, as sgld's prior_normal(0, 10)
-  y ~ bernoulli_logit_glm(X, 0, beta);
-}
-"
+source("bench/logistic-sim.R")   # beta_true, simulate(n), stan_code
 
 stan_model_cache <- NULL
 compile_time <- NA_real_

@@ -95,17 +95,38 @@ static double diagnose(const run_context *ctx, chain *ch, double eta, double *ro
 
 /* ------------------------------------------------ pieces of a step -- */
 
-/* the minibatch gradient estimate at w into g; 0 if the chain must stop */
-static int estimate(const run_context *ctx, chain *ch, double t_abs) {
+/* the minibatch gradient estimate at `at` into g (clipped if asked); 0 if
+   the chain must stop */
+static int estimate_at(const run_context *ctx, chain *ch, const double *at,
+                       const R_xlen_t *idx, double t_abs) {
   const run_settings *s = ctx->s;
+  chain_scratch *sc = &ch->sc;
+  estimate_gradient(&ctx->estimator, at, idx, sc->g,
+                    ctx->rule->needs_g_bar ? sc->g_bar : NULL, sc->g_new, sc->work);
+  if (s->clip_type != CLIP_NONE)
+    ch->res.clip_count += clip_gradient(sc->g, ctx->model->d, s->clip_type, s->clip_threshold);
+  return !model_stopped(ctx->model, &ch->res, t_abs, 0);
+}
+
+/* The minibatch gradient estimate at w into g, or, for a rule that chooses
+   its own evaluation points (sgld.h: points, point, gather), at each of its
+   points on the same minibatch, gathered by the rule; 0 if the chain must
+   stop. A non-finite gradient at a point is left in g for the caller's check. */
+static int estimate(const run_context *ctx, chain *ch, double t_abs) {
+  const sgld_update *rule = ctx->rule;
   chain_scratch *sc = &ch->sc;
   const int d = ctx->model->d;
   const R_xlen_t *idx = minibatch_draw(&ch->mb, &ch->rng, sc->idx);
-  estimate_gradient(&ctx->estimator, sc->w, idx, sc->g,
-                    ctx->rule->needs_g_bar ? sc->g_bar : NULL, sc->g_new, sc->work);
-  if (s->clip_type != CLIP_NONE)
-    ch->res.clip_count += clip_gradient(sc->g, d, s->clip_type, s->clip_threshold);
-  return !model_stopped(ctx->model, &ch->res, t_abs, 0);
+  if (!rule->points) return estimate_at(ctx, ch, sc->w, idx, t_abs);
+  const int K = rule->points(ctx->s->opts);
+  for (int k = 0; k < K; k++) {
+    /* w_new is free here: only mala and the diagnostics use it */
+    rule->point(k, sc->w_new, sc->w, sc->state, &ch->rng, d, ctx->s->opts);
+    if (!estimate_at(ctx, ch, sc->w_new, idx, t_abs)) return 0;
+    if (!all_finite(sc->g, d)) return 1;
+    rule->gather(k, sc->g, sc->state, d, ctx->s->opts);
+  }
+  return 1;
 }
 
 /* a Metropolis-Hastings step with the rule's proposal; 0 if the chain must stop */

@@ -107,6 +107,11 @@ static run_settings read_settings(SEXP settings, const sgld_model *model,
   if (!(s.tau >= 0)) error("internal: temperature must be >= 0");
   if (s.mala && !update_is_proposal(rule, d))
     error("internal: this update rule cannot be a Metropolis-Hastings proposal");
+  /* the diagnostics judge a sampler's step from w and use the rule's state
+     buffer as the proposal's scratch: meaningless, and unsafe, for a rule
+     whose w is not where its gradients are taken */
+  if (rule->points && s.diag_every > 0)
+    error("internal: no diagnostics for an update rule that chooses its evaluation points");
   if (list_elt(settings, "cv_mode") != R_NilValue) {
     if (s.mala) error("internal: mala uses the full data, not control variates");
     s.cv_mode = list_doubles(settings, "cv_mode", d);

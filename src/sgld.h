@@ -175,11 +175,27 @@ typedef struct sgld_update {
      w, P = T T^T, for the sampling threshold; NULL means P = I. */
   void (*precond_factor)(const double *w, const double *state, double *T, double *scratch,
                          int d, const void *opts);
+  /* Optional (NULL: the gradient is taken once per iteration, at w). A rule
+     that chooses where its gradients are taken (a variational rule: w is the
+     mean of its distribution q, and the gradients are wanted at draws from q)
+     gives points(opts) >= 1 evaluation points per iteration. For k = 0, ...,
+     K - 1 the driver calls point(), which writes the k-th point into `at`
+     (remembering in the rule's scratch whatever gather() needs, e.g. the
+     normal draws), evaluates the gradient estimate there on the iteration's
+     one minibatch (clipped if asked) and hands it to gather(), which
+     accumulates it in the rule's scratch; step() then reads that
+     accumulation, and its g_hat argument is the gradient at the last point.
+     `state` is the rule's state followed by its scratch, as in step(). */
+  int  (*points)(const void *opts);
+  void (*point)(int k, double *at, const double *w, double *state, sgld_rng *rng, int d,
+                const void *opts);
+  void (*gather)(int k, const double *g, double *state, int d, const void *opts);
 } sgld_update;
 
 /* the rules, one file each; looked up by name in update_table.c */
 extern const sgld_update update_sgld, update_precond, update_psgld, update_sghmc,
-  update_momentum, update_adagrad, update_rmsprop, update_adam, update_natural;
+  update_momentum, update_adagrad, update_rmsprop, update_adam, update_natural,
+  update_vi_meanfield, update_vi_fullrank;
 
 /* the rule named `name`; an R error if there is none (update_table.c) */
 const sgld_update *find_update(const char *name);

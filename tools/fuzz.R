@@ -71,7 +71,7 @@ run_cases <- function(seed, first, last) {
     set.seed(seed * 1e6 + case)
     which_model <- sample(names(models), 1)
     m <- models[[which_model]]
-    target <- sample(c("run", "eval", "gradient", "rng", "schedule", "codes", "sampler",
+    target <- sample(c("run", "vi", "eval", "gradient", "rng", "schedule", "codes", "sampler",
                        "predict", "predict_mixture", "ksd", "file_rows"), 1)
     if (nzchar(Sys.getenv("FUZZ_VERBOSE"))) cat("case", case, target, which_model, "\n")
     res <- tryCatch({
@@ -82,6 +82,18 @@ run_cases <- function(seed, first, last) {
           s <- clamp_iter(s)
           if (nzchar(Sys.getenv("FUZZ_VERBOSE"))) str(s[setdiff(names(s), c("schedule", "init"))])
           .Call(sgld:::C_sgld_run, m, s)
+        },
+        vi = {
+          # a variational rule (bbb()) whose own options are mutated
+          family <- sample(c("meanfield", "fullrank"), 1)
+          rule <- sgld:::update_rule(paste0("vi_", family), family,
+            list(samples = 2L, optimizer = "adam", optimizer_opts = opt_adam()$opts,
+                 scale_init = sgld:::vi_scale_init(0.1, m$d, family, family)))
+          s <- sgld:::run_settings(m, lr = 1e-6, batch_size = 5, iter = 50, burnin = 0, thin = 2,
+                                   temperature = 0, chains = 2, init = NULL, replace = FALSE,
+                                   clip = NULL, threads = 2, rule = rule)
+          s$update_opts <- mutate(s$update_opts, sample(1:2, 1))
+          .Call(sgld:::C_sgld_run, m, clamp_iter(s))
         },
         eval = .Call(sgld:::C_sgld_model_eval, mutate(unclass(m), sample(0:2, 1)),
                      palette[[sample(length(palette), 1)]] %||% rnorm(m$d)),
@@ -118,7 +130,7 @@ run_cases <- function(seed, first, last) {
                          mutate(unclass(sgld:::resolve_lr(lr_poly(1e-3, 1, 0.55), 100)), 1),
                          palette[[sample(length(palette), 1)]], palette[[sample(length(palette), 1)]]),
         sampler = {
-          f <- sample(list(sgld, sgd, psgld, sghmc, mala), 1)[[1]]
+          f <- sample(list(sgld, sgd, psgld, sghmc, mala, bbb), 1)[[1]]
           a <- list(lr = 1e-6, iter = 30, batch_size = 5)
           a <- clamp_iter(mutate(a, sample(1:3, 1)))
           suppressWarnings(do.call(f, c(list(m), a)))

@@ -82,6 +82,17 @@ for (rule in list(precond_rmsprop(), opt_adam(),
                            clip = clip_norm(10), rule = rule, diagnostics = diagnostics_every(5))
   calls[[paste("linear", rule$name)]] <- list(sgld:::C_sgld_run, models$linear, s)
 }
+# the variational rules (bbb()): several evaluation points per iteration, an
+# optimiser inside the rule, both families
+for (family in c("meanfield", "fullrank")) {
+  rule <- sgld:::update_rule(paste0("vi_", family), family,
+    list(samples = 2L, optimizer = "adam", optimizer_opts = opt_adam()$opts,
+         scale_init = sgld:::vi_scale_init(0.1, 3, family, family)))
+  s <- sgld:::run_settings(models$linear, lr = 1e-3, batch_size = 4, iter = 20, burnin = 0,
+                           thin = 2, temperature = 0, chains = 2, init = NULL, replace = FALSE,
+                           clip = clip_norm(10), rule = rule)
+  calls[[paste("linear", rule$name)]] <- list(sgld:::C_sgld_run, models$linear, s)
+}
 calls[["codes"]] <- list(sgld:::C_sgld_codes)
 calls[["code of"]] <- list(sgld:::C_sgld_code_of, "schedule", "piecewise")
 calls[["rng"]] <- list(sgld:::C_sgld_rng_draws, 10, 0L, 0, 2L)

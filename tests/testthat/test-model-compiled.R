@@ -285,3 +285,21 @@ test_that("sgld_model_pointer() refuses incomplete tables and other interface ve
   ok <- model_compiled(bad(0L), names = c("a", "b"))
   expect_identical(log_posterior(ok, c(1, 2))$logpost, 0)
 })
+
+test_that("bbb() fits the compiled model: full rank matches the exact reference", {
+  ex <- poisson_example()
+  dat <- poisson_data()
+  m <- ex$poisson_model(dat$X, dat$y, prior_sd = 2)
+  set.seed(31)
+  ref <- poisson_reference(dat$X, dat$y, prior_sd = 2)
+  set.seed(32)
+  fit <- bbb(m, family = "fullrank", iter = 20000, batch_size = 50,
+             lr = lr_exp(0.01, 1e-5), chains = 2, threads = 2, draws = 2000)
+  # the posterior of 500 Poisson counts is close to Gaussian: q's means within
+  # 0.1 posterior sd and sds within 10% (the reference's own error is 1%)
+  for (c in 1:2) {
+    expect_lt(max(abs(fit$variational$mean[c, ] - ref$mean) / ref$sd), 0.1)
+    expect_lt(max(abs(fit$variational$sd[c, ] / ref$sd - 1)), 0.1)
+  }
+  expect_true(all(is.finite(fit$elbo$elbo)))
+})
