@@ -135,6 +135,7 @@ sgld_model model_linear_build(SEXP spec);
 sgld_model model_logistic_build(SEXP spec);
 sgld_model model_mixture_build(SEXP spec);
 sgld_model model_ica_build(SEXP spec);
+sgld_model model_sv_build(SEXP spec);
 sgld_model model_compiled_build(SEXP spec);   /* another package's (sgld_model.h) */
 sgld_model model_r_build(SEXP spec);
 /* the names of the held-out metrics a model's metrics() writes, in order,
@@ -293,9 +294,11 @@ enum { BURNIN_COUNT, BURNIN_THRESHOLD, BURNIN_MODES };
 enum { THIN_COUNT, THIN_DISTANCE, THIN_MODES };
 enum { STATUS_DONE, STATUS_NONFINITE_PARAMETER, STATUS_NONFINITE_GRADIENT,
        STATUS_INTERRUPTED, STATUS_NOT_RUN, STATUS_MODEL_FAILED, STATUS_KINDS };
-/* the scale of a parameter's running moments: the sampler's, or exp of it
-   (a parameter sampled as its logarithm, reported on its own scale) */
-enum { MOMENT_IDENTITY, MOMENT_EXP, MOMENT_SCALES };
+/* the scale of a parameter's running moments: the sampler's, or the user's
+   through a coordinate-wise transform: exp (a parameter sampled as its
+   logarithm), tanh (a correlation sampled as atanh), 2 + exp (degrees of
+   freedom above 2 sampled as log(nu - 2)) */
+enum { MOMENT_IDENTITY, MOMENT_EXP, MOMENT_TANH, MOMENT_EXP_PLUS2, MOMENT_SCALES };
 /* the columns of one row of diagnostics, in order */
 enum { DIAG_ITERATION, DIAG_ETA, DIAG_ALPHA, DIAG_VAR_INJECTED, DIAG_VAR_GRADIENT,
        DIAG_REJECTION, DIAG_COLS };
