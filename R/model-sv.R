@@ -134,7 +134,9 @@ model_sv <- function(y, type = c("ar1", "rw"), errors = NULL, mu_mean = 0, mu_sd
   # stays finite, for the path
   width <- min(21L, 2L * ((n - 1L) %/% 2L) + 1L)
   v <- stats::filter(y^2, rep(1 / width, width), sides = 2)
-  v[is.na(v)] <- mean(y^2)
+  half <- (width - 1L) %/% 2L
+  v[seq_len(half)] <- v[half + 1L]
+  v[n - seq_len(half) + 1L] <- v[n - half]
   h0 <- log(pmax(as.double(v), 1e-3 * mean(y^2)))
   init_globals <- if (type == "ar1") c(mean(h0), 0.95, 0.2) else 0.1
   if (t_err) init_globals <- c(init_globals, 10)

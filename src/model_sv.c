@@ -262,6 +262,7 @@ sgld_model model_sv_build(SEXP spec) {
     .loglik = sv_loglik,
     .grad_logprior = sv_grad_logprior,
     .logprior = sv_logprior,
-    .in_domain = sv_in_domain
+    .in_domain = sv_in_domain,
+    .local_params = 1
   };
 }

@@ -114,6 +114,11 @@ typedef struct sgld_model {
   /* nonzero when the model calls into R: only the main thread may run it,
      so chains run one after the other, outside any parallel region */
   int main_thread_only;
+  /* nonzero when parameters are local to items (a latent per time point,
+     model_sv()): such a model runs on full data only (the R side refuses
+     smaller batches), and preconditioners see the posterior gradient per
+     item rather than the mean per-item likelihood gradient (gradient.c) */
+  int local_params;
 } sgld_model;
 
 enum { MODEL_OK = 0, MODEL_FAILED = 1, MODEL_INTERRUPTED = 2 };

@@ -164,3 +164,26 @@ test_that("price_returns() makes returns and handles zeros", {
   expect_error(price_returns(1), "at least 2 values")
   expect_error(price_returns(c(3, 3, 3), zeros = "offset"), "every return is zero")
 })
+
+test_that("pSGLD's preconditioner sees the posterior gradient for local parameters", {
+  # with the mean per-item likelihood gradient, sigma (in the prior only) got
+  # a step of lr / lambda and the chain diverged at its first step on SP500
+  m <- model_sv(MASS::SP500[1:300], type = "rw")
+  set.seed(1)
+  f <- psgld(m, lr = 1e-7, iter = 200, burnin = 100)
+  expect_identical(f$status, "done")
+  expect_true(all(is.finite(as.matrix(f))))
+  # the globals are stored, the path is summarised by the running moments
+  expect_identical(colnames(as.matrix(f)), c("sigma", "nu"))
+  v <- sv_volatility(f)
+  expect_identical(attr(v, "method"), "normal")
+  expect_identical(nrow(v), 300L)
+  expect_true(all(v$lower < v$mean & v$mean < v$upper))
+  f2 <- sgld(m, lr = 1e-6, iter = 200, burnin = 100, pars = TRUE)
+  v2 <- sv_volatility(f2)
+  expect_identical(attr(v2, "method"), "draws")
+  u <- as.matrix(f2)
+  expect_equal(v2$mean[5], mean(exp(u[, "s[5]"])))
+  expect_equal(unname(sgld:::pooled_moments(f2$moments, 1)$mean[1:2]),
+               unname(colMeans(u[, 1:2])))
+})
