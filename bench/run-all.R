@@ -18,7 +18,8 @@ scripts <- if (length(args)) args else c(
   "bench/control-variates.R",  # gradient noise and accuracy with control variates
   "bench/ica.R",               # Welling and Teh's ICA experiment at full length
   "bench/custom-model.R",      # models written in R functions against the built-in one
-  "bench/engine.R"             # cost of the progress display, memory with `pars`
+  "bench/engine.R",            # cost of the progress display, memory with `pars`
+  "bench/sv.R"                 # stochastic volatility: accuracy against NUTS, cost against T
 )
 scripts <- scripts[file.exists(scripts)]
 
