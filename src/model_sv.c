@@ -234,8 +234,9 @@ sgld_model model_sv_build(SEXP spec) {
   S->type = list_int(spec, "sv_type");
   S->t_errors = list_int(spec, "t_errors");
   S->n = (R_xlen_t) list_real(spec, "n");
-  if (S->n < 2 || (S->type != SV_AR1 && S->type != SV_RW))
-    error("internal: stochastic volatility model needs T >= 2 and a known type");
+  if (S->n < 2 || (S->type != SV_AR1 && S->type != SV_RW) ||
+      (S->t_errors != 0 && S->t_errors != 1))
+    error("internal: stochastic volatility model needs T >= 2, a known type and t_errors 0 or 1");
   S->y2 = list_doubles(spec, "y2", S->n);
   S->k = (S->type == SV_AR1 ? 3 : 1) + S->t_errors;
   S->i_nu = S->t_errors ? S->k - 1 : -1;

@@ -25,7 +25,8 @@ run_cases <- function(seed, first, last) {
     logistic = model_logistic(g ~ x, data = df),
     sparse = model_logistic(cbind(1, diag(40)[, 1:6]), rep(0:1, 20), sparse = TRUE),
     mixture = model_mixture(df$x),
-    ica = model_ica(cbind(df$x, df$y, rnorm(40)))
+    ica = model_ica(cbind(df$x, df$y, rnorm(40))),
+    sv = model_sv(df$y, type = "ar1", errors = "t")
   )
   palette <- list(NULL, NA, NaN, Inf, -Inf, -1, 0, 0.5, 1, 2, 3, 7.5, 1e300, -1e300,
                   .Machine$integer.max, 2^53, "a", c("a", "b"), TRUE, NA_integer_, 1:3,
@@ -51,10 +52,13 @@ run_cases <- function(seed, first, last) {
     if (big_but_valid(v)) 1e3 else v
   }
   # iterations stay small so that a valid mutant ends quickly
+  # (model_sv() runs on full data, without diagnostics)
   settings_for <- function(m) {
-    sgld:::run_settings(m, lr = 1e-6, batch_size = 5, iter = 50, burnin = 10, thin = 2,
-                        temperature = 1, chains = 2, init = NULL, replace = FALSE, clip = NULL,
-                        threads = 2, diagnostics = diagnostics_every(10))
+    local <- isTRUE(m$local_parameters)
+    sgld:::run_settings(m, lr = 1e-6, batch_size = if (local) NULL else 5, iter = 50,
+                        burnin = 10, thin = 2, temperature = 1, chains = 2, init = NULL,
+                        replace = FALSE, clip = NULL, threads = 2,
+                        diagnostics = if (!local) diagnostics_every(10))
   }
   outcome <- c(error = 0, ok = 0)
   for (case in first:last) {
