@@ -114,7 +114,7 @@ if (!is.null(ref)) {
   for (r in res) cat(summ(r$g, r$pm, r$ps, ref, r$time, r$label), "\n", sep = "")
   cat(sprintf("| NUTS | %.1f | 0 | 1 | 1 | 1 |\n\n", t_nuts))
 } else {
-  cat("rstan is not installed: no NUTS reference.\n\n")
+  cat("No NUTS reference (rstan is not installed, or cannot compile).\n\n")
   for (r in res) cat(sprintf("- %s: %.1f s; sigma %.4f, nu %.2f\n", r$label, r$time,
                              mean(r$g[, 1]), mean(r$g[, 2])))
   cat("\n")
