@@ -85,8 +85,9 @@
 #'   m <- model_sv(MASS::SP500, type = "rw")
 #'   m
 #'   set.seed(1)
-#'   fit <- psgld(m, lr = 2e-4, iter = 2000, burnin = 1000)
-#'   summary(fit)
+#'   # a short run (see the vignette for what accuracy takes)
+#'   fit <- sgld(m, lr = 2e-5, iter = 2000, burnin = 1000)
+#'   colMeans(as.matrix(fit))
 #'   head(sv_volatility(fit))
 #' }
 #' @export
@@ -238,6 +239,15 @@ check_local_parameters <- function(model, batch_size, control_variates, diagnost
 #' @param level Coverage of the pointwise band.
 #' @return A data frame with `time`, the latent's `mean` and `sd`, and the
 #'   volatility's `mean`, `lower` and `upper`; attribute `method`.
+#' @examples
+#' if (requireNamespace("MASS", quietly = TRUE)) {
+#'   set.seed(1)
+#'   fit <- sgld(model_sv(MASS::SP500[1:500], type = "rw"), lr = 2e-5, iter = 2000)
+#'   v <- sv_volatility(fit)
+#'   plot(v$mean, type = "l", ylim = range(v$lower, v$upper))
+#'   lines(v$lower, lty = 2)
+#'   lines(v$upper, lty = 2)
+#' }
 #' @export
 sv_volatility <- function(fit, level = 0.9) {
   if (!inherits(fit, "sgld_fit") || !inherits(fit$model, "sgld_model_sv"))
