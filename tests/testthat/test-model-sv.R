@@ -186,4 +186,14 @@ test_that("pSGLD's preconditioner sees the posterior gradient for local paramete
   expect_equal(v2$mean[5], mean(exp(u[, "s[5]"])))
   expect_equal(unname(sgld:::pooled_moments(f2$moments, 1)$mean[1:2]),
                unname(colMeans(u[, 1:2])))
+  # the AR(1) globals' moments on the user's scale (tanh, exp, 2 + exp) agree
+  # with their stored draws
+  ma <- model_sv(MASS::SP500[1:300], errors = "t")
+  set.seed(2)
+  fa <- sgld(ma, lr = 1e-5, iter = 400, burnin = 200)
+  expect_identical(colnames(as.matrix(fa)), c("mu", "phi", "sigma", "nu"))
+  expect_equal(unname(sgld:::pooled_moments(fa$moments, 1)$mean[1:4]),
+               unname(colMeans(as.matrix(fa))))
+  expect_equal(unname(sgld:::pooled_moments(fa$moments, 1)$sd[1:4]),
+               unname(apply(as.matrix(fa), 2, sd)))
 })
