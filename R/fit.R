@@ -90,7 +90,9 @@ new_sgld_fit <- function(engine, model, settings, lr, method, call, time,
     # parameters sampled as logarithms go back in place, a block of rows at a
     # time so no temporary is as long as the chain; other transforms copy (a
     # subset of parameters, `pars`, only ever has coordinate-wise ones)
-    if (is.null(model$log_scale) || K == 0) {
+    if (!is.null(model$moment_scale)) {
+      u <- kept_to_user_scale(model, u, keep)   # transforms beyond exp (model_sv())
+    } else if (is.null(model$log_scale) || K == 0) {
       if (is.null(keep)) u <- to_user_scale(model, u)
     } else {
       for (j in log_cols[log_cols > 0]) for (b in seq(1, K, by = 65536)) {

@@ -12,8 +12,10 @@ max_default_pars <- 1000L
 resolve_pars <- function(pars, model) {
   d <- model$d
   if (is.null(pars)) {
-    if (d <= max_default_pars) return(NULL)
+    # a model's own choice wins whatever d is (model_sv(): the globals, even
+    # for a short series); without one, all up to max_default_pars, else none
     keep <- model$default_pars
+    if (is.null(keep) && d <= max_default_pars) return(NULL)
     if (is.null(keep)) keep <- integer()
     return(as.integer(keep))
   }
@@ -67,13 +69,25 @@ require_all_draws <- function(fit, what) {
 # for a subset: only coordinate-wise transforms can be applied to a subset.
 kept_to_user_scale <- function(model, u, keep) {
   if (is.null(keep)) return(to_user_scale(model, u))
+  if (!is.null(model$moment_scale)) return(apply_scales(u, model$moment_scale[keep], TRUE))
   for (j in match(model$log_scale, keep, nomatch = 0L)) u[, j] <- exp(u[, j])
   u
 }
 
 kept_to_sampler_scale <- function(model, u, keep) {
   if (is.null(keep)) return(to_sampler_scale(model, u))
+  if (!is.null(model$moment_scale)) return(apply_scales(u, model$moment_scale[keep], FALSE))
   for (j in match(model$log_scale, keep, nomatch = 0L)) u[, j] <- log(u[, j])
+  u
+}
+
+# The coordinate-wise transforms named by the engine's moment scales (a
+# model's `moment_scale`, one per parameter), applied to the columns of u:
+# to the user's scale (forward) or back to the sampler's.
+apply_scales <- function(u, scales, forward) {
+  fns <- if (forward) list(exp = exp, tanh = tanh, exp_plus2 = function(x) 2 + exp(x))
+         else list(exp = log, tanh = atanh, exp_plus2 = function(x) log(x - 2))
+  for (j in which(scales != "identity")) u[, j] <- fns[[scales[j]]](u[, j])
   u
 }
 

@@ -90,9 +90,9 @@
 #' @param pars Which parameters' draws to store: `NULL` for the default,
 #'   `TRUE` for all, `FALSE` for none, parameter names (e.g. `c("x", "sigma2")`; a name that is not a parameter's
 #'   is taken as a regular expression, e.g. `"^w"`), or indices. The default
-#'   stores every parameter when the model has at most 1000 (see
-#'   `model$d`), and above that the model's own choice (e.g. the global
-#'   parameters of a model with a latent path) or none. Whatever is stored,
+#'   stores the model's own choice when it has one (the global parameters
+#'   of [model_sv()], whatever the series' length), else every parameter
+#'   when the model has at most 1000 (see `model$d`), or none. Whatever is stored,
 #'   the engine keeps running means, step-weighted means and variances of
 #'   every parameter over the kept iterations (`fit$moments`), from which
 #'   [summary()][summary.sgld_fit] and [coef()][coef.sgld_fit] report the
@@ -395,8 +395,11 @@ run_settings <- function(model, lr, batch_size, iter, burnin, thin, temperature,
   d <- model$d
   lr <- as_lr(lr)
   check_count(iter, "iter", lower = 1)
-  if (is.null(batch_size)) batch_size <- min(100, n)
+  # a model with parameters local to items (model_sv()) runs on full data
+  if (is.null(batch_size)) batch_size <- if (isTRUE(model$local_parameters)) n else min(100, n)
   check_count(batch_size, "batch_size", lower = 1, upper = min(n, .Machine$integer.max))
+  if (isTRUE(model$local_parameters))
+    check_local_parameters(model, batch_size, control_variates, diagnostics, rule)
   schedule <- resolve_lr(lr, iter)
   collect <- resolve_collection(burnin, thin, diagnostics, iter, schedule)
   check_number(temperature, "temperature", lower = 0)
@@ -554,6 +557,7 @@ precondition_factor <- function(P, d) {
 # user's scale where the model's transform acts on each coordinate alone
 # (sigma2 = exp(log sigma2)), else the sampler's.
 moment_scales <- function(model) {
+  if (!is.null(model$moment_scale)) return(model$moment_scale)   # set by model_sv()
   scale <- rep("identity", model$d)
   scale[model$log_scale] <- "exp"
   scale

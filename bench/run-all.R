@@ -20,8 +20,9 @@ scripts <- if (length(args)) args else c(
   "bench/custom-model.R",      # models written in R functions against the built-in one
   "bench/engine.R",            # cost of the progress display, memory with `pars`
   "bench/predict.R",           # predict() on Adult's test rows against the R reference
-  "bench/large-data.R"         # a 4.2 GB file-backed matrix: memory, time per iteration,
-  "bench/vi.R"                 # Bayes by Backprop against rstan::vb (ADVI)
+  "bench/large-data.R",        # a 4.2 GB file-backed matrix: memory, time per iteration
+  "bench/vi.R",                # Bayes by Backprop against rstan::vb (ADVI)
+  "bench/sv.R"                 # stochastic volatility: accuracy against NUTS, cost against T
 )
 scripts <- scripts[file.exists(scripts)]
 

@@ -23,7 +23,8 @@ static const char *const thin_names[] = {
   [THIN_COUNT] = "count", [THIN_DISTANCE] = "distance", NULL
 };
 static const char *const moment_scale_names[] = {
-  [MOMENT_IDENTITY] = "identity", [MOMENT_EXP] = "exp", NULL
+  [MOMENT_IDENTITY] = "identity", [MOMENT_EXP] = "exp", [MOMENT_TANH] = "tanh",
+  [MOMENT_EXP_PLUS2] = "exp_plus2", NULL
 };
 static const char *const status_names[] = {
   [STATUS_DONE] = "done", [STATUS_NONFINITE_PARAMETER] = "nonfinite_parameter",

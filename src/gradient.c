@@ -34,6 +34,16 @@ void estimate_gradient(const sgld_estimator *e, const double *w, const R_xlen_t 
     for (int j = 0; j < d; j++) g[j] *= scale;
   }
   model->grad_logprior(model->data, w, g);
+  /* With parameters local to items the mean per-item likelihood gradient is
+     the wrong scale for a preconditioner: a latent is touched by one item,
+     so its entry is 1/n of that item's gradient, and it leaves out the
+     latent process (in the prior) that sets the latent's curvature; a
+     global in the prior only (sigma of model_sv()) gets 0, so pSGLD's step
+     becomes 1/lambda. Measured on MASS::SP500 (random walk, t): pSGLD
+     diverged at its first step. The posterior gradient per item has the
+     right relative scales, and the batch is the full data. */
+  if (g_bar && model->local_params)
+    for (int j = 0; j < d; j++) g_bar[j] = g[j] / (double) model->n;
 }
 
 /* The likelihood gradient over all items, added into g, in chunks of items:

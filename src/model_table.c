@@ -19,6 +19,7 @@ static const model_entry model_table[] = {
   {"logistic", model_logistic_build, model_logistic_metrics},
   {"mixture", model_mixture_build, model_mixture_metrics},
   {"ica", model_ica_build, model_ica_metrics},
+  {"sv", model_sv_build, NULL},
   {"compiled", model_compiled_build, NULL},
   {"r", model_r_build, NULL},
 };

@@ -14,6 +14,16 @@ void moments_reset(chain_output *out, chain_result *res, int d) {
   res->weight = 0.0;
 }
 
+/* a parameter on the scale its moments are kept on */
+static inline double moment_value(double w, int scale) {
+  switch (scale) {
+  case MOMENT_EXP: return exp(w);
+  case MOMENT_TANH: return tanh(w);
+  case MOMENT_EXP_PLUS2: return 2.0 + exp(w);
+  default: return w;
+  }
+}
+
 /* add the draw w, kept at learning rate eta, as the res->kept-th draw
    (res->kept already counts it) */
 void moments_add(chain_output *out, chain_result *res, const double *w, double eta,
@@ -22,7 +32,7 @@ void moments_add(chain_output *out, chain_result *res, const double *w, double e
   res->weight += eta;
   const double share = res->weight > 0 ? eta / res->weight : inv_k;
   for (int j = 0; j < d; j++) {
-    const double u = scale && scale[j] == MOMENT_EXP ? exp(w[j]) : w[j];
+    const double u = scale ? moment_value(w[j], scale[j]) : w[j];
     const double delta = u - out->mean[j];
     out->mean[j] += delta * inv_k;
     out->m2[j] += delta * (u - out->mean[j]);

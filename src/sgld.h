@@ -115,6 +115,11 @@ typedef struct sgld_model {
   /* nonzero when the model calls into R: only the main thread may run it,
      so chains run one after the other, outside any parallel region */
   int main_thread_only;
+  /* nonzero when parameters are local to items (a latent per time point,
+     model_sv()): such a model runs on full data only (the R side refuses
+     smaller batches), and preconditioners see the posterior gradient per
+     item rather than the mean per-item likelihood gradient (gradient.c) */
+  int local_params;
 } sgld_model;
 
 enum { MODEL_OK = 0, MODEL_FAILED = 1, MODEL_INTERRUPTED = 2 };
@@ -136,6 +141,7 @@ sgld_model model_linear_build(SEXP spec);
 sgld_model model_logistic_build(SEXP spec);
 sgld_model model_mixture_build(SEXP spec);
 sgld_model model_ica_build(SEXP spec);
+sgld_model model_sv_build(SEXP spec);
 sgld_model model_compiled_build(SEXP spec);   /* another package's (sgld_model.h) */
 sgld_model model_r_build(SEXP spec);
 /* the names of the held-out metrics a model's metrics() writes, in order,
@@ -312,9 +318,11 @@ enum { BURNIN_COUNT, BURNIN_THRESHOLD, BURNIN_MODES };
 enum { THIN_COUNT, THIN_DISTANCE, THIN_MODES };
 enum { STATUS_DONE, STATUS_NONFINITE_PARAMETER, STATUS_NONFINITE_GRADIENT,
        STATUS_INTERRUPTED, STATUS_NOT_RUN, STATUS_MODEL_FAILED, STATUS_KINDS };
-/* the scale of a parameter's running moments: the sampler's, or exp of it
-   (a parameter sampled as its logarithm, reported on its own scale) */
-enum { MOMENT_IDENTITY, MOMENT_EXP, MOMENT_SCALES };
+/* the scale of a parameter's running moments: the sampler's, or the user's
+   through a coordinate-wise transform: exp (a parameter sampled as its
+   logarithm), tanh (a correlation sampled as atanh), 2 + exp (degrees of
+   freedom above 2 sampled as log(nu - 2)) */
+enum { MOMENT_IDENTITY, MOMENT_EXP, MOMENT_TANH, MOMENT_EXP_PLUS2, MOMENT_SCALES };
 /* the columns of one row of diagnostics, in order */
 enum { DIAG_ITERATION, DIAG_ETA, DIAG_ALPHA, DIAG_VAR_INJECTED, DIAG_VAR_GRADIENT,
        DIAG_REJECTION, DIAG_COLS };

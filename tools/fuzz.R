@@ -28,7 +28,8 @@ run_cases <- function(seed, first, last) {
     counts = model_logistic(cbind(s, f) ~ x, data = cbind(df, s = rep(0:3, 10), f = rep(1:2, 20)),
                             weights = f, offset = x / 2),
     mixture = model_mixture(df$x),
-    ica = model_ica(cbind(df$x, df$y, rnorm(40)))
+    ica = model_ica(cbind(df$x, df$y, rnorm(40))),
+    sv = model_sv(df$y, type = "ar1", errors = "t")
   )
   # a model on a file-backed matrix, and the arguments of the row copy it is built by
   fbm_dir <- tempfile("sgld-fbm-")
@@ -61,10 +62,13 @@ run_cases <- function(seed, first, last) {
     if (big_but_valid(v)) 1e3 else v
   }
   # iterations stay small so that a valid mutant ends quickly
+  # (model_sv() runs on full data, without diagnostics)
   settings_for <- function(m) {
-    sgld:::run_settings(m, lr = 1e-6, batch_size = 5, iter = 50, burnin = 10, thin = 2,
-                        temperature = 1, chains = 2, init = NULL, replace = FALSE, clip = NULL,
-                        threads = 2, diagnostics = diagnostics_every(10))
+    local <- isTRUE(m$local_parameters)
+    sgld:::run_settings(m, lr = 1e-6, batch_size = if (local) NULL else 5, iter = 50,
+                        burnin = 10, thin = 2, temperature = 1, chains = 2, init = NULL,
+                        replace = FALSE, clip = NULL, threads = 2,
+                        diagnostics = if (!local) diagnostics_every(10))
   }
   outcome <- c(error = 0, ok = 0)
   for (case in first:last) {

@@ -74,6 +74,14 @@ for (nm in names(models)) {
     list(w = as.double(m$default_init), batch_size = 3, times = 4, replace = 0L,
          cv_mode = as.double(m$default_init)))
 }
+# model_sv(): full data only (no diagnostics, no held-out monitor), with pSGLD,
+# whose preconditioner reads the local-parameter gradient
+msv <- model_sv(df$y, type = "rw")
+s <- sgld:::run_settings(msv, lr = 1e-6, batch_size = NULL, iter = 20, burnin = 5, thin = 2,
+                         temperature = 1, chains = 2, init = NULL, replace = FALSE, clip = NULL,
+                         threads = 1, rule = precond_rmsprop())
+calls[["sv run"]] <- list(sgld:::C_sgld_run, msv, s)
+calls[["sv eval"]] <- list(sgld:::C_sgld_model_eval, msv, as.double(msv$default_init))
 # the update rules whose build() reads options (and allocates) on the linear model
 for (rule in list(precond_rmsprop(), opt_adam(),
                   sgld:::resolve_precondition(diag(3), models$linear))) {

@@ -67,6 +67,11 @@ f <- sgld(mi, lr = 1e-5, batch_size = 20, iter = 300, chains = 2, threads = 2,
           diagnostics = diagnostics_every(100))
 f <- mala(mi, lr = 1e-5, iter = 100, init = f$last[1, ])
 print(ica_instability(f))
+# model_sv(): the AR(1) model with t errors under pSGLD and MALA, two threads
+msv <- model_sv(MASS::SP500[1:300], errors = "t")
+f <- psgld(msv, lr = 1e-7, iter = 300, chains = 2, threads = 2)
+f <- mala(msv, lr = 1e-4, iter = 100, pars = TRUE)
+print(head(sv_volatility(f), 3))
 # model_custom(): R callbacks from the driver, with a transform, a data frame
 # batch, MALA, control variates, diagnostics and a failing function
 lin <- handout[1:300, ]

@@ -121,7 +121,9 @@ test_that("an unknown table or a malformed name is an internal error", {
 
 test_that("every moment scale R names is one C knows, and back", {
   expect_round_trip("moment_scale")
-  used <- unique(unlist(lapply(list(handout_model(), model_mixture(mixture_data(20))),
+  set.seed(1)
+  used <- unique(unlist(lapply(list(handout_model(), model_mixture(mixture_data(20)),
+                                    model_sv(rnorm(20), errors = "t")),
                                sgld:::moment_scales)))
   expect_setequal(used, codes()$moment_scale)
   m <- handout_model()

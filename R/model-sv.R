@@ -1,0 +1,325 @@
+#' Stochastic volatility models
+#'
+#' A latent log-volatility for every time point and a few global parameters,
+#' in two variants (`type`):
+#'
+#' * `"ar1"`, the model of the \pkg{stochvol} package:
+#'   \eqn{y_t = e^{h_t/2}\varepsilon_t}{y[t] = exp(h[t]/2) eps[t]},
+#'   \eqn{h_t = \mu + \phi(h_{t-1} - \mu) + \sigma\eta_t}{h[t] = mu + phi (h[t-1] - mu) + sigma eta[t]},
+#'   \eqn{h_1 \sim N(\mu, \sigma^2/(1-\phi^2))}{h[1] ~ N(mu, sigma^2 / (1 - phi^2))},
+#'   \eqn{\eta_t \sim N(0, 1)}{eta[t] ~ N(0, 1)} and \eqn{\varepsilon_t}{eps[t]}
+#'   standard normal (`errors = "normal"`) or a Student t with \eqn{\nu > 2}{nu > 2}
+#'   degrees of freedom scaled to variance 1 (`errors = "t"`). Priors, as
+#'   stochvol's defaults: \eqn{\mu \sim N(}{mu ~ N(}`mu_mean`, `mu_sd`\eqn{^2)}{^2)},
+#'   \eqn{(\phi+1)/2 \sim Beta(}{(phi + 1)/2 ~ Beta(}`phi_a`, `phi_b`), \eqn{\sigma}{sigma}
+#'   half-normal with scale `sigma_scale` (\eqn{\sigma^2 \sim}{sigma^2 ~} `sigma_scale`\eqn{^2\chi^2_1}{^2 chisq(1)}),
+#'   \eqn{\nu - 2 \sim Exp(}{nu - 2 ~ Exp(}`nu_rate`).
+#' * `"rw"`, Keng's variant of the PyMC example: a random walk
+#'   \eqn{s_t \sim N(s_{t-1}, \sigma^2)}{s[t] ~ N(s[t-1], sigma^2)},
+#'   \eqn{s_1 \sim N(0, }{s[1] ~ N(0, }`s1_sd`\eqn{^2)}{^2)}, and
+#'   \eqn{y_t \sim t_\nu(0, e^{s_t})}{y[t] ~ t_nu(0, scale exp(s[t]))} (`errors = "t"`, the
+#'   default) or \eqn{N(0, e^{2s_t})}{N(0, exp(2 s[t]))}; priors
+#'   \eqn{\sigma \sim Exp(}{sigma ~ Exp(}`sigma_rate`) and \eqn{\nu \sim Exp(}{nu ~ Exp(}`nu_rate`).
+#'
+#' Draws are reported as `mu`, `phi`, `sigma`, `nu` (those the variant has)
+#' and the path `h[<time>]` or `s[<time>]`, named by `names(y)`, the times of a
+#' `ts`, or 1 to T. The samplers move
+#' \eqn{(\mu, \mathrm{atanh}\,\phi, \log\sigma, \log(\nu - 2), h)}{(mu, atanh(phi), log(sigma), log(nu - 2), h)}
+#' (for `"rw"`, \eqn{\log\sigma, \log\nu, s}{log(sigma), log(nu), s}); the log prior
+#' includes the Jacobians.
+#'
+#' @section Parameterisation of the path:
+#' The path is sampled centred (the latents themselves), not non-centred
+#' (standardised innovations, \eqn{s = s_1 + \sigma \cdot}{s = s[1] + sigma *}
+#' their cumulative sum). For a gradient sampler what matters is the
+#' conditioning of the posterior in the coordinates it moves. Centred, the
+#' path's precision is tridiagonal: up to about \eqn{4/\sigma^2}{4 / sigma^2}
+#' from the process, down to the data's information per day (about 1/2 for
+#' the normal, \eqn{2\nu/(\nu+3)}{2 nu / (nu + 3)} for the t), whatever T is.
+#' Non-centred, each innovation moves every later day, so the data's
+#' precision in the innovations grows like \eqn{\sigma^2 T^2}{sigma^2 T^2}.
+#' Measured in `bench/sv.R` (random walk, \eqn{\sigma = 0.05}{sigma = 0.05},
+#' \eqn{\nu = 8}{nu = 8}, the data's curvature at its expectation): the
+#' condition number of the path's negative Hessian at fixed globals is 1100 centred against 1050
+#' non-centred at T = 500, and 1100 against 14800 at T = 2780 (`MASS::SP500`'s
+#' length). For the long series this package is for, centred is the better
+#' conditioned, and its gradient needs no cumulative sums. (The exact Gibbs
+#' samplers of \pkg{stochvol} face a different trade-off and interweave both.)
+#'
+#' @section Minibatches, control variates, diagnostics:
+#' Each latent belongs to one day. A random minibatch scaled by n/m would
+#' multiply a sampled day's likelihood gradient by n/m and leave the other
+#' days' latents with their prior alone: the estimator is then wrong for
+#' every latent, not merely noisy. So samplers run on full data
+#' (`batch_size = T`, the default for this model; T is a few thousand, and a
+#' gradient costs O(T)), and a smaller `batch_size` is refused. Contiguous
+#' windows with buffers (Ma, Foti and Fox 2017) are not offered. With full
+#' data the gradient is exact, so control variates have nothing to reduce and
+#' are refused too, as is `diagnostics` (its score covariance is d x d) and a
+#' preconditioning matrix (d x d): use `psgld()` for a diagonal
+#' preconditioner.
+#'
+#' By default a fit stores the draws of the globals only; the path's means
+#' and sds come from the engine's running moments (see `pars` in [sgld()]),
+#' and [sv_volatility()] summarises it.
+#'
+#' @param y Returns: a numeric vector or `ts`, finite, non-constant, at least
+#'   10 values (see [price_returns()] to make them from prices). A normal
+#'   model refuses exact zeros (their likelihood pushes the latent to minus
+#'   infinity): use `errors = "t"` or `price_returns(zeros = "offset")`.
+#' @param type `"ar1"` or `"rw"`, as above.
+#' @param errors `"normal"` or `"t"`; the default is `"normal"` for `"ar1"`
+#'   and `"t"` for `"rw"`.
+#' @param mu_mean,mu_sd Normal prior of \eqn{\mu}{mu} (`"ar1"`).
+#' @param phi_a,phi_b Beta prior of \eqn{(\phi + 1)/2}{(phi + 1)/2} (`"ar1"`).
+#' @param sigma_scale Scale of the half-normal prior of \eqn{\sigma}{sigma} (`"ar1"`).
+#' @param sigma_rate Rate of the exponential prior of \eqn{\sigma}{sigma} (`"rw"`).
+#' @param s1_sd Prior sd of \eqn{s_1}{s[1]} (`"rw"`).
+#' @param nu_rate Rate of the exponential prior of \eqn{\nu - 2}{nu - 2}
+#'   (`"ar1"`) or \eqn{\nu}{nu} (`"rw"`).
+#' @return An object of class `sgld_model_sv` (and `sgld_model`).
+#' @seealso [sv_volatility()] for the volatility path of a fit,
+#'   [price_returns()].
+#' @examples
+#' if (requireNamespace("MASS", quietly = TRUE)) {
+#'   m <- model_sv(MASS::SP500, type = "rw")
+#'   m
+#'   set.seed(1)
+#'   # a short run (see the vignette for what accuracy takes)
+#'   fit <- sgld(m, lr = 2e-5, iter = 2000, burnin = 1000)
+#'   colMeans(as.matrix(fit))
+#'   head(sv_volatility(fit))
+#' }
+#' @export
+model_sv <- function(y, type = c("ar1", "rw"), errors = NULL, mu_mean = 0, mu_sd = 100,
+                     phi_a = 5, phi_b = 1.5, sigma_scale = 1, sigma_rate = 10, s1_sd = 100,
+                     nu_rate = 0.1) {
+  type <- check_choice(type, c("ar1", "rw"), "type")
+  if (is.null(errors)) errors <- if (type == "rw") "t" else "normal"
+  errors <- check_choice(errors, c("normal", "t"), "errors")
+  times <- sv_times(y)
+  if (!is.numeric(y) || !is.null(dim(y)) && !(length(dim(y)) == 2 && min(dim(y)) == 1))
+    abort("`y` must be a numeric vector of returns, not ", describe(y), ".")
+  y <- as.double(y)
+  if (anyNA(y)) abort("`y` must not have missing values; it has NA at position ",
+                      which(is.na(y))[1], ".")
+  if (any(!is.finite(y)))
+    abort("`y` must be finite; it has ", format(y[!is.finite(y)][1]), " at position ",
+          which(!is.finite(y))[1], ".")
+  if (length(y) < 10L) abort("`y` must have at least 10 returns, not ", length(y), ".")
+  if (max(y) == min(y)) abort("`y` must not be constant (every return is ", y[1], ").")
+  if (errors == "normal" && any(y == 0))
+    abort("`y` has ", sum(y == 0), " exact zero", if (sum(y == 0) > 1) "s", " (first at ",
+          "position ", which(y == 0)[1], "): a normal model's likelihood then pushes that ",
+          "day's log-volatility to minus infinity. Use `errors = \"t\"`, or remove or offset ",
+          "zeros with price_returns(zeros = ).")
+  check_number(mu_mean, "mu_mean")
+  for (arg in c("mu_sd", "phi_a", "phi_b", "sigma_scale", "sigma_rate", "s1_sd", "nu_rate"))
+    check_number(get(arg), arg, lower = 0, lower_open = TRUE)
+  n <- length(y)
+  t_err <- errors == "t"
+  globals <- if (type == "ar1") c("mu", "phi", "sigma") else "sigma"
+  sampler_globals <- if (type == "ar1") c("mu", "atanh_phi", "log_sigma") else "log_sigma"
+  scales <- if (type == "ar1") c("identity", "tanh", "exp") else "exp"
+  if (t_err) {
+    globals <- c(globals, "nu")
+    sampler_globals <- c(sampler_globals, if (type == "ar1") "log_nu_minus_2" else "log_nu")
+    scales <- c(scales, if (type == "ar1") "exp_plus2" else "exp")
+  }
+  k <- length(globals)
+  latent <- if (type == "ar1") "h" else "s"
+  path_names <- paste0(latent, "[", times, "]")
+  # a start near the posterior: the log of a 21-day (or shorter, for short
+  # series) centred moving average of y^2, floored so that a run of zeros
+  # stays finite, for the path
+  width <- min(21L, 2L * ((n - 1L) %/% 2L) + 1L)
+  v <- stats::filter(y^2, rep(1 / width, width), sides = 2)
+  half <- (width - 1L) %/% 2L
+  v[seq_len(half)] <- v[half + 1L]
+  v[n - seq_len(half) + 1L] <- v[n - half]
+  h0 <- log(pmax(as.double(v), 1e-3 * mean(y^2)))
+  init_globals <- if (type == "ar1") c(mean(h0), 0.95, 0.2) else 0.1
+  if (t_err) init_globals <- c(init_globals, 10)
+  structure(list(
+    type = "sv", sv_type = if (type == "ar1") 0L else 1L, t_errors = as.integer(t_err),
+    variant = type, errors = errors,
+    y = y, y2 = y^2, n = as.double(n), times = times,
+    mu_mean = mu_mean, mu_sd = mu_sd, phi_a = phi_a, phi_b = phi_b,
+    sigma_scale = sigma_scale, sigma_rate = sigma_rate, s1_sd = s1_sd, nu_rate = nu_rate,
+    d = k + n, k = k,
+    names = c(globals, path_names),
+    sampler_names = c(sampler_globals, path_names),
+    default_init = c(init_globals, if (type == "ar1") h0 else h0 / 2),
+    default_pars = seq_len(k),
+    moment_scale = c(scales, rep("identity", n)),
+    local_parameters = TRUE
+  ), class = c("sgld_model_sv", "sgld_model"))
+}
+
+sv_times <- function(y) {
+  if (stats::is.ts(y)) return(format(as.double(stats::time(y))))
+  if (!is.null(names(y)) && !anyDuplicated(names(y)) && !anyNA(names(y))) return(names(y))
+  seq_along(y)
+}
+
+#' @export
+print.sgld_model_sv <- function(x, ...) {
+  cat("Stochastic volatility (", if (x$variant == "ar1") "AR(1) log-variance h"
+      else "random-walk log-scale s", ", ", x$errors, " errors): ",
+      format(x$n, big.mark = ","), " returns\n", sep = "")
+  if (x$variant == "ar1") {
+    cat("  mu ~ N(", x$mu_mean, ", ", x$mu_sd, "^2), (phi + 1)/2 ~ Beta(", x$phi_a, ", ",
+        x$phi_b, "), sigma ~ |N(0, ", x$sigma_scale, "^2)|", sep = "")
+    if (x$t_errors) cat(", nu - 2 ~ Exp(", x$nu_rate, ")", sep = "")
+  } else {
+    cat("  sigma ~ Exp(", x$sigma_rate, "), s[1] ~ N(0, ", x$s1_sd, "^2)", sep = "")
+    if (x$t_errors) cat(", nu ~ Exp(", x$nu_rate, ")", sep = "")
+  }
+  cat("\n")
+  invisible(x)
+}
+
+to_user_scale.sgld_model_sv <- function(model, w) apply_scales(w, model$moment_scale, TRUE)
+to_sampler_scale.sgld_model_sv <- function(model, w) apply_scales(w, model$moment_scale, FALSE)
+
+check_user_values.sgld_model_sv <- function(model, w, arg) {
+  g <- model$names
+  if ("phi" %in% g && any(abs(w[, match("phi", g)]) >= 1))
+    abort("`", arg, "`: phi must be strictly between -1 and 1.")
+  if (any(w[, match("sigma", g)] <= 0)) abort("`", arg, "`: sigma must be positive.")
+  if ("nu" %in% g) {
+    lower <- if (model$variant == "ar1") 2 else 0
+    if (any(w[, match("nu", g)] <= lower))
+      abort("`", arg, "`: nu must be greater than ", lower, ".")
+  }
+}
+
+held_out_model.sgld_model_sv <- function(model, newdata) {
+  abort("`monitor`: held-out data have no meaning for model_sv() (each day has its own ",
+        "latent); monitor the training fit without `newdata`.")
+}
+
+# What a model with parameters local to items cannot run with (see the help
+# of model_sv()).
+check_local_parameters <- function(model, batch_size, control_variates, diagnostics, rule) {
+  if (batch_size < model$n)
+    abort("`batch_size` must be the number of time points (", model$n, ") for this model: ",
+          "each latent belongs to one day, so a random minibatch scaled by n/m gives a ",
+          "wrong gradient for the latents, not merely a noisy one. Leave `batch_size` at ",
+          "NULL (full data).")
+  if (!isFALSE(control_variates) && !is.null(control_variates))
+    abort("`control_variates` do not apply to this model: it runs on full data, whose ",
+          "gradient is exact; leave `control_variates = FALSE`.")
+  if (!is.null(diagnostics))
+    abort("`diagnostics` are not available for this model: the score covariance they ",
+          "estimate is d x d (d = ", model$d, ").")
+  if (identical(rule$name, "precond"))
+    abort("`precondition`: a d x d matrix (d = ", model$d, ") is not accepted for this ",
+          "model; use psgld() for a diagonal preconditioner.")
+  invisible()
+}
+
+#' The volatility path of a stochastic volatility fit
+#'
+#' The posterior mean and pointwise band of each day's volatility: the sd of
+#' that day's return given the latent, \eqn{e^{h_t/2}}{exp(h[t]/2)} for
+#' `"ar1"` (times \eqn{\sqrt{\nu/(\nu-2)}}{sqrt(nu/(nu-2))} is not applied:
+#' t errors are standardised already), and the scale \eqn{e^{s_t}}{exp(s[t])}
+#' for `"rw"` (the sd is that times \eqn{\sqrt{\nu/(\nu-2)}}{sqrt(nu/(nu-2))}
+#' for \eqn{\nu > 2}{nu > 2}).
+#'
+#' When the fit stored the path's draws (`pars = TRUE`), the mean and
+#' quantiles are those of the transformed draws (`method = "draws"`).
+#' Otherwise (the default `pars`) they come from the engine's running means
+#' and sds of the latent under a normal approximation to its marginal
+#' (`method = "normal"`): the mean \eqn{e^{a m + a^2 v/2}}{exp(a m + a^2 v / 2)}
+#' and the band \eqn{e^{a(m \pm z s)}}{exp(a (m +- z s))}, with a = 1/2 or 1.
+#'
+#' @param fit A fit of a [model_sv()] model.
+#' @param level Coverage of the pointwise band.
+#' @return A data frame with `time`, the latent's `mean` and `sd`, and the
+#'   volatility's `mean`, `lower` and `upper`; attribute `method`.
+#' @examples
+#' if (requireNamespace("MASS", quietly = TRUE)) {
+#'   set.seed(1)
+#'   fit <- sgld(model_sv(MASS::SP500[1:500], type = "rw"), lr = 2e-5, iter = 2000)
+#'   v <- sv_volatility(fit)
+#'   plot(v$mean, type = "l", ylim = range(v$lower, v$upper))
+#'   lines(v$lower, lty = 2)
+#'   lines(v$upper, lty = 2)
+#' }
+#' @export
+sv_volatility <- function(fit, level = 0.9) {
+  if (!inherits(fit, "sgld_fit") || !inherits(fit$model, "sgld_model_sv"))
+    abort("`fit` must be a fit of a model_sv() model, not ", describe(fit), ".")
+  check_number(level, "level", lower = 0, upper = 1, lower_open = TRUE, upper_open = TRUE)
+  model <- fit$model
+  path <- model$k + seq_len(model$n)
+  a <- if (model$variant == "ar1") 0.5 else 1
+  z <- stats::qnorm(0.5 + level / 2)
+  if (all(path %in% kept_indices(fit))) {
+    u <- as.matrix(fit)[, model$names[path], drop = FALSE]
+    vol <- exp(a * u)
+    q <- apply(vol, 2, stats::quantile, probs = c(0.5 - level / 2, 0.5 + level / 2),
+               names = FALSE)
+    out <- data.frame(time = model$times, latent_mean = colMeans(u),
+                      latent_sd = apply(u, 2, stats::sd), mean = colMeans(vol),
+                      lower = q[1, ], upper = q[2, ])
+    method <- "draws"
+  } else {
+    mom <- pooled_moments(fit$moments, fit$chain_ids)
+    m <- unname(mom$mean[path])
+    s <- unname(mom$sd[path])
+    out <- data.frame(time = model$times, latent_mean = m, latent_sd = s,
+                      mean = exp(a * m + a^2 * s^2 / 2),
+                      lower = exp(a * (m - z * s)), upper = exp(a * (m + z * s)))
+    method <- "normal"
+  }
+  rownames(out) <- NULL
+  attr(out, "method") <- method
+  out
+}
+
+#' Returns from prices
+#'
+#' Percentage log returns \eqn{100 \log(p_t / p_{t-1})}{100 log(p[t] / p[t-1])}
+#' (or simple returns), for [model_sv()]. Days on which the price did not
+#' change give exact zeros, which a normal stochastic volatility model cannot
+#' take; `zeros` says what to do with them.
+#'
+#' @param prices Positive finite prices, oldest first (a vector or `ts`).
+#' @param log `TRUE` for log returns, `FALSE` for simple returns.
+#' @param scale Multiplier (100 for percent).
+#' @param zeros `"keep"`; `"drop"` to remove them (the series then skips
+#'   those days); or `"offset"` to replace each by plus or minus (alternating)
+#'   half the smallest non-zero absolute return, the size of a price tick.
+#' @return A numeric vector of `length(prices) - 1` returns (fewer with
+#'   `zeros = "drop"`), named by the later day when `prices` has names.
+#' @examples
+#' r <- price_returns(EuStockMarkets[, "DAX"])
+#' sum(r == 0)
+#' sum(price_returns(EuStockMarkets[, "DAX"], zeros = "offset") == 0)
+#' @export
+price_returns <- function(prices, log = TRUE, scale = 100, zeros = c("keep", "drop", "offset")) {
+  zeros <- check_choice(zeros, c("keep", "drop", "offset"), "zeros")
+  check_flag(log, "log")
+  check_number(scale, "scale", lower = 0, lower_open = TRUE)
+  if (!is.numeric(prices) || !is.null(dim(prices)) && min(dim(prices)) > 1)
+    abort("`prices` must be a numeric vector, not ", describe(prices), ".")
+  nm <- names(prices)
+  p <- as.double(prices)
+  if (length(p) < 2L) abort("`prices` must have at least 2 values.")
+  if (anyNA(p) || any(!is.finite(p)) || any(p <= 0))
+    abort("`prices` must be positive and finite; position ",
+          which(is.na(p) | !is.finite(p) | p <= 0)[1], " is ",
+          format(p[which(is.na(p) | !is.finite(p) | p <= 0)[1]]), ".")
+  r <- scale * (if (log) diff(base::log(p)) else diff(p) / p[-length(p)])
+  if (!is.null(nm)) names(r) <- nm[-1]
+  z <- which(r == 0)
+  if (length(z) && zeros == "drop") r <- r[-z]
+  if (length(z) && zeros == "offset") {
+    if (all(r == 0)) abort("`prices` are constant: every return is zero.")
+    r[z] <- min(abs(r[r != 0])) / 2 * rep_len(c(1, -1), length(z))
+  }
+  r
+}
