@@ -67,6 +67,15 @@ bench: install
 fuzz: install
 	Rscript tools/fuzz.R 1000
 
+# no R API function reachable inside any parallel region: gcc's call graph of
+# every source file, followed from the outlined region bodies (tools/parallel-calls.R)
+parallel-check:
+	rm -rf /tmp/sgld-callgraph && mkdir -p /tmp/sgld-callgraph
+	cd /tmp/sgld-callgraph && for f in $(CURDIR)/src/*.c; do \
+	  gcc -I$$(R RHOME)/include -I/usr/share/R/include -I$(CURDIR)/inst/include -fopenmp -O2 \
+	    -fcallgraph-info -c $$f -o /dev/null -dumpbase $$(basename $$f .c) || exit 1; done
+	Rscript tools/parallel-calls.R /tmp/sgld-callgraph $(CURDIR)/src
+
 # every entry point under gctorture(TRUE)
 gctorture: install
 	Rscript tools/gctorture.R
