@@ -16,6 +16,7 @@
 #include <R.h>
 #include <Rmath.h>
 #include "sgld.h"
+#include "dense.h"
 
 enum { PRIOR_NORMAL = 0, PRIOR_LAPLACE = 1 };
 
@@ -148,11 +149,42 @@ static void sparse_grad_loglik(const void *data, const double *w, const R_xlen_t
   }
 }
 
+/* Many covariates: the batch in blocks of rows, vectorised (dense.h).
+   Measured on this machine (sgld(), batch 100, medians of 3 runs, before /
+   after, under a load average of 8-9 on 2 cores, so only the ratio means
+   much): d = 2000, n = 10^3: 1.0k -> 4.5k iterations/s; d = 1000, n = 10^5:
+   1.3k -> 4.3k. */
+static void blocked_grad_loglik(const logistic_data *L, const double *w, const R_xlen_t *idx,
+                                int m, double *g) {
+  const int p = L->p, stride = p + 1;
+  int k = 0;
+  for (; k + DENSE_BLOCK <= m; k += DENSE_BLOCK) {
+    const double *z[DENSE_BLOCK];
+    double c[DENSE_BLOCK];
+    for (int b = 0; b < DENSE_BLOCK; b++) z[b] = L->z + idx[k + b] * stride;
+    dense_dots4(z, w, p, c);
+    for (int b = 0; b < DENSE_BLOCK; b++) {
+      const double y = z[b][p];
+      c[b] = y * sigmoid_neg(y * c[b]);
+    }
+    dense_axpy4(g, z, c, p);
+  }
+  for (; k < m; k++) {
+    const double *zi = L->z + idx[k] * stride;
+    const double y = zi[p];
+    dense_axpy(g, zi, y * sigmoid_neg(y * dense_dot(zi, w, p)), p);
+  }
+}
+
 static void logistic_grad_loglik(const void *data, const double *w, const R_xlen_t *idx,
                                  int m, double *g, double *work) {
   (void) work;
   const logistic_data *L = data;
   const int p = L->p, stride = p + 1;
+  if (p >= DENSE_MIN_P) {
+    blocked_grad_loglik(L, w, idx, m, g);
+    return;
+  }
   for (int k = 0; k < m; k++) {
     const double *zi = L->z + idx[k] * stride;
     const double y = zi[p];

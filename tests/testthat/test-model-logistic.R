@@ -113,3 +113,22 @@ test_that("integer 0/1 and -1/1 responses are accepted like doubles", {
   expect_identical(log_posterior(model_logistic(X, 2L * y - 1L), c(0.1, 0.2)),
                    log_posterior(b, c(0.1, 0.2)))
 })
+
+test_that("the blocked kernel for many covariates gives R's gradient", {
+  # p >= 8 runs dense.h's blocks of 4 rows with four partial sums; n = 203
+  # leaves 3 rows after the last block, and p = 4k + 3 leaves a tail of each
+  # row after the vector lanes
+  set.seed(7)
+  for (p in c(8, 23, 64)) {
+    n <- 203
+    X <- matrix(rnorm(n * p), n, p)
+    y <- rbinom(n, 1, 0.4)
+    m <- model_logistic(X, y, prior = prior_normal(0, 3))
+    w <- rnorm(p, sd = 0.3)
+    s <- 2 * y - 1
+    g <- drop(crossprod(X, s * plogis(-s * drop(X %*% w))))
+    ev <- log_posterior(m, w)
+    expect_equal(unname(ev$grad_loglik), g, tolerance = 1e-12)
+    expect_equal(ev$loglik, sum(plogis(s * drop(X %*% w), log.p = TRUE)), tolerance = 1e-12)
+  }
+})
