@@ -105,4 +105,34 @@ static inline void dense_axpy(double *g, const double *z, double c, int p) {
   for (int j = 0; j < p; j++) g[j] += c * z[j];
 }
 
+/* Prefetching. A minibatch's rows sit at random places of a matrix that may
+   be far larger than the cache, so each row is a cache miss (and, beyond the
+   TLB's reach, a page walk); asking for rows some way ahead lets those misses
+   overlap with the arithmetic on the current rows instead of queueing behind
+   it. Every line of a row is asked for: long rows cross 4 KB pages, where the
+   hardware prefetcher stops. Rows are asked for DENSE_AHEAD(p) rows ahead:
+   short rows take little arithmetic, so the distance must be longer to cover
+   a miss. Measured with bench/floor_gather.c (the reads alone): prefetching
+   the next row halved the time at d = 2000 (rows in L3) and d = 1000 (rows
+   in DRAM). */
+#ifdef __GNUC__
+#define DENSE_PREFETCH(x) __builtin_prefetch(x)
+#else
+#define DENSE_PREFETCH(x) ((void) 0)
+#endif
+#define DENSE_AHEAD(p) ((p) >= 256 ? DENSE_BLOCK : 4 * DENSE_BLOCK)
+
+/* every cache line of row z (len doubles) */
+static inline void dense_prefetch_row(const double *z, int len) {
+  for (int j = 0; j < len; j += 8) DENSE_PREFETCH(z + j);
+  DENSE_PREFETCH(z + len - 1);
+}
+
+/* rows idx[from .. to) of the matrix z (stride doubles each), within the batch of m */
+static inline void dense_prefetch_rows(const double *z, const R_xlen_t *idx, int from, int to,
+                                       int m, int stride) {
+  if (to > m) to = m;
+  for (int k = from; k < to; k++) dense_prefetch_row(z + idx[k] * stride, stride);
+}
+
 #endif

@@ -36,7 +36,9 @@ static inline double linear_sums_small(const double *z, const int p, const doubl
                                        const R_xlen_t *idx, int m, double *xr) {
   const int stride = p + 1;
   double acc[LINEAR_SMALL_P] = {0.0, 0.0, 0.0, 0.0}, ssr = 0.0;
+  dense_prefetch_rows(z, idx, 0, DENSE_AHEAD(p), m, stride);
   for (int k = 0; k < m; k++) {
+    if (k + DENSE_AHEAD(p) < m) dense_prefetch_row(z + idx[k + DENSE_AHEAD(p)] * stride, stride);
     const double *zi = z + idx[k] * stride;
     double r = zi[p];
     for (int j = 0; j < p; j++) r -= zi[j] * w[j];
@@ -79,11 +81,14 @@ static double linear_sums_dense(const double *z, const int p, const double *w,
                                 const R_xlen_t *idx, int m, double *xr) {
   const int stride = p + 1;
   double ssr = 0.0;
+  const int ahead = DENSE_AHEAD(p);
   for (int j = 0; j < p; j++) xr[j] = 0.0;
+  dense_prefetch_rows(z, idx, 0, ahead, m, stride);
   int k = 0;
   for (; k + DENSE_BLOCK <= m; k += DENSE_BLOCK) {
     const double *zb[DENSE_BLOCK];
     double r[DENSE_BLOCK];
+    dense_prefetch_rows(z, idx, k + ahead, k + ahead + DENSE_BLOCK, m, stride);
     for (int b = 0; b < DENSE_BLOCK; b++) zb[b] = z + idx[k + b] * stride;
     dense_dots4(zb, w, p, r);
     for (int b = 0; b < DENSE_BLOCK; b++) {

@@ -156,11 +156,13 @@ static void sparse_grad_loglik(const void *data, const double *w, const R_xlen_t
    1.3k -> 4.3k. */
 static void blocked_grad_loglik(const logistic_data *L, const double *w, const R_xlen_t *idx,
                                 int m, double *g) {
-  const int p = L->p, stride = p + 1;
+  const int p = L->p, stride = p + 1, ahead = DENSE_AHEAD(p);
+  dense_prefetch_rows(L->z, idx, 0, ahead, m, stride);
   int k = 0;
   for (; k + DENSE_BLOCK <= m; k += DENSE_BLOCK) {
     const double *z[DENSE_BLOCK];
     double c[DENSE_BLOCK];
+    dense_prefetch_rows(L->z, idx, k + ahead, k + ahead + DENSE_BLOCK, m, stride);
     for (int b = 0; b < DENSE_BLOCK; b++) z[b] = L->z + idx[k + b] * stride;
     dense_dots4(z, w, p, c);
     for (int b = 0; b < DENSE_BLOCK; b++) {
@@ -185,7 +187,9 @@ static void logistic_grad_loglik(const void *data, const double *w, const R_xlen
     blocked_grad_loglik(L, w, idx, m, g);
     return;
   }
+  dense_prefetch_rows(L->z, idx, 0, DENSE_AHEAD(p), m, stride);
   for (int k = 0; k < m; k++) {
+    if (k + DENSE_AHEAD(p) < m) dense_prefetch_row(L->z + idx[k + DENSE_AHEAD(p)] * stride, stride);
     const double *zi = L->z + idx[k] * stride;
     const double y = zi[p];
     const double c = y * sigmoid_neg(y * linear_predictor(zi, w, p));
