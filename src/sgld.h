@@ -331,5 +331,7 @@ int list_int(SEXP list, const char *name);
 /* a double vector of the given length (any length when len < 0) */
 const double *list_doubles(SEXP list, const char *name, R_xlen_t len);
 const double *list_optional_doubles(SEXP list, const char *name, R_xlen_t len);
+/* single precision, stored by R as a raw vector (storage = "float"); NULL if absent */
+const float *list_optional_floats(SEXP list, const char *name, R_xlen_t len);
 
 #endif
