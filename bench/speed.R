@@ -22,7 +22,8 @@ floor_bin <- file.path(tempdir(), "floor_gather")
 if (system2("gcc", c("-O2", "-o", floor_bin, "bench/floor_gather.c")) != 0)
   stop("could not build bench/floor_gather.c")
 floor_ns <- function(n, d, m, iter, extra = character()) {
-  out <- system2(floor_bin, c(format(n, scientific = FALSE), d, m, iter, 1, extra), stdout = TRUE)
+  args <- vapply(c(n, d, m, iter, 1), format, "", scientific = FALSE)   # atoi("1e+05") is 1
+  out <- system2(floor_bin, c(args, extra), stdout = TRUE)
   as.numeric(out)
 }
 
