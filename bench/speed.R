@@ -76,8 +76,9 @@ for (w in work) {
   }
   rm(mod); invisible(gc())
   t32 <- torch_times(w$n, w$d, w$m, w$torch_iter, "float32", 2)
+  t32_1 <- torch_times(w$n, w$d, w$m, w$torch_iter, "float32", 1)
   t64 <- torch_times(w$n, w$d, w$m, w$torch_iter, "float64", 1)
-  rows[[length(rows) + 1]] <- list(w = w, sgld = s, sgld32 = s32, floor = f, floor32 = ff, t32 = t32, t64 = t64)
+  rows[[length(rows) + 1]] <- list(w = w, sgld = s, sgld32 = s32, floor = f, floor32 = ff, t32 = t32, t32_1 = t32_1, t64 = t64)
 }
 
 # growth in n at d = 20, batch 100
@@ -110,29 +111,30 @@ cat("Logistic regression on simulated dense data (an intercept and d - 1 standar
     "**PyTorch** (`bench/torch_sgld.py --synthetic`): the same algorithm with hand-written tensor gradients, float32 with `torch.set_num_threads(2)` and float64 with 1 thread; batches of distinct items; seconds timed inside Python after a warm-up; fewer iterations at d >= 1000. ",
     "**Floor** (`bench/floor_gather.c`, `gcc -O2`): the same matrix in memory, m random rows per iteration each read whole (eight independent partial sums, the next row prefetched while the current one is summed), indices drawn beforehand: the memory traffic of an iteration and nothing else, as time per iteration; the float column is the same with the rows stored in single precision.\n\n", sep = "")
 cat("Iterations per second, median [min, max]:\n\n")
-cat("| workload | data MB | sgld | sgld, storage = \"float\" | PyTorch float32, 2 threads | PyTorch float64, 1 thread | floor (double rows) | floor (float rows) |\n|---|---:|---:|---:|---:|---:|---:|---:|\n")
+cat("| workload | data MB | sgld | sgld, storage = \"float\" | PyTorch float32, 2 threads | PyTorch float32, 1 thread | PyTorch float64, 1 thread | floor (double rows) | floor (float rows) |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 for (r in rows) {
   w <- r$w
-  cat(sprintf("| d = %d, n = %s, batch %d | %.0f | %s | %s | %s | %s | %s | %s |\n", w$d,
+  cat(sprintf("| d = %d, n = %s, batch %d | %.0f | %s | %s | %s | %s | %s | %s | %s |\n", w$d,
               format(w$n, big.mark = ",", scientific = FALSE), w$m, w$n * (w$d + 1) * 8 / 2^20,
-              fmt_rate(r$sgld), fmt_rate(r$sgld32), fmt_rate(r$t32), fmt_rate(r$t64), fmt_rate(1e9 / r$floor),
+              fmt_rate(r$sgld), fmt_rate(r$sgld32), fmt_rate(r$t32), fmt_rate(r$t32_1), fmt_rate(r$t64), fmt_rate(1e9 / r$floor),
               fmt_rate(1e9 / r$floor32)))
 }
-cat("\nRatios of the medians; sgld is the faster of its two storages, and its floor the floor of that storage. Targets: sgld / PyTorch float32 (2 threads) >= 3; time per iteration of sgld / the floor's <= 1.5.\n\n")
-cat("| workload | storage | sgld / PyTorch float32 2 threads | sgld / PyTorch float64 1 thread | sgld time / floor time |\n|---|---|---:|---:|---:|\n")
+cat("\nRatios of the medians; sgld is the faster of its two storages, and its floor the floor of that storage. Targets: sgld / PyTorch float32 (2 threads) >= 3, judged here against the faster of PyTorch float32 on 2 threads and on 1 thread (on this shared 2-core machine a second PyTorch thread often waits milliseconds at each barrier for a core, which would make the target meaningless); time per iteration of sgld / the floor's <= 1.5.\n\n")
+cat("| workload | storage | sgld / PyTorch float32 2 threads | sgld / PyTorch float32, faster of 1 and 2 threads | sgld / PyTorch float64 1 thread | sgld time / floor time |\n|---|---|---:|---:|---:|---:|\n")
 misses <- character()
 for (r in rows) {
   w <- r$w
   lab <- sprintf("d = %d, n = %s, batch %d", w$d, format(w$n, big.mark = ",", scientific = FALSE), w$m)
   single <- median(r$sgld32) > median(r$sgld)
   best <- if (single) median(r$sgld32) else median(r$sgld)
-  a <- best / median(r$t32)
+  a2 <- best / median(r$t32)
+  a <- best / max(median(r$t32), median(r$t32_1))
   b <- best / median(r$t64)
   fl <- (1e9 / best) / median(if (single) r$floor32 else r$floor)
   if (!is.na(a) && a < 3) misses <- c(misses, sprintf("%s: vs PyTorch float32 %.2fx", lab, a))
   if (fl > 1.5) misses <- c(misses, sprintf("%s: %.2fx the floor", lab, fl))
-  cat(sprintf("| %s | %s | %.2fx %s | %.2fx | %.2fx %s |\n", lab, if (single) "float" else "double",
-              a, verdict(a >= 3), b, fl, verdict(fl <= 1.5)))
+  cat(sprintf("| %s | %s | %.2fx | %.2fx %s | %.2fx | %.2fx %s |\n", lab, if (single) "float" else "double",
+              a2, a, verdict(a >= 3), b, fl, verdict(fl <= 1.5)))
 }
 g1 <- median(growth[[1]]$us); g2 <- median(growth[[2]]$us)
 cat(sprintf("\nTime per iteration, d = 20, batch 100 (100,000 iterations, median of %d): n = 10,000: %.2f us (floor %.2f us); n = 10,000,000: %.2f us (floor %.2f us); growth **%.2fx** %s (target <= 2x).\n",
