@@ -164,6 +164,12 @@ test_that("float storage agrees with double storage to the data's rounding", {
     f2 <- sgld(mf, lr = 1e-4, batch_size = 50, iter = 200)
     expect_lt(max(abs(as.matrix(f1$draws) - as.matrix(f2$draws))), 1e-3)
   }
+  # the float kernel's draws do not depend on the number of threads
+  set.seed(4)
+  a <- sgld(mf, lr = 1e-4, batch_size = 30, iter = 300, chains = 3, threads = 1)
+  set.seed(4)
+  b <- sgld(mf, lr = 1e-4, batch_size = 30, iter = 300, chains = 3, threads = 2)
+  expect_identical(lapply(a$draws, unclass), lapply(b$draws, unclass))
   expect_error(model_logistic(X, y, storage = "half"), "storage")
   expect_error(model_logistic(X, y, sparse = TRUE, storage = "float"), "dense")
 })
