@@ -29,6 +29,15 @@
 #'   (the default) does so when at most a quarter of the design is non-zero,
 #'   as with one-hot encoded factors; the results are the same either way, up
 #'   to the order of floating-point sums.
+#' @param storage `"double"` (the default) or `"float"`: with `"float"`, dense
+#'   storage also keeps a single-precision copy of the covariates, which the
+#'   minibatch gradient reads (half the memory traffic per row; the arithmetic
+#'   stays in double precision). Each covariate is then rounded to 24
+#'   significant bits, so coordinate \eqn{j}{j} of row \eqn{i}{i}'s gradient changes
+#'   by at most about \eqn{2^{-24} |x_{ij}| (|c_i| + \frac14 \sum_k |x_{ik} \beta_k|)}{2^-24 |x_ij| (|c_i| + sum_k |x_ik beta_k| / 4)}
+#'   (\eqn{c_i}{c_i} the row's derivative in its linear predictor). Log
+#'   likelihoods, the monitor and gradients with offsets or counts use the
+#'   double-precision data.
 #' @return An object of class `sgld_model_logistic` (and `sgld_model`).
 #' @inheritSection model_linear Data in a file
 #' @section Starting values:
@@ -44,7 +53,7 @@ model_logistic <- function(x, ...) UseMethod("model_logistic")
 #' @export
 model_logistic.formula <- function(x, data, prior = prior_normal(0, 10),
                                    prior_intercept = NULL, sparse = NULL, subset, weights,
-                                   offset, na.action = na.fail, ...) {
+                                   offset, na.action = na.fail, storage = "double", ...) {
   check_dots_empty(...)
   design <- design_from_formula(x, data, frame_extras(match.call()), na.action)
   y <- design$y
@@ -59,8 +68,8 @@ model_logistic.formula <- function(x, data, prior = prior_normal(0, 10),
   } else {
     yb <- binary_response(y, "the response of `x`")
   }
-  m <- add_formula_parts(new_model_logistic(design$X, yb, prior, prior_intercept, sparse),
-                         design)
+  m <- add_formula_parts(new_model_logistic(design$X, yb, prior, prior_intercept, sparse,
+                                            storage), design)
   w <- if (is.null(design$weights)) 1 else design$weights
   # events and non-events of each row, weighted: the log likelihood of row i
   # is events_i log sigma(eta_i) + nonevents_i log sigma(-eta_i)
@@ -79,12 +88,13 @@ model_logistic.formula <- function(x, data, prior = prior_normal(0, 10),
 #' @rdname model_logistic
 #' @export
 model_logistic.default <- function(x, y, prior = prior_normal(0, 10),
-                                   prior_intercept = NULL, sparse = NULL, ...) {
+                                   prior_intercept = NULL, sparse = NULL, storage = "double",
+                                   ...) {
   check_dots_empty(...)
   if (is_file_matrix(x)) return(file_model_logistic(x, y, prior, prior_intercept, sparse))
   x <- check_design_matrix(x)
   check_response_length(y, x)
-  new_model_logistic(x, binary_response(y, "`y`"), prior, prior_intercept, sparse)
+  new_model_logistic(x, binary_response(y, "`y`"), prior, prior_intercept, sparse, storage)
 }
 
 # The response as -1 / +1, with the labels of the two classes.
@@ -115,16 +125,20 @@ binary_response <- function(y, what) {
   abort(what, " must be 0/1, -1/+1, logical or a two-level factor, not ", class(y)[1], ".")
 }
 
-new_model_logistic <- function(X, y, prior, prior_intercept, sparse = NULL) {
+new_model_logistic <- function(X, y, prior, prior_intercept, sparse = NULL, storage = "double") {
   n <- nrow(X)
   if (n < 2L) abort("`data` must have at least 2 observations, not ", n, ".")
-  if (is.null(sparse)) sparse <- mean(X != 0) <= 0.25
+  if (!is.character(storage) || length(storage) != 1L || !storage %in% c("double", "float"))
+    abort("`storage` must be \"double\" or \"float\".")
+  if (is.null(sparse)) sparse <- storage == "double" && mean(X != 0) <= 0.25
   check_flag(sparse, "sparse")
+  if (sparse && storage == "float")
+    abort("`storage = \"float\"` needs dense storage (`sparse = FALSE`).")
   pr <- resolve_coef_prior(prior, prior_intercept, colnames(X))
   check_rank(X)  # R/warnings.R
   m <- structure(list(
     type = "logistic",
-    p = ncol(X), n = as.double(n), sparse = as.integer(sparse),
+    p = ncol(X), n = as.double(n), sparse = as.integer(sparse), storage = storage,
     prior_type = pr$type, prior_loc = pr$loc, prior_scale = pr$scale,
     prior = prior, prior_intercept = prior_intercept,
     labels = attr(y, "labels"),
@@ -158,6 +172,7 @@ set_model_data.sgld_model_logistic <- function(model, X, y) {
   model$n <- as.double(nrow(X))
   if (!model$sparse) {
     model$z <- stack_data(X, y)
+    model$zf <- if (identical(model$storage, "float")) float_copy(model$z)
     return(model)
   }
   tX <- t(unname(X))
@@ -168,6 +183,16 @@ set_model_data.sgld_model_logistic <- function(model, X, y) {
   model$sp_start <- c(0, cumsum(tabulate((nz - 1) %/% nrow(tX) + 1, nbins = nrow(X))))
   model$sp_y <- as.double(y)
   model
+}
+
+# A double vector's single-precision copy, as the raw bytes C reads as floats
+# (native byte order); by pieces, as writeBin() to a raw vector is limited to
+# 2^31 - 1 bytes.
+float_copy <- function(x) {
+  piece <- 2^28
+  starts <- seq(1, length(x), by = piece)
+  do.call(c, lapply(starts, function(s)
+    writeBin(as.double(x[s:min(length(x), s + piece - 1)]), raw(), size = 4L)))
 }
 
 design_matrix.sgld_model_logistic <- function(model) {

@@ -9,6 +9,7 @@
 args <- commandArgs(trailingOnly = TRUE)
 scripts <- if (length(args)) args else c(
   "bench/throughput.R",        # sgld vs plain R, PyTorch and the C floor
+  "bench/speed.R",             # large workloads vs PyTorch float32/float64 and the memory floor
   "bench/nuts.R",              # time to accuracy against Stan's NUTS
   "bench/memory.R",            # peak resident memory
   "bench/scaling.R",           # time per iteration against n and d

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""SGLD in PyTorch (CPU, float64, one thread) for bench/throughput.R.
+"""SGLD in PyTorch (CPU; float64, one thread unless told) for bench/throughput.R
+and bench/speed.R.
 
 The same algorithm as the package (REFERENCE.md section 1):
     w <- w + eta * g_hat + sqrt(2 * eta * tau) * xi,
@@ -25,6 +26,13 @@ Models (data from files written by bench/throughput.R, native-endian float64):
   logistic  FILE holds n, p, then the n x p design row by row (intercept
             column included), then y[n] in {-1, +1}; Laplace(0, 1) prior,
             subgradient 0 at 0.
+
+  --synthetic N,D instead of --data: logistic regression on N rows of an
+            intercept and D - 1 standard normal covariates, y = +-1 at random
+            (bench/speed.R; the cost does not depend on the values).
+  --dtype float32 keeps the data, the state and the arithmetic in single
+            precision (the draws are stored as float64); --threads sets
+            torch.set_num_threads.
 
 Prints the elapsed seconds of each repetition's loop (data loading and the
 first, untimed warm-up repetition excluded), one per line; with --draws FILE,
@@ -55,7 +63,11 @@ def load(model, path):
 
 
 def draw_batch(n, m):
-    """m distinct indices, uniformly: randint, redrawn whole on a repeat."""
+    """m distinct indices, uniformly: randint, redrawn whole on a repeat;
+    randperm when a repeat is likely (m^2 > n: at n = 1000, m = 100 about
+    150 redraws a batch were measured)."""
+    if m * m > n:
+        return torch.randperm(n)[:m]
     while True:
         idx = torch.randint(n, (m,))
         if m == 1 or torch.unique(idx).numel() == m:
@@ -113,13 +125,13 @@ def run_logistic(X, y, lr, m, iters, init, grad):
     draws = torch.empty(iters, d, dtype=torch.float64)
     if grad == "hand":
         with torch.inference_mode():
-            w = torch.tensor(init, dtype=torch.float64)
+            w = torch.tensor(init, dtype=X.dtype)
             for t in range(iters):
                 idx = draw_batch(n, m)
                 Xb, yb = X[idx], y[idx]
                 c = yb * torch.sigmoid(-yb * torch.mv(Xb, w))
                 g = torch.addmv(torch.sign(w), Xb.T, c, beta=-1.0, alpha=scale)
-                w.add_(g, alpha=lr).add_(torch.randn(d, dtype=torch.float64), alpha=sd)
+                w.add_(g, alpha=lr).add_(torch.randn(d, dtype=X.dtype), alpha=sd)
                 draws[t] = w
         return draws
     w = torch.tensor(init, dtype=torch.float64)
@@ -139,7 +151,10 @@ def run_logistic(X, y, lr, m, iters, init, grad):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--model", choices=["linear", "logistic"], required=True)
-    ap.add_argument("--data", required=True, help="binary data file (see module doc)")
+    ap.add_argument("--data", default=None, help="binary data file (see module doc)")
+    ap.add_argument("--synthetic", default=None, help="N,D: simulated logistic data")
+    ap.add_argument("--dtype", choices=["float64", "float32"], default="float64")
+    ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--batch", type=int, required=True)
     ap.add_argument("--iter", type=int, required=True)
     ap.add_argument("--reps", type=int, default=1)
@@ -152,9 +167,17 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     a = ap.parse_args()
 
-    torch.set_num_threads(1)
+    torch.set_num_threads(a.threads)
     torch.manual_seed(a.seed)
-    X, y = load(a.model, a.data)
+    if a.synthetic:
+        n, d = (int(float(v)) for v in a.synthetic.split(","))
+        X = torch.randn(n, d, dtype=torch.float64)
+        X[:, 0] = 1.0
+        y = torch.randint(2, (n,)).to(torch.float64) * 2 - 1
+    else:
+        X, y = load(a.model, a.data)
+    if a.dtype == "float32":
+        X, y = X.float(), y.float()
     if a.init:
         init = [float(v) for v in a.init.split(",")]
     elif a.model == "linear":

@@ -11,6 +11,7 @@
 #include <R.h>
 #include <Rmath.h>
 #include "sgld.h"
+#include "dense.h"
 
 typedef struct linear_data {
   int p;                 /* regression coefficients */
@@ -35,7 +36,9 @@ static inline double linear_sums_small(const double *z, const int p, const doubl
                                        const R_xlen_t *idx, int m, double *xr) {
   const int stride = p + 1;
   double acc[LINEAR_SMALL_P] = {0.0, 0.0, 0.0, 0.0}, ssr = 0.0;
+  dense_prefetch_rows(z, idx, 0, DENSE_AHEAD(p), m, stride);
   for (int k = 0; k < m; k++) {
+    if (k + DENSE_AHEAD(p) < m) dense_prefetch_row(z + idx[k + DENSE_AHEAD(p)] * stride, stride);
     const double *zi = z + idx[k] * stride;
     double r = zi[p];
     for (int j = 0; j < p; j++) r -= zi[j] * w[j];
@@ -70,6 +73,38 @@ static double linear_sums_blocked(const double *z, const int p, const double *w,
   return ssr;
 }
 
+/* Many coefficients: blocks of DENSE_BLOCK rows (dense.h), each row read
+   once for its residual and again, still in cache, for X'r. The column-wise
+   second pass above strides across 64 rows per coefficient, which at large p
+   misses the cache on every read. */
+static double linear_sums_dense(const double *z, const int p, const double *w,
+                                const R_xlen_t *idx, int m, double *xr) {
+  const int stride = p + 1;
+  double ssr = 0.0;
+  const int ahead = DENSE_AHEAD(p);
+  for (int j = 0; j < p; j++) xr[j] = 0.0;
+  dense_prefetch_rows(z, idx, 0, ahead, m, stride);
+  int k = 0;
+  for (; k + DENSE_BLOCK <= m; k += DENSE_BLOCK) {
+    const double *zb[DENSE_BLOCK];
+    double r[DENSE_BLOCK];
+    dense_prefetch_rows(z, idx, k + ahead, k + ahead + DENSE_BLOCK, m, stride);
+    for (int b = 0; b < DENSE_BLOCK; b++) zb[b] = z + idx[k + b] * stride;
+    dense_dots4(zb, w, p, r);
+    for (int b = 0; b < DENSE_BLOCK; b++) {
+      r[b] = zb[b][p] - r[b];
+      ssr += r[b] * r[b];
+    }
+    dense_axpy4(xr, zb, r, p);
+  }
+  for (; k < m; k++) {
+    const double *zi = z + idx[k] * stride, r = zi[p] - dense_dot(zi, w, p);
+    ssr += r * r;
+    dense_axpy(xr, zi, r, p);
+  }
+  return ssr;
+}
+
 /* the same sums weighted by the case weights, and their sum into *wsum */
 static double linear_sums_weighted(const linear_data *L, const double *w, const R_xlen_t *idx,
                                    int m, double *xr, double *wsum) {
@@ -97,7 +132,9 @@ static inline double linear_sums(const linear_data *L, const double *w, const R_
   case 2: return linear_sums_small(L->z, 2, w, idx, m, xr);
   case 3: return linear_sums_small(L->z, 3, w, idx, m, xr);
   case 4: return linear_sums_small(L->z, 4, w, idx, m, xr);
-  default: return linear_sums_blocked(L->z, L->p, w, idx, m, xr);
+  default:
+    return L->p >= DENSE_MIN_P ? linear_sums_dense(L->z, L->p, w, idx, m, xr)
+                               : linear_sums_blocked(L->z, L->p, w, idx, m, xr);
   }
 }
 

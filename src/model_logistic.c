@@ -16,6 +16,7 @@
 #include <R.h>
 #include <Rmath.h>
 #include "sgld.h"
+#include "dense.h"
 
 enum { PRIOR_NORMAL = 0, PRIOR_LAPLACE = 1 };
 
@@ -23,6 +24,10 @@ typedef struct logistic_data {
   int p;
   R_xlen_t n;
   const double *z;         /* dense: (p + 1) x n, covariates then y in {-1, +1} */
+  /* storage = "float": z's single-precision copy, read by the plain
+     minibatch gradient (the log likelihood, metrics and the gradient with
+     offsets or counts read z); NULL otherwise */
+  const float *zf;
   /* sparse (mostly-zero designs such as one-hot features): observation i has
      the non-zeros val[k], in columns col[k], for k in start[i] .. start[i+1]-1;
      val is NULL when every non-zero is 1 (indicator columns) */
@@ -148,12 +153,60 @@ static void sparse_grad_loglik(const void *data, const double *w, const R_xlen_t
   }
 }
 
+/* Many covariates: the batch in blocks of rows, vectorised (dense.h).
+   Measured on this machine (sgld(), batch 100, medians of 3 runs, before /
+   after, under a load average of 8-9 on 2 cores, so only the ratio means
+   much): d = 2000, n = 10^3: 1.0k -> 4.5k iterations/s; d = 1000, n = 10^5:
+   1.3k -> 4.3k. The same kernel reads the rows of doubles (z) or their
+   single-precision copy (zf, storage = "float"); T is the element type and S
+   the suffix of dense.h's kernels for it. */
+#define LOGISTIC_BLOCKED(T, S, rows)                                                 \
+  const int p = L->p, stride = p + 1, ahead = DENSE_AHEAD(p);                        \
+  dense_prefetch_rows##S(rows, idx, 0, ahead, m, stride);                            \
+  int k = 0;                                                                         \
+  for (; k + DENSE_BLOCK <= m; k += DENSE_BLOCK) {                                   \
+    const T *z[DENSE_BLOCK];                                                         \
+    double c[DENSE_BLOCK];                                                           \
+    dense_prefetch_rows##S(rows, idx, k + ahead, k + ahead + DENSE_BLOCK, m, stride); \
+    for (int b = 0; b < DENSE_BLOCK; b++) z[b] = rows + idx[k + b] * stride;         \
+    dense_dots4##S(z, w, p, c);                                                      \
+    for (int b = 0; b < DENSE_BLOCK; b++) {                                          \
+      const double y = z[b][p];                                                      \
+      c[b] = y * sigmoid_neg(y * c[b]);                                              \
+    }                                                                                \
+    dense_axpy4##S(g, z, c, p);                                                      \
+  }                                                                                  \
+  for (; k < m; k++) {                                                               \
+    const T *zi = rows + idx[k] * stride;                                            \
+    const double y = zi[p];                                                          \
+    dense_axpy##S(g, zi, y * sigmoid_neg(y * dense_dot##S(zi, w, p)), p);            \
+  }
+
+static void blocked_grad_loglik(const logistic_data *L, const double *w, const R_xlen_t *idx,
+                                int m, double *g) {
+  LOGISTIC_BLOCKED(double, , L->z)
+}
+
+/* storage = "float": every p, as the scalar loop below has no float twin */
+static void float_grad_loglik(const void *data, const double *w, const R_xlen_t *idx,
+                              int m, double *g, double *work) {
+  (void) work;
+  const logistic_data *L = data;
+  LOGISTIC_BLOCKED(float, _f, L->zf)
+}
+
 static void logistic_grad_loglik(const void *data, const double *w, const R_xlen_t *idx,
                                  int m, double *g, double *work) {
   (void) work;
   const logistic_data *L = data;
   const int p = L->p, stride = p + 1;
+  if (p >= DENSE_MIN_P) {
+    blocked_grad_loglik(L, w, idx, m, g);
+    return;
+  }
+  dense_prefetch_rows(L->z, idx, 0, DENSE_AHEAD(p), m, stride);
   for (int k = 0; k < m; k++) {
+    if (k + DENSE_AHEAD(p) < m) dense_prefetch_row(L->z + idx[k + DENSE_AHEAD(p)] * stride, stride);
     const double *zi = L->z + idx[k] * stride;
     const double y = zi[p];
     const double c = y * sigmoid_neg(y * linear_predictor(zi, w, p));
@@ -205,6 +258,7 @@ static void logistic_grad_logpost(const void *data, const double *w, const R_xle
   const logistic_data *L = data;
   for (int j = 0; j < L->p; j++) g[j] = 0.0;
   if (L->offset || L->events) counts_grad_loglik(data, w, idx, m, g, work);
+  else if (L->zf) float_grad_loglik(data, w, idx, m, g, work);
   else if (L->z) logistic_grad_loglik(data, w, idx, m, g, work);
   else sparse_grad_loglik(data, w, idx, m, g, work);
   for (int j = 0; j < L->p; j++) g[j] = g[j] * scale - prior_slope(L, j, w[j]);
@@ -253,6 +307,7 @@ sgld_model model_logistic_build(SEXP spec) {
   } else {
     L->z = model_rows(spec, (R_xlen_t) (L->p + 1) * L->n);
   }
+  L->zf = list_optional_floats(spec, "zf", (R_xlen_t) (L->p + 1) * L->n);
   SEXP type = list_elt(spec, "prior_type");
   if (TYPEOF(type) != INTSXP || XLENGTH(type) != L->p)
     error("internal: 'prior_type' must be an integer vector of length p");
@@ -269,7 +324,8 @@ sgld_model model_logistic_build(SEXP spec) {
     .d = L->p,
     .n = L->n,
     .data = L,
-    .grad_loglik = counts ? counts_grad_loglik : sparse ? sparse_grad_loglik : logistic_grad_loglik,
+    .grad_loglik = counts ? counts_grad_loglik : L->zf ? float_grad_loglik
+                   : sparse ? sparse_grad_loglik : logistic_grad_loglik,
     .loglik = logistic_loglik,
     .grad_logprior = logistic_grad_logprior,
     .logprior = logistic_logprior,

@@ -17,19 +17,22 @@ SEXP list_elt(SEXP list, const char *name) {
   return R_NilValue; /* not reached */
 }
 
+/* the element, or R_NilValue when the list has none of that name */
+static SEXP optional_elt(SEXP list, const char *name) {
+  if (TYPEOF(list) != VECSXP) error("internal: expected a list holding '%s'", name);
+  SEXP names = getAttrib(list, R_NamesSymbol);
+  if (names == R_NilValue) return R_NilValue;
+  for (R_xlen_t i = 0; i < XLENGTH(list); i++)
+    if (strcmp(CHAR(STRING_ELT(names, i)), name) == 0) return VECTOR_ELT(list, i);
+  return R_NilValue;
+}
+
 /* the element, or NULL when the list has none of that name or it is empty:
    for the optional per-observation fields of a model */
 const double *list_optional_doubles(SEXP list, const char *name, R_xlen_t len) {
-  if (TYPEOF(list) != VECSXP) error("internal: expected a list holding '%s'", name);
-  SEXP names = getAttrib(list, R_NamesSymbol);
-  if (names == R_NilValue) return NULL;
-  for (R_xlen_t i = 0; i < XLENGTH(list); i++)
-    if (strcmp(CHAR(STRING_ELT(names, i)), name) == 0) {
-      SEXP x = VECTOR_ELT(list, i);
-      if (x == R_NilValue || XLENGTH(x) == 0) return NULL;
-      return list_doubles(list, name, len);
-    }
-  return NULL;
+  SEXP x = optional_elt(list, name);
+  if (x == R_NilValue || XLENGTH(x) == 0) return NULL;
+  return list_doubles(list, name, len);
 }
 
 double list_real(SEXP list, const char *name) {
@@ -54,4 +57,15 @@ const double *list_doubles(SEXP list, const char *name, R_xlen_t len) {
     error("internal: '%s' has length %lld, expected %lld", name,
           (long long) XLENGTH(x), (long long) len);
   return REAL(x);
+}
+
+/* an optional single-precision array of len floats, held by R as a raw vector
+   of 4 len bytes (the native byte order, as writeBin(size = 4) writes it), or
+   NULL when the list has no such element */
+const float *list_optional_floats(SEXP list, const char *name, R_xlen_t len) {
+  SEXP x = optional_elt(list, name);
+  if (x == R_NilValue) return NULL;
+  if (TYPEOF(x) != RAWSXP || XLENGTH(x) != len * (R_xlen_t) sizeof(float))
+    error("internal: '%s' must be a raw vector of %lld floats", name, (long long) len);
+  return (const float *) RAW(x);
 }

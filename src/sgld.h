@@ -360,5 +360,7 @@ const double *list_doubles(SEXP list, const char *name, R_xlen_t len);
 const double *list_optional_doubles(SEXP list, const char *name, R_xlen_t len);
 /* a model's (p + 1) x n rows: its `z`, or the memory map of its data file (mmap.c) */
 const double *model_rows(SEXP spec, R_xlen_t len);
+/* single precision, stored by R as a raw vector (storage = "float"); NULL if absent */
+const float *list_optional_floats(SEXP list, const char *name, R_xlen_t len);
 
 #endif

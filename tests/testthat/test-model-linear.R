@@ -66,3 +66,19 @@ test_that("formula and matrix faces build the same model; factors become indicat
   m4 <- model_linear(y ~ h + flag, data = df)
   expect_identical(m4$names, c("(Intercept)", "hb", "hc", "flagTRUE", "sigma2"))
 })
+
+test_that("the blocked kernel for many coefficients gives R's gradient", {
+  # p >= 8 runs dense.h's blocks of 4 rows (n = 203: 3 rows after the last
+  # block; p = 23: a tail after the vector lanes)
+  set.seed(8)
+  for (p in c(8, 23, 64)) {
+    n <- 203
+    X <- matrix(rnorm(n * p), n, p)
+    y <- drop(X %*% rnorm(p)) + rnorm(n)
+    m <- model_linear(X, y)
+    w <- c(rnorm(p), 0.3)
+    r <- y - drop(X %*% w[1:p])
+    g <- c(exp(-w[p + 1]) * drop(crossprod(X, r)), -n / 2 + exp(-w[p + 1]) * sum(r^2) / 2)
+    expect_equal(unname(log_posterior(m, w)$grad_loglik), g, tolerance = 1e-12)
+  }
+})

@@ -113,3 +113,63 @@ test_that("integer 0/1 and -1/1 responses are accepted like doubles", {
   expect_identical(log_posterior(model_logistic(X, 2L * y - 1L), c(0.1, 0.2)),
                    log_posterior(b, c(0.1, 0.2)))
 })
+
+test_that("the blocked kernel for many covariates gives R's gradient", {
+  # p >= 8 runs dense.h's blocks of 4 rows with four partial sums; n = 203
+  # leaves 3 rows after the last block, and p = 4k + 3 leaves a tail of each
+  # row after the vector lanes
+  set.seed(7)
+  for (p in c(8, 23, 64)) {
+    n <- 203
+    X <- matrix(rnorm(n * p), n, p)
+    y <- rbinom(n, 1, 0.4)
+    m <- model_logistic(X, y, prior = prior_normal(0, 3))
+    w <- rnorm(p, sd = 0.3)
+    s <- 2 * y - 1
+    g <- drop(crossprod(X, s * plogis(-s * drop(X %*% w))))
+    ev <- log_posterior(m, w)
+    expect_equal(unname(ev$grad_loglik), g, tolerance = 1e-12)
+    expect_equal(ev$loglik, sum(plogis(s * drop(X %*% w), log.p = TRUE)), tolerance = 1e-12)
+  }
+})
+
+test_that("float storage agrees with double storage to the data's rounding", {
+  # Each covariate is rounded to float (relative error <= 2^-24); y = +-1 is
+  # exact. Row i's gradient c_i x_i then moves by at most
+  # 2^-24 |x_i| (|c_i| + |dc_i/deta| sum_k |x_ik beta_k|), |dc/deta| <= 1/4,
+  # plus the double arithmetic's own rounding (far smaller): the bound
+  # tested, summed over rows, per coordinate.
+  set.seed(9)
+  for (p in c(3, 8, 37)) {
+    n <- 301
+    X <- matrix(rnorm(n * p, sd = 3), n, p)
+    y <- rbinom(n, 1, 0.5)
+    md <- model_logistic(X, y, sparse = FALSE)
+    mf <- model_logistic(X, y, sparse = FALSE, storage = "float")
+    expect_null(md$zf)
+    expect_length(mf$zf, 4 * (p + 1) * n)
+    w <- rnorm(p, sd = 0.5)
+    gd <- log_posterior(md, w)$grad_loglik
+    gf <- log_posterior(mf, w)$grad_loglik
+    s <- 2 * y - 1
+    cabs <- abs(plogis(-s * drop(X %*% w)))
+    bound <- 2^-24 * drop(crossprod(abs(X), cabs + 0.25 * drop(abs(X) %*% abs(w)))) * 1.01 +
+      1e-12 * drop(crossprod(abs(X), cabs))
+    expect_true(all(abs(gf - gd) <= bound), label = sprintf("p = %d within the bound", p))
+    expect_true(any(gf != gd), label = "the float copy is what the gradient reads")
+    # the same draws' distribution: a short run agrees with double storage
+    set.seed(3)
+    f1 <- sgld(md, lr = 1e-4, batch_size = 50, iter = 200)
+    set.seed(3)
+    f2 <- sgld(mf, lr = 1e-4, batch_size = 50, iter = 200)
+    expect_lt(max(abs(as.matrix(f1$draws) - as.matrix(f2$draws))), 1e-3)
+  }
+  # the float kernel's draws do not depend on the number of threads
+  set.seed(4)
+  a <- sgld(mf, lr = 1e-4, batch_size = 30, iter = 300, chains = 3, threads = 1)
+  set.seed(4)
+  b <- sgld(mf, lr = 1e-4, batch_size = 30, iter = 300, chains = 3, threads = 2)
+  expect_identical(lapply(a$draws, unclass), lapply(b$draws, unclass))
+  expect_error(model_logistic(X, y, storage = "half"), "storage")
+  expect_error(model_logistic(X, y, sparse = TRUE, storage = "float"), "dense")
+})

@@ -1,0 +1,126 @@
+/*
+ * The memory floor of one SGLD iteration on dense data (bench/speed.R).
+ *
+ * An iteration must read its m minibatch rows, each (d + 1) doubles, from
+ * random places of an n-row matrix; nothing else it does needs memory beyond
+ * the cache. This program times exactly that traffic on this machine: the
+ * same matrix (n x (d + 1) doubles, or floats with -f), m rows drawn at random
+ * per iteration (indices drawn beforehand, so no generator is timed), each
+ * row read whole and summed, the rows of an iteration independent of each
+ * other (so the core overlaps their misses: latency x rows / memory-level
+ * parallelism for rows of a line or two, bandwidth for long rows), and
+ * each row's lines are prefetched while the row before it is summed (long
+ * rows cross 4 KB pages, where the hardware prefetcher stops). Whatever
+ * level of the hierarchy holds the matrix (L2, L3 or DRAM) is the level it
+ * measures. With -H the matrix is given to madvise(MADV_HUGEPAGE) first.
+ *
+ * usage: floor_gather N D M ITER REPS [-f] [-H]
+ * prints, per repetition, nanoseconds per iteration.
+ * Built by bench/speed.R with gcc -O2 (the package's optimisation level).
+ */
+#define _DEFAULT_SOURCE
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <sys/mman.h>
+
+static uint64_t state = 0x9e3779b97f4a7c15u;
+static uint64_t next(void) {          /* splitmix64 */
+  uint64_t z = (state += 0x9e3779b97f4a7c15u);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+  return z ^ (z >> 31);
+}
+
+static double now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return t.tv_sec + 1e-9 * t.tv_nsec;
+}
+
+/* A row's sum in eight independent lanes (four 2-double vectors), so the
+   adds never wait for each other and only the memory can limit the loop
+   (with one or two scalar sums the add latency did: 2000-double rows in L3
+   took longer than the package's whole iteration). */
+typedef double v2d __attribute__((vector_size(16)));
+typedef float v4f __attribute__((vector_size(16)));
+
+static double sum_doubles(const double *z, const double *next, size_t len) {
+  v2d a = {0, 0}, b = a, c = a, d = a, x;
+  size_t j = 0;
+  for (; j + 8 <= len; j += 8) {
+    __builtin_prefetch(next + j);
+    memcpy(&x, z + j, 16); a += x;
+    memcpy(&x, z + j + 2, 16); b += x;
+    memcpy(&x, z + j + 4, 16); c += x;
+    memcpy(&x, z + j + 6, 16); d += x;
+  }
+  double s = (a[0] + a[1]) + (b[0] + b[1]) + (c[0] + c[1]) + (d[0] + d[1]);
+  for (; j < len; j++) s += z[j];
+  return s;
+}
+
+/* sixteen floats a step: one prefetch per 64-byte line, as for doubles */
+static double sum_floats(const float *z, const float *next, size_t len) {
+  v4f a = {0, 0, 0, 0}, b = a, x;
+  size_t j = 0;
+  for (; j + 16 <= len; j += 16) {
+    __builtin_prefetch(next + j);
+    memcpy(&x, z + j + 8, 16); a += x;
+    memcpy(&x, z + j + 12, 16); b += x;
+    memcpy(&x, z + j, 16); a += x;
+    memcpy(&x, z + j + 4, 16); b += x;
+  }
+  a += b;
+  double s = (double) a[0] + a[1] + a[2] + a[3];
+  for (; j < len; j++) s += z[j];
+  return s;
+}
+
+int main(int argc, char **argv) {
+  if (argc < 6) {
+    fprintf(stderr, "usage: floor_gather N D M ITER REPS [-f] [-H]\n");
+    return 2;
+  }
+  const size_t n = strtoull(argv[1], NULL, 10), stride = strtoull(argv[2], NULL, 10) + 1;
+  const int m = atoi(argv[3]), iter = atoi(argv[4]), reps = atoi(argv[5]);
+  int single = 0, huge = 0;
+  for (int a = 6; a < argc; a++) {
+    if (!strcmp(argv[a], "-f")) single = 1;
+    if (!strcmp(argv[a], "-H")) huge = 1;
+  }
+  const size_t elt = single ? sizeof(float) : sizeof(double), bytes = n * stride * elt;
+  void *data = NULL;
+  if (posix_memalign(&data, 2u << 20, bytes)) return 1;
+#ifdef MADV_HUGEPAGE
+  if (huge) madvise(data, bytes, MADV_HUGEPAGE);
+#endif
+  if (single) for (size_t i = 0; i < n * stride; i++) ((float *) data)[i] = (float) (i % 7);
+  else for (size_t i = 0; i < n * stride; i++) ((double *) data)[i] = (double) (i % 7);
+  /* indices for every iteration: at most 64 MB, reused cyclically beyond */
+  size_t nidx = (size_t) m * iter;
+  if (nidx > ((size_t) 8 << 20)) nidx = (size_t) 8 << 20;
+  nidx -= nidx % (size_t) m;
+  size_t *idx = malloc(nidx * sizeof(size_t));
+  if (!idx) return 1;
+  for (size_t k = 0; k < nidx; k++) idx[k] = next() % n;
+  double sink = 0.0;
+  for (int r = -1; r < reps; r++) {            /* r = -1: untimed warm-up */
+    const double t0 = now();
+    size_t k = 0;
+    for (int t = 0; t < iter; t++) {
+      for (int b = 0; b < m; b++, k++) {
+        const size_t row = idx[k] * stride, next = idx[k + 1 < nidx ? k + 1 : 0] * stride;
+        if (single) sink += sum_floats((const float *) data + row, (const float *) data + next, stride);
+        else sink += sum_doubles((const double *) data + row, (const double *) data + next, stride);
+      }
+      if (k == nidx) k = 0;
+    }
+    if (r >= 0) printf("%.1f\n", 1e9 * (now() - t0) / iter);
+    fflush(stdout);
+  }
+  if (sink == 42.0) fprintf(stderr, "%g\n", sink);    /* keep the sums live */
+  return 0;
+}
