@@ -12,7 +12,8 @@ max_default_pars <- 1000L
 resolve_pars <- function(pars, model) {
   d <- model$d
   if (is.null(pars)) {
-    if (d <= max_default_pars) return(NULL)
+    # a model may ask for summaries only whatever its size (network weights)
+    if (d <= max_default_pars && !isTRUE(model$summaries_only)) return(NULL)
     keep <- model$default_pars
     if (is.null(keep)) keep <- integer()
     return(as.integer(keep))
