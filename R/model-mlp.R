@@ -364,6 +364,7 @@ predict_mlp <- function(object, newdata, type, draws) {
           "stored ", length(object$pars), " of ", model$d, " parameters (the default keeps ",
           "none of the weights); rerun with `pars = TRUE`, or use monitor_every(newdata = ) ",
           "to record held-out metrics during the run.")
+  if (is_sampler(object) && ndraws(object) == 0) abort("the fit has no kept draws to predict from.")
   X <- mlp_inputs(model, newdata)
   W <- if (is_sampler(object)) as.matrix(object, scale = "sampler")
        else to_sampler_scale(model, object$last)

@@ -293,6 +293,12 @@ sgld_model model_mlp_build(SEXP spec) {
   M->family = list_int(spec, "family_code");
   M->act = list_int(spec, "activation_code");
   M->prior_type = list_int(spec, "prior_code");
+  if (M->family < FAMILY_GAUSSIAN || M->family > FAMILY_CATEGORICAL ||
+      M->act < ACT_RELU || M->act > ACT_TANH ||
+      M->prior_type < MLP_PRIOR_NORMAL || M->prior_type > MLP_PRIOR_GAMMA)
+    error("internal: unknown MLP family, activation or prior code");
+  if ((M->family == FAMILY_CATEGORICAL) != (M->width[M->layers] > 1))
+    error("internal: a categorical MLP has K >= 2 outputs, the others one");
   M->prior_sd = list_doubles(spec, "prior_sd", M->layers);
   M->prior_shape = list_real(spec, "prior_shape");
   M->prior_rate = list_real(spec, "prior_rate");
