@@ -25,7 +25,9 @@ run_cases <- function(seed, first, last) {
     logistic = model_logistic(g ~ x, data = df),
     sparse = model_logistic(cbind(1, diag(40)[, 1:6]), rep(0:1, 20), sparse = TRUE),
     mixture = model_mixture(df$x),
-    ica = model_ica(cbind(df$x, df$y, rnorm(40)))
+    ica = model_ica(cbind(df$x, df$y, rnorm(40))),
+    mlp = model_mlp(y ~ x, data = df, hidden = 3, prior = prior_gamma(1, 1)),
+    mlp_classes = model_mlp(g ~ x + y, data = df, hidden = c(3, 2), family = "categorical")
   )
   palette <- list(NULL, NA, NaN, Inf, -Inf, -1, 0, 0.5, 1, 2, 3, 7.5, 1e300, -1e300,
                   .Machine$integer.max, 2^53, "a", c("a", "b"), TRUE, NA_integer_, 1:3,

@@ -7,7 +7,10 @@ library(sgld)
 set.seed(1)
 df <- data.frame(y = rnorm(20), x = rnorm(20), g = factor(rep(c("a", "b"), 10)))
 models <- list(linear = model_linear(y ~ x, data = df), logistic = model_logistic(g ~ x, data = df),
-               mixture = model_mixture(df$x), ica = model_ica(cbind(df$x, df$y)))
+               mixture = model_mixture(df$x), ica = model_ica(cbind(df$x, df$y)),
+               mlp = model_mlp(y ~ x, data = df, hidden = 3, prior = prior_gamma(1, 1)),
+               mlp_classes = model_mlp(g ~ x + y, data = df, hidden = c(3, 2),
+                                       activation = "tanh", family = "categorical"))
 # model_custom(): the linear model in R functions, on w = (beta, log sigma2),
 # whose callbacks allocate at every step; and one whose gradient breaks its
 # contract whenever row 7 is in the batch, for the failure path
