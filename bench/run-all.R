@@ -18,7 +18,9 @@ scripts <- if (length(args)) args else c(
   "bench/control-variates.R",  # gradient noise and accuracy with control variates
   "bench/ica.R",               # Welling and Teh's ICA experiment at full length
   "bench/custom-model.R",      # models written in R functions against the built-in one
-  "bench/engine.R"             # cost of the progress display, memory with `pars`
+  "bench/engine.R",            # cost of the progress display, memory with `pars`
+  "bench/uci.R",               # Bayesian neural networks, UCI protocol (20 splits)
+  "bench/fashion-mnist.R"      # neural network classification: accuracy, calibration
 )
 scripts <- scripts[file.exists(scripts)]
 
