@@ -395,3 +395,45 @@ predict_mlp <- function(object, newdata, type, draws) {
                                      levels = model$labels))
   pbar
 }
+
+#' Draws from the posterior predictive distribution
+#'
+#' For each kept draw of a [model_mlp()] fit, one simulated response for each
+#' row of `newdata`: \eqn{y \sim N(f_s(x), \sigma^2_s)}{y ~ N(f_s(x), sigma2_s)}
+#' in the response's units for regression, a class drawn from the draw's
+#' predicted probabilities for classification. Like [predict()][predict.sgld_fit]
+#' it needs the weights of every draw (`pars = TRUE`).
+#'
+#' @param object An `sgld_fit` of a [model_mlp()] sampled with `pars = TRUE`.
+#' @param newdata As for [predict()][predict.sgld_fit].
+#' @param ... Not used.
+#' @return A matrix with one row per row of `newdata` and one column per draw
+#'   (numbers, or class labels).
+#' @export
+posterior_predict <- function(object, ...) UseMethod("posterior_predict")
+
+#' @rdname posterior_predict
+#' @export
+posterior_predict.sgld_fit <- function(object, newdata = NULL, ...) {
+  check_dots_empty(...)
+  model <- object$model
+  if (!inherits(model, "sgld_model_mlp"))
+    abort("posterior_predict() is available for model_mlp() fits, not ", class(model)[1], ".")
+  if (!is_sampler(object))
+    abort("posterior_predict() needs posterior draws; this is an optimiser's (", object$method,
+          ") fit.")
+  if (model$family == "gaussian") {
+    mu <- predict_mlp(object, newdata, "response", TRUE)
+    s <- sqrt(as.matrix(object)[, "sigma2"]) * model$y_sd
+    return(mu + stats::rnorm(length(mu)) * rep(s, each = nrow(mu)))
+  }
+  prob <- predict_mlp(object, newdata, "response", TRUE)
+  if (model$family == "binomial")
+    return(matrix(model$labels[1 + (stats::runif(length(prob)) < prob)], nrow(prob)))
+  # categorical: rows x draws x K; the first class whose cumulative probability passes u
+  cum <- prob
+  for (k in seq_len(dim(prob)[3])[-1]) cum[, , k] <- cum[, , k - 1] + prob[, , k]
+  u <- array(stats::runif(nrow(prob) * ncol(prob)), dim(prob)[1:2])
+  cls <- 1L + apply(sweep(cum, c(1, 2), u, "<"), c(1, 2), sum)
+  matrix(model$labels[pmin(cls, dim(prob)[3])], nrow(prob))
+}
