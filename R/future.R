@@ -64,10 +64,10 @@ future_results <- function(model, settings) {
   if (is.null(rng)) rng <- .Call(C_sgld_streams, as.integer(chains))
   fs <- vector("list", chains)
   for (c in seq_len(chains)) {
+    s <- chain_settings(settings, c, rng, d)
     fs[[c]] <- future::future(
       future_chain(model, s),
-      globals = list(future_chain = future_chain, model = model,
-                     s = chain_settings(settings, c, rng, d)),
+      globals = list(future_chain = future_chain, model = model, s = s),
       packages = "sgld", seed = FALSE, label = sprintf("sgld chain %d", c))
   }
   out <- vector("list", chains)

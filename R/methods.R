@@ -88,6 +88,12 @@ posterior_epred.sgld_fit <- function(object, newdata = NULL, ndraws = NULL, ...)
 #' @exportS3Method rstantools::posterior_predict
 posterior_predict.sgld_fit <- function(object, newdata = NULL, ndraws = NULL, ...) {
   check_dots_empty(...)
+  if (inherits(object$model, "sgld_model_mlp")) {       # R/model-mlp.R
+    out <- posterior_predict_mlp(object, newdata)
+    if (is.null(ndraws)) return(out)
+    check_count(ndraws, "ndraws", lower = 1, upper = nrow(out))
+    return(out[sort(sample.int(nrow(out), ndraws)), , drop = FALSE])
+  }
   W <- prediction_draws(object, ndraws, "posterior_predict()")
   model <- object$model
   eta <- linpred_draws(model, W, newdata)

@@ -12,10 +12,11 @@ max_default_pars <- 1000L
 resolve_pars <- function(pars, model) {
   d <- model$d
   if (is.null(pars)) {
-    # a model's own choice wins whatever d is (model_sv(): the globals, even
-    # for a short series); without one, all up to max_default_pars, else none
+    # a model's own choice wins whatever d is (model_sv(): the globals;
+    # model_mlp(): the precisions and sigma2, no weights); without one, all up
+    # to max_default_pars, or none for a model that asks for summaries only
     keep <- model$default_pars
-    if (is.null(keep) && d <= max_default_pars) return(NULL)
+    if (is.null(keep) && d <= max_default_pars && !isTRUE(model$summaries_only)) return(NULL)
     if (is.null(keep)) keep <- integer()
     return(as.integer(keep))
   }

@@ -46,6 +46,7 @@ predict.sgld_fit <- function(object, newdata = NULL, type = c("response", "link"
   type <- check_choice(type, c("response", "link", "class"), "type")
   check_flag(draws, "draws")
   model <- object$model
+  if (inherits(model, "sgld_model_mlp")) return(predict_mlp(object, newdata, type, draws))
   if (!inherits(model, c("sgld_model_linear", "sgld_model_logistic", "sgld_model_mixture")))
     abort("predict() is not available for ", class(model)[1], ".")
   if (ndraws(object) == 0) abort("the fit has no kept draws to predict from.")

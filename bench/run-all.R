@@ -23,7 +23,9 @@ scripts <- if (length(args)) args else c(
   "bench/predict.R",           # predict() on Adult's test rows against the R reference
   "bench/large-data.R",        # a 4.2 GB file-backed matrix: memory, time per iteration
   "bench/vi.R",                # Bayes by Backprop against rstan::vb (ADVI)
-  "bench/sv.R"                 # stochastic volatility: accuracy against NUTS, cost against T
+  "bench/sv.R",                # stochastic volatility: accuracy against NUTS, cost against T
+  "bench/uci.R",               # Bayesian neural networks, UCI protocol (20 splits)
+  "bench/fashion-mnist.R"      # neural network classification: accuracy, calibration
 )
 scripts <- scripts[file.exists(scripts)]
 

@@ -142,12 +142,14 @@ sgld_model model_logistic_build(SEXP spec);
 sgld_model model_mixture_build(SEXP spec);
 sgld_model model_ica_build(SEXP spec);
 sgld_model model_sv_build(SEXP spec);
+sgld_model model_mlp_build(SEXP spec);      /* types mlp_regression, mlp_classification */
 sgld_model model_compiled_build(SEXP spec);   /* another package's (sgld_model.h) */
 sgld_model model_r_build(SEXP spec);
 /* the names of the held-out metrics a model's metrics() writes, in order,
    NULL-terminated; the model table sets n_metrics from them */
 extern const char *const model_linear_metrics[], *const model_logistic_metrics[],
-  *const model_mixture_metrics[], *const model_ica_metrics[];
+  *const model_mixture_metrics[], *const model_ica_metrics[],
+  *const model_mlp_regression_metrics[], *const model_mlp_classification_metrics[];
 
 /* --------------------------------------------------------- updates -- */
 

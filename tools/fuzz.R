@@ -29,7 +29,9 @@ run_cases <- function(seed, first, last) {
                             weights = f, offset = x / 2),
     mixture = model_mixture(df$x),
     ica = model_ica(cbind(df$x, df$y, rnorm(40))),
-    sv = model_sv(df$y, type = "ar1", errors = "t")
+    sv = model_sv(df$y, type = "ar1", errors = "t"),
+    mlp = model_mlp(y ~ x, data = df, hidden = 3, prior = prior_gamma(1, 1)),
+    mlp_classes = model_mlp(g ~ x + y, data = df, hidden = c(3, 2), family = "categorical")
   )
   # a model on a file-backed matrix, and the arguments of the row copy it is built by
   fbm_dir <- tempfile("sgld-fbm-")
@@ -92,7 +94,7 @@ run_cases <- function(seed, first, last) {
           family <- sample(c("meanfield", "fullrank"), 1)
           rule <- sgld:::update_rule(paste0("vi_", family), family,
             list(samples = 2L, optimizer = "adam", optimizer_opts = opt_adam()$opts,
-                 scale_init = sgld:::vi_scale_init(0.1, m$d, family, family)))
+                 average_from = 25, scale_init = sgld:::vi_scale_init(0.1, m$d, family, family)))
           s <- sgld:::run_settings(m, lr = 1e-6, batch_size = 5, iter = 50, burnin = 0, thin = 2,
                                    temperature = 0, chains = 2, init = NULL, replace = FALSE,
                                    clip = NULL, threads = 2, rule = rule)

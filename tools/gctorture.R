@@ -7,7 +7,10 @@ library(sgld)
 set.seed(1)
 df <- data.frame(y = rnorm(20), x = rnorm(20), g = factor(rep(c("a", "b"), 10)))
 models <- list(linear = model_linear(y ~ x, data = df), logistic = model_logistic(g ~ x, data = df),
-               mixture = model_mixture(df$x), ica = model_ica(cbind(df$x, df$y)))
+               mixture = model_mixture(df$x), ica = model_ica(cbind(df$x, df$y)),
+               mlp = model_mlp(y ~ x, data = df, hidden = 3, prior = prior_gamma(1, 1)),
+               mlp_classes = model_mlp(g ~ x + y, data = df, hidden = c(3, 2),
+                                       activation = "tanh", family = "categorical"))
 # case weights, an offset and binomial counts: the models' per-observation fields
 df$w <- rep(1:4, 5)
 df$s <- rep(0:3, 5)
@@ -69,10 +72,11 @@ for (nm in names(models)) {
                            threads = 1, diagnostics = diagnostics_every(5),
                            monitor = monitor_every(5))
   calls[[paste(nm, "run")]] <- list(sgld:::C_sgld_run, m, s)
-  calls[[paste(nm, "eval")]] <- list(sgld:::C_sgld_model_eval, m, as.double(m$default_init))
+  # the model's start (one chain's row: networks start at random weights)
+  w0 <- s$init[seq_len(m$d)]
+  calls[[paste(nm, "eval")]] <- list(sgld:::C_sgld_model_eval, m, w0)
   calls[[paste(nm, "gradient")]] <- list(sgld:::C_sgld_gradient_draws, m,
-    list(w = as.double(m$default_init), batch_size = 3, times = 4, replace = 0L,
-         cv_mode = as.double(m$default_init)))
+    list(w = w0, batch_size = 3, times = 4, replace = 0L, cv_mode = w0))
 }
 # model_sv(): full data only (no diagnostics, no held-out monitor), with pSGLD,
 # whose preconditioner reads the local-parameter gradient
@@ -94,7 +98,7 @@ for (rule in list(precond_rmsprop(), opt_adam(),
 # optimiser inside the rule, both families
 for (family in c("meanfield", "fullrank")) {
   rule <- sgld:::update_rule(paste0("vi_", family), family,
-    list(samples = 2L, optimizer = "adam", optimizer_opts = opt_adam()$opts,
+    list(samples = 2L, optimizer = "adam", optimizer_opts = opt_adam()$opts, average_from = 10,
          scale_init = sgld:::vi_scale_init(0.1, 3, family, family)))
   s <- sgld:::run_settings(models$linear, lr = 1e-3, batch_size = 4, iter = 20, burnin = 0,
                            thin = 2, temperature = 0, chains = 2, init = NULL, replace = FALSE,

@@ -5,18 +5,21 @@
 #
 # With --bench, also what `make bench` needs: Stan's NUTS (r-cran-rstan),
 # PyTorch (python3-torch, under /usr/bin/python3), GNU time for peak memory
-# and gcc for the C floor programs.
+# gcc for the C floor programs, and Fashion-MNIST (dataset-fashion-mnist).
 set -euo pipefail
 
-r_pkgs="coda testthat knitr rmarkdown mvtnorm roxygen2 loo rstantools generics posterior future bigmemory"
-debs="r-cran-coda r-cran-loo r-cran-rstantools r-cran-generics r-cran-callr r-cran-future r-cran-bigmemory r-cran-fastica r-cran-posterior r-cran-bayesplot r-cran-testthat r-cran-knitr r-cran-rmarkdown r-cran-mvtnorm r-cran-roxygen2 pandoc qpdf tidy make"
+r_pkgs="coda testthat knitr rmarkdown mvtnorm roxygen2 loo rstantools generics posterior future bigmemory nnet modeldata"
+debs="r-cran-coda r-cran-loo r-cran-rstantools r-cran-generics r-cran-callr r-cran-future r-cran-bigmemory r-cran-nnet r-cran-modeldata r-cran-fastica r-cran-posterior r-cran-bayesplot r-cran-testthat r-cran-knitr r-cran-rmarkdown r-cran-mvtnorm r-cran-roxygen2 pandoc qpdf tidy make"
 tools="pandoc qpdf tidy make"
 if [ "${1:-}" = "--bench" ]; then
   r_pkgs="$r_pkgs rstan"
-  debs="$debs r-cran-rstan python3-torch time gcc"
+  debs="$debs r-cran-rstan python3-torch time gcc dataset-fashion-mnist"
   tools="$tools gcc"
   [ -x /usr/bin/time ] || tools="$tools /usr/bin/time"
   /usr/bin/python3 -c 'import torch' 2>/dev/null || tools="$tools python3-torch"
+  # Fashion-MNIST's idx files for bench/fashion-mnist.R
+  [ -d /usr/share/datasets/fashion-mnist ] ||
+    tools="$tools dataset-fashion-mnist"
 fi
 
 missing=$(Rscript -e "p <- strsplit('$r_pkgs', ' ')[[1]]; cat(p[!vapply(p, requireNamespace, NA, quietly = TRUE)])")

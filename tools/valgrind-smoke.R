@@ -72,6 +72,18 @@ msv <- model_sv(MASS::SP500[1:300], errors = "t")
 f <- psgld(msv, lr = 1e-7, iter = 300, chains = 2, threads = 2)
 f <- mala(msv, lr = 1e-4, iter = 100, pars = TRUE)
 print(head(sv_volatility(f), 3))
+# neural networks: backpropagation through the work buffer, monitors, predict
+set.seed(4)
+nd <- data.frame(a = rnorm(60), b = rnorm(60))
+nd$y <- sin(nd$a) + rnorm(60, sd = 0.3)
+nd$k <- factor(sample(c("p", "q", "r"), 60, TRUE))
+mn <- model_mlp(y ~ a + b, data = nd[1:50, ], hidden = c(4, 3), prior = prior_gamma(1, 1))
+f <- sgld(mn, lr = 1e-4, batch_size = 10, iter = 300, chains = 2, threads = 2, pars = TRUE,
+          monitor = monitor_every(100, newdata = nd[51:60, ]))
+print(predict(f, nd[51:60, ])[1])
+mk <- model_mlp(k ~ a + b, data = nd, hidden = 5, activation = "tanh")
+f <- psgld(mk, lr = 1e-5, batch_size = 10, iter = 200, control_variates = TRUE)
+f <- mala(mk, lr = 1e-4, iter = 100)
 # model_custom(): R callbacks from the driver, with a transform, a data frame
 # batch, MALA, control variates, diagnostics and a failing function
 lin <- handout[1:300, ]

@@ -1,0 +1,426 @@
+#' Bayesian neural network (multilayer perceptron)
+#'
+#' A fully connected network with `length(hidden)` hidden layers of ReLU or
+#' tanh units and a linear output layer,
+#' \eqn{a_l = \mathrm{act}(W_l a_{l-1} + b_l)}{a_l = act(W_l a_(l-1) + b_l)},
+#' with a Gaussian likelihood \eqn{y \sim N(f(x), \sigma^2)}{y ~ N(f(x), sigma2)}
+#' (`family = "gaussian"`, \eqn{\log\sigma^2}{log sigma2} sampled), a
+#' Bernoulli one with \eqn{P(y = 1) = 1/(1 + e^{-f(x)})}{P(y = 1) = 1 / (1 + exp(-f(x)))}
+#' (`"binomial"`) or a softmax over the classes (`"categorical"`). The
+#' log likelihood and its gradient (by backpropagation over each minibatch)
+#' are computed in C, so every sampler and optimiser of the package runs on
+#' it: [sgd()], [sgld()], [psgld()], [sghmc()], control variates, [mala()].
+#'
+#' Inputs are standardised with the training data's means and standard
+#' deviations (a constant column is only centred), and so is a Gaussian
+#' response; `sigma2` is then the noise variance on the standardised scale
+#' (multiply by `model$y_sd^2` for the response's units). Predictions
+#' ([predict()][predict.sgld_fit]) and held-out metrics ([monitor_every()])
+#' are on the user's scale.
+#'
+#' Parameters are named `W<l>[j,k]` (the weight from unit k of layer l-1 to
+#' unit j of layer l; layer 0 is the input), `b<l>[j]`, `precision<l>` (the
+#' hierarchical prior's precision of layer l) and `sigma2`.
+#'
+#' @section Priors:
+#' `prior = NULL` (the default) gives every weight and bias of layer l an
+#' independent \eqn{N(0, 1/\mathrm{fan\_in}_l)}{N(0, 1/fan_in_l)} prior, fan-in
+#' being the width of layer l-1. `prior_normal(0, sd)` fixes the prior sd,
+#' one number for all layers or one per weight layer (`length(hidden) + 1`).
+#' `prior_gamma(shape, rate)` makes the prior hierarchical: the weights and
+#' biases of layer l are \eqn{N(0, 1/\lambda_l)}{N(0, 1/lambda_l)} with
+#' \eqn{\lambda_l \sim \mathrm{Gamma}(shape, rate)}{lambda_l ~ Gamma(shape, rate)}
+#' sampled jointly with the weights (as \eqn{\log\lambda_l}{log lambda_l}).
+#' For regression the noise precision \eqn{1/\sigma^2 \sim
+#' \mathrm{Gamma}}{1/sigma2 ~ Gamma}(`prior_noise`).
+#'
+#' @section Starting values and what is kept:
+#' Unless `init` is given, each chain starts at its own random weights,
+#' \eqn{N(0, 1/\mathrm{fan\_in})}{N(0, 1/fan_in)} (2/fan-in for ReLU), biases
+#' 0, each layer's precision at its fan-in and \eqn{\sigma^2 = 1}{sigma2 = 1}
+#' (the standardised response's variance); the draws come from R's generator,
+#' so `set.seed()` fixes them. With `pars = NULL` a sampler stores no
+#' weights, only the draws of `sigma2` and the precisions: the engine's running
+#' moments still give every weight's posterior mean and sd (`summary()`,
+#' `coef()`), and [monitor_every()] records held-out metrics during the run.
+#' `predict()` needs the draws of every weight: pass `pars = TRUE`.
+#'
+#' @param x A formula `response ~ inputs` (no intercept column is made: the
+#'   biases play its part), or a numeric matrix of inputs.
+#' @param data A data frame with the variables of the formula.
+#' @param y The response, for the matrix face.
+#' @param hidden The widths of the hidden layers: whole numbers >= 1;
+#'   `integer(0)` for no hidden layer (a linear or logistic model).
+#' @param activation `"relu"` or `"tanh"`.
+#' @param family `"gaussian"`, `"binomial"` (two classes: 0/1, logical or a
+#'   two-level factor) or `"categorical"` (a factor, character or integer
+#'   response with two or more classes). If not given: `"gaussian"` for a
+#'   numeric response, `"binomial"` for a logical or two-level one, else
+#'   `"categorical"`.
+#' @param prior `NULL`, [prior_normal()] with mean 0, or [prior_gamma()]; see
+#'   Priors.
+#' @param prior_noise [prior_gamma()]: the prior of the noise precision
+#'   (regression only).
+#' @param standardize Standardise the inputs (and a Gaussian response)?
+#' @param ... Not used; an error if given.
+#' @return An object of class `sgld_model_mlp` (and `sgld_model`).
+#' @examples
+#' m <- model_mlp(medv ~ ., data = MASS::Boston, hidden = 10)
+#' m
+#' set.seed(1)
+#' fit <- sgd(m, lr = 1e-3, batch_size = 32, iter = 2000)
+#' @export
+model_mlp <- function(x, ...) UseMethod("model_mlp")
+
+#' @rdname model_mlp
+#' @export
+model_mlp.formula <- function(x, data, hidden = 50, activation = c("relu", "tanh"),
+                              family = c("gaussian", "binomial", "categorical"),
+                              prior = NULL, prior_noise = prior_gamma(1, 1),
+                              standardize = TRUE, ...) {
+  check_dots_empty(...)
+  design <- design_from_formula(x, data)
+  X <- design$X[, colnames(design$X) != "(Intercept)", drop = FALSE]
+  if (ncol(X) < 1L) abort("`x`: the formula has no inputs.")
+  m <- new_model_mlp(X, design$y, hidden, activation, family, prior, prior_noise,
+                     standardize, "the response of `x`")
+  add_formula_parts(m, design)
+}
+
+#' @rdname model_mlp
+#' @export
+model_mlp.default <- function(x, y, hidden = 50, activation = c("relu", "tanh"),
+                              family = c("gaussian", "binomial", "categorical"),
+                              prior = NULL, prior_noise = prior_gamma(1, 1),
+                              standardize = TRUE, ...) {
+  check_dots_empty(...)
+  x <- check_design_matrix(x)
+  check_response_length(y, x)
+  new_model_mlp(x, y, hidden, activation, family, prior, prior_noise, standardize, "`y`")
+}
+
+#' Gamma prior of a precision
+#'
+#' \eqn{\lambda \sim \mathrm{Gamma}(shape, rate)}{lambda ~ Gamma(shape, rate)}
+#' (mean shape / rate), for the hierarchical prior of a [model_mlp()]
+#' layer's weights or the noise precision of its regression.
+#' @param shape,rate Positive numbers.
+#' @return An object of class `sgld_prior`.
+#' @examples
+#' prior_gamma(1, 0.1)
+#' @export
+prior_gamma <- function(shape = 1, rate = 1) {
+  check_number(shape, "shape", lower = 0, lower_open = TRUE)
+  check_number(rate, "rate", lower = 0, lower_open = TRUE)
+  structure(list(family = "gamma", shape = as.double(shape), rate = as.double(rate)),
+            class = "sgld_prior")
+}
+
+mlp_families <- c("gaussian", "binomial", "categorical")
+
+check_hidden <- function(hidden) {
+  if (is.null(hidden)) return(integer())
+  if (!is.numeric(hidden) || is.object(hidden) || any(!is.finite(hidden)) ||
+      any(hidden != round(hidden)) || any(hidden < 1))
+    abort("`hidden` must be the widths of the hidden layers, whole numbers >= 1 ",
+          "(integer(0) for no hidden layer), not ", describe(hidden),
+          if (is.numeric(hidden) && length(hidden)) paste0(" (", paste(format(hidden), collapse = ", "), ")"),
+          ".")
+  if (any(hidden > 1e5)) abort("`hidden`: a layer of more than 100000 units is not supported.")
+  as.integer(hidden)
+}
+
+# The response coded for the C model: Gaussian as it is (standardised later),
+# binomial 0/1, categorical 0..K-1; with the class labels.
+mlp_response <- function(y, family, what) {
+  if (family == "gaussian") {
+    if (!is.numeric(y) || is.object(y) || any(!is.finite(y)))
+      abort(what, " must be finite numbers for family = \"gaussian\"",
+            if (is.factor(y) || is.character(y)) " (use family = \"binomial\" or \"categorical\" for classes)",
+            ".")
+    return(list(y = as.double(y), labels = NULL))
+  }
+  if (family == "binomial") {
+    b <- binary_response(y, what)
+    return(list(y = (as.double(b) + 1) / 2, labels = attr(b, "labels")))
+  }
+  if (anyNA(y)) abort(what, " has missing values (first at ", which(is.na(y))[1], ").")
+  f <- if (is.factor(y)) droplevels(y) else if (is.character(y) || is.logical(y) ||
+         is.numeric(y) && all(y == round(y))) factor(y) else
+    abort(what, " must be a factor, character, logical or whole numbers for family = ",
+          "\"categorical\", not ", describe(y), ".")
+  if (nlevels(f) < 2L)
+    abort(what, " must have at least two classes; it has one ('", levels(f)[1], "').")
+  list(y = as.double(as.integer(f) - 1L), labels = levels(f))
+}
+
+guess_family <- function(y) {
+  if (is.logical(y)) return("binomial")
+  if (is.factor(y) || is.character(y))
+    return(if (length(unique(y[!is.na(y)])) == 2L) "binomial" else "categorical")
+  "gaussian"
+}
+
+new_model_mlp <- function(X, y, hidden, activation, family, prior, prior_noise, standardize,
+                          what) {
+  n <- nrow(X)
+  if (n < 2L) abort("`data` must have at least 2 observations, not ", n, ".")
+  hidden <- check_hidden(hidden)
+  activation <- check_choice(activation, c("relu", "tanh"), "activation")
+  family <- if (identical(family, mlp_families)) guess_family(y)
+            else check_choice(family, mlp_families, "family")
+  check_flag(standardize, "standardize")
+  if (!inherits(prior_noise, "sgld_prior") || prior_noise$family != "gamma")
+    abort("`prior_noise` must be made by prior_gamma(), not ", describe(prior_noise), ".")
+  resp <- mlp_response(y, family, what)
+  K <- if (family == "categorical") length(resp$labels) else 1L
+  p <- ncol(X)
+  widths <- c(p, hidden, K)
+  layers <- length(widths) - 1L
+  fan_in <- widths[-length(widths)]
+  hier <- inherits(prior, "sgld_prior") && prior$family == "gamma"
+  if (is.null(prior)) {
+    prior_sd <- 1 / sqrt(fan_in)
+  } else if (hier) {
+    prior_sd <- rep(1, layers)
+  } else {
+    if (!inherits(prior, "sgld_prior") || prior$family != "normal")
+      abort("`prior` must be NULL, prior_normal(0, sd) or prior_gamma(), not ",
+            describe(prior), ".")
+    if (any(prior$location != 0)) abort("`prior`: prior_normal() must have mean 0 for a network.")
+    if (!length(prior$scale) %in% c(1L, layers))
+      abort("`prior`: prior_normal() needs one sd or one per weight layer (", layers,
+            "), not ", length(prior$scale), ".")
+    prior_sd <- rep_len(prior$scale, layers)
+  }
+  # names: W<l>[j,k], b<l>[j] per layer, then precisions, then sigma2
+  nm <- unlist(lapply(seq_len(layers), function(l) {
+    # unit j's incoming weights are contiguous (as the C code stores them)
+    c(sprintf("W%d[%d,%d]", l, rep(seq_len(widths[l + 1]), each = widths[l]),
+              rep(seq_len(widths[l]), times = widths[l + 1])),
+      sprintf("b%d[%d]", l, seq_len(widths[l + 1])))
+  }))
+  n_weights <- length(nm)
+  extra <- c(if (hier) sprintf("precision%d", seq_len(layers)),
+             if (family == "gaussian") "sigma2")
+  d <- n_weights + length(extra)
+  x_mean <- if (standardize) colMeans(X) else rep(0, p)
+  x_sd <- if (standardize) apply(X, 2, stats::sd) else rep(1, p)
+  x_sd[!(x_sd > 0)] <- 1
+  y_mean <- if (standardize && family == "gaussian") mean(resp$y) else 0
+  y_sd <- if (standardize && family == "gaussian") stats::sd(resp$y) else 1
+  if (!(y_sd > 0)) y_sd <- 1
+  m <- structure(list(
+    type = if (family == "gaussian") "mlp_regression" else "mlp_classification",
+    p = p, n = as.double(n), widths = as.integer(widths), hidden = hidden,
+    activation = activation, family = family,
+    family_code = match(family, mlp_families) - 1L,
+    activation_code = match(activation, c("relu", "tanh")) - 1L,
+    prior_code = as.integer(hier), prior_sd = as.double(prior_sd),
+    prior_shape = if (hier) prior$shape else 1, prior_rate = if (hier) prior$rate else 1,
+    noise_shape = prior_noise$shape, noise_rate = prior_noise$rate,
+    prior = prior, prior_noise = prior_noise,
+    x_mean = unname(x_mean), x_sd = unname(x_sd), y_mean = y_mean, y_sd = y_sd,
+    y_scale = y_sd, labels = resp$labels, input_names = colnames(X),
+    n_weights = n_weights,
+    d = d,
+    names = c(nm, extra),
+    sampler_names = c(nm, sub("^(precision|sigma2)", "log_\\1", extra)),
+    log_scale = if (length(extra)) n_weights + seq_along(extra),
+    # keep summaries, not weights, by default (see resolve_pars())
+    summaries_only = TRUE,
+    default_pars = if (length(extra)) n_weights + seq_along(extra) else integer()
+  ), class = c("sgld_model_mlp", "sgld_model"))
+  set_model_data(m, X, resp$y)
+}
+
+# Random starting weights, one row per chain (user's scale): N(0, gain / fan-in)
+# with gain 2 for ReLU (He et al. 2015) and 1 for tanh, biases 0, precisions at
+# the fan-in, sigma2 = 1.
+initial_values.sgld_model_mlp <- function(model, chains) {
+  w <- matrix(0, chains, model$d)
+  gain <- if (model$activation == "relu") 2 else 1
+  widths <- model$widths
+  at <- 0L
+  for (l in seq_len(length(widths) - 1L)) {
+    nw <- widths[l + 1] * widths[l]
+    w[, at + seq_len(nw)] <- stats::rnorm(chains * nw, sd = sqrt(gain / widths[l]))
+    at <- at + nw + widths[l + 1]
+  }
+  if (model$prior_code == 1L) {
+    L <- length(widths) - 1L
+    w[, at + seq_len(L)] <- rep(widths[seq_len(L)], each = chains)
+    at <- at + L
+  }
+  if (model$family == "gaussian") w[, at + 1L] <- 1
+  w
+}
+
+#' @export
+print.sgld_model_mlp <- function(x, ...) {
+  cat("Bayesian neural network (", x$family, "): ", format(x$n, big.mark = ","),
+      " observations, layers ", paste(x$widths, collapse = " -> "), " (", x$activation,
+      "), ", format(x$d, big.mark = ","), " parameters\n", sep = "")
+  if (!is.null(x$formula)) cat("Formula: ", deparse(x$formula), "\n", sep = "")
+  cat("Prior: ")
+  if (is.null(x$prior)) cat("N(0, 1/fan-in) on each layer\n")
+  else if (x$prior_code == 1L) cat("hierarchical, each layer's precision ~ Gamma(",
+                                   x$prior$shape, ", ", x$prior$rate, ")\n", sep = "")
+  else cat("N(0, sd^2), sd = ", paste(format(x$prior_sd, digits = 3), collapse = ", "),
+           " by layer\n", sep = "")
+  if (x$family == "gaussian")
+    cat("Noise: 1/sigma2 ~ Gamma(", x$noise_shape, ", ", x$noise_rate, ")\n", sep = "")
+  invisible(x)
+}
+
+# Inputs standardised with the training statistics, stored with the coded
+# response, observation by observation.
+set_model_data.sgld_model_mlp <- function(model, X, y) {
+  # held-out data from a formula arrive with the intercept column the
+  # network does not use (held_out_model())
+  if ("(Intercept)" %in% colnames(X)) X <- X[, colnames(X) != "(Intercept)", drop = FALSE]
+  Xs <- sweep(sweep(unname(X), 2, model$x_mean), 2, model$x_sd, "/")
+  ys <- if (model$family == "gaussian") (y - model$y_mean) / model$y_sd else y
+  model$z <- stack_data(Xs, ys)
+  model$n <- as.double(nrow(X))
+  model
+}
+
+# the inputs on the user's scale (no intercept column)
+design_matrix.sgld_model_mlp <- function(model) {
+  X <- t(model$z[seq_len(model$p), , drop = FALSE])
+  X <- sweep(sweep(X, 2, model$x_sd, "*"), 2, model$x_mean, "+")
+  colnames(X) <- model$input_names
+  X
+}
+
+mlp_inputs <- function(model, newdata) {
+  if (is.null(newdata)) return(design_matrix(model))
+  X <- design_for_newdata(model, newdata)
+  X[, colnames(X) != "(Intercept)", drop = FALSE]
+}
+
+response_like.sgld_model_mlp <- function(model, y) {
+  if (anyNA(y)) abort("`newdata`: the response has missing values.")
+  if (model$family == "gaussian") {
+    if (!is.numeric(y) || any(!is.finite(y))) abort("`newdata`: the response must be finite numbers.")
+    return(as.double(y))
+  }
+  yy <- as.character(if (is.factor(y)) y else as.vector(y))
+  if (model$family == "binomial" && is.logical(y)) yy <- ifelse(y, "TRUE", "FALSE")
+  if (model$family == "binomial" && is.numeric(y) && identical(model$labels, c("0", "1")))
+    yy <- as.character(as.integer(y))
+  unknown <- setdiff(unique(yy), model$labels)
+  if (length(unknown))
+    abort("`newdata`: the response has value", if (length(unknown) > 1) "s", " ",
+          paste0("'", utils::head(unknown, 3), "'", collapse = ", "),
+          " not among the training classes (", paste0("'", model$labels, "'", collapse = ", "), ").")
+  as.double(match(yy, model$labels) - 1L)
+}
+
+to_user_scale.sgld_model_mlp <- function(model, w) {
+  for (j in model$log_scale) w[, j] <- exp(w[, j])
+  w
+}
+to_sampler_scale.sgld_model_mlp <- function(model, w) {
+  for (j in model$log_scale) w[, j] <- log(w[, j])
+  w
+}
+check_user_values.sgld_model_mlp <- function(model, w, arg) {
+  if (length(model$log_scale) && any(w[, model$log_scale] <= 0))
+    abort("`", arg, "`: sigma2 and the precisions must be positive.")
+}
+
+# The network's outputs for inputs X (user's scale) at each row of W (sampler
+# scale): a list of rows x draws matrices, one per output unit.
+mlp_outputs <- function(model, X, W) {
+  A0 <- t(sweep(sweep(X, 2, model$x_mean), 2, model$x_sd, "/"))  # inputs x rows
+  widths <- model$widths
+  L <- length(widths) - 1L
+  K <- widths[L + 1]
+  out <- lapply(seq_len(K), function(k) matrix(0, nrow(X), nrow(W)))
+  act <- if (model$activation == "relu") function(s) pmax(s, 0) else tanh
+  for (r in seq_len(nrow(W))) {
+    a <- A0
+    at <- 0L
+    for (l in seq_len(L)) {
+      nw <- widths[l + 1] * widths[l]
+      Wl <- matrix(W[r, at + seq_len(nw)], widths[l + 1], widths[l], byrow = TRUE)
+      s <- Wl %*% a + W[r, at + nw + seq_len(widths[l + 1])]
+      a <- if (l < L) act(s) else s
+      at <- at + nw + widths[l + 1]
+    }
+    for (k in seq_len(K)) out[[k]][, r] <- a[k, ]
+  }
+  out
+}
+
+# predict() for a network: per draw, the mean response (Gaussian, user's
+# units) or the class probabilities; averaged over draws.
+predict_mlp <- function(object, newdata, type, draws) {
+  model <- object$model
+  if (is_sampler(object) && !all_kept(object))
+    abort("predict() for a neural network needs the draws of every weight, but this fit ",
+          "stored ", length(object$pars), " of ", model$d, " parameters (the default keeps ",
+          "none of the weights); rerun with `pars = TRUE`, or use monitor_every(newdata = ) ",
+          "to record held-out metrics during the run.")
+  if (is_sampler(object) && ndraws(object) == 0) abort("the fit has no kept draws to predict from.")
+  X <- mlp_inputs(model, newdata)
+  W <- if (is_sampler(object)) as.matrix(object, scale = "sampler")
+       else to_sampler_scale(model, object$last)
+  f <- mlp_outputs(model, X, W)
+  if (model$family == "gaussian") {
+    if (type == "class") abort("`type` = \"class\" is for classification networks.")
+    mu <- model$y_mean + model$y_sd * f[[1]]
+    return(if (draws) mu else rowMeans(mu))
+  }
+  if (model$family == "binomial") {
+    prob <- if (type == "link") f[[1]] else stats::plogis(f[[1]])
+    if (draws && type != "class") return(prob)
+    pbar <- rowMeans(stats::plogis(f[[1]]))
+    if (type == "class") return(factor(model$labels[1 + (pbar > 0.5)], levels = model$labels))
+    return(if (type == "link") rowMeans(prob) else pbar)
+  }
+  # categorical: softmax per draw
+  fm <- simplify2array(f)                       # rows x draws x K
+  mx <- apply(fm, c(1, 2), max)
+  e <- exp(sweep(fm, c(1, 2), mx))
+  prob <- sweep(e, c(1, 2), apply(e, c(1, 2), sum), "/")
+  if (type == "link") return(if (draws) fm else apply(fm, c(1, 3), mean))
+  if (draws && type == "response") return(prob)
+  pbar <- apply(prob, c(1, 3), mean)
+  if (!is.matrix(pbar)) pbar <- matrix(pbar, nrow(X))
+  colnames(pbar) <- model$labels
+  if (type == "class") return(factor(model$labels[max.col(pbar, ties.method = "first")],
+                                     levels = model$labels))
+  pbar
+}
+
+# Draws from the posterior predictive distribution of a network fit, for
+# posterior_predict() (R/methods.R): for each kept draw one simulated response
+# per row of `newdata`, y ~ N(f_s(x), sigma2_s) in the response's units for
+# regression, a class drawn from the draw's probabilities for classification.
+# Like predict() it needs the weights of every draw (pars = TRUE). Returns
+# draws x rows, rstanarm's layout.
+posterior_predict_mlp <- function(object, newdata = NULL) {
+  model <- object$model
+  if (!inherits(model, "sgld_model_mlp"))
+    abort("posterior_predict() is available for model_mlp() fits, not ", class(model)[1], ".")
+  if (!is_sampler(object))
+    abort("posterior_predict() needs posterior draws; this is an optimiser's (", object$method,
+          ") fit.")
+  if (model$family == "gaussian") {
+    mu <- predict_mlp(object, newdata, "response", TRUE)
+    s <- sqrt(as.matrix(object)[, "sigma2"]) * model$y_sd
+    return(t(mu + stats::rnorm(length(mu)) * rep(s, each = nrow(mu))))
+  }
+  prob <- predict_mlp(object, newdata, "response", TRUE)
+  if (model$family == "binomial")
+    return(t(matrix(model$labels[1 + (stats::runif(length(prob)) < prob)], nrow(prob))))
+  # categorical: rows x draws x K; the first class whose cumulative probability passes u
+  cum <- prob
+  for (k in seq_len(dim(prob)[3])[-1]) cum[, , k] <- cum[, , k - 1] + prob[, , k]
+  u <- array(stats::runif(nrow(prob) * ncol(prob)), dim(prob)[1:2])
+  cls <- 1L + apply(sweep(cum, c(1, 2), u, "<"), c(1, 2), sum)
+  t(matrix(model$labels[pmin(cls, dim(prob)[3])], nrow(prob)))
+}
