@@ -34,17 +34,25 @@ auto_target_ess <- 2000  # effective draws (all chains together)
 auto_full_n <- 1000      # up to this many observations: full data in every step
 auto_alpha_max <- 0.01   # largest sampling threshold the batch may leave
 auto_spread <- 2         # starts of several chains from N(w_hat, spread^2 S)
+auto_max_d <- 2000       # largest d for a d x d Laplace covariance
 
 # The Laplace approximation, or a clear error saying why it is not available.
 auto_laplace <- function(model, what) {
   # these posteriors have several modes by construction (label switching in
-  # the mixture, signs and order of the sources in ICA): one Laplace
-  # approximation would confine the chain to one of them without a warning
-  if (inherits(model, "sgld_model_mixture") || inherits(model, "sgld_model_ica"))
+  # the mixture, signs and order of the sources in ICA, permutations of a
+  # network's hidden units): one Laplace approximation would confine the
+  # chain to one of them without a warning
+  if (inherits(model, c("sgld_model_mixture", "sgld_model_ica", "sgld_model_mlp")))
     abort(what, ": `lr = \"auto\"` builds on one Laplace approximation, and the posterior ",
           "of ", class(model)[1], " has several modes. Give `lr` yourself (a decaying ",
           "schedule such as lr_range(), as in the vignettes); see \"Choosing settings by ",
           "hand\" in ?sgld.")
+  # the Laplace covariance is d x d: beyond a few thousand parameters it costs
+  # more memory and time than the run it would tune
+  if (model$d > auto_max_d)
+    abort(what, ": `lr = \"auto\"` builds a ", model$d, " x ", model$d, " Laplace covariance, ",
+          "too large above ", auto_max_d, " parameters. Give `lr` yourself; see \"Choosing ",
+          "settings by hand\" in ?sgld.")
   pm <- tryCatch(withCallingHandlers(posterior_mode(model, covariance = TRUE),
                                      warning = function(w) invokeRestart("muffleWarning")),
                  error = function(e) abort(what, ": `lr = \"auto\"` needs the posterior ",

@@ -31,7 +31,9 @@
 #'   \item{monitor}{with [monitor_every()], a data frame of the log joint
 #'     probability per datum and held-out metrics during the run; else `NULL`.}
 #'   \item{checks}{the checks that tell a likely wrong run (each also gives a
-#'     warning naming the cause and the remedy): `alpha` and `sd_inflation`,
+#'     warning naming the cause and the remedy; the threshold and Stein
+#'     checks, which work with d x d matrices, only for models with at most
+#'     1000 parameters): `alpha` and `sd_inflation`,
 #'     the (preconditioned) sampling threshold at the end of each chain and the
 #'     factor \eqn{\sqrt{1+\alpha}}{sqrt(1+alpha)} by which it widens the posterior sds
 #'     (warning above 1); `acceptance` for [mala()] (warning below 0.15 or

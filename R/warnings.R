@@ -2,16 +2,22 @@
 # wrong run from a right one. Each gives a warning that names the cause and
 # the remedy, and leaves its figures in fit$checks.
 
+check_max_d <- 1000L
+
 # Called by run_sampler() on every fit; `cv_mode` is the control variates'
 # centre on the sampler's scale (NULL for none).
 check_run <- function(fit, settings, rule) {
   checks <- list()
-  if (fit$method %in% c("sgld") && settings$temperature > 0)
+  # the threshold and Stein checks work with d x d matrices (a gradient
+  # covariance, a Hessian and their eigenvectors): O(d^2) memory and O(d^3)
+  # time, 12 GB at d = 40,000 (a network); above check_max_d they are skipped
+  small <- fit$model$d <= check_max_d
+  if (fit$method %in% c("sgld") && settings$temperature > 0 && small)
     checks <- c(checks, threshold_check(fit, settings, rule))
   if (fit$method == "mala") checks$acceptance <- acceptance_check(fit)
   if (settings$burnin_mode == "threshold") checks$threshold_reached <- threshold_reached_check(fit, settings)
   # the Stein check takes full-data gradients at stored draws: it needs all of them
-  if (is_sampler(fit) && settings$temperature > 0 && all_kept(fit))
+  if (is_sampler(fit) && settings$temperature > 0 && all_kept(fit) && small)
     checks$gradient_ratio <- stein_check(fit, settings)
   if (is_sampler(fit) && ndraws(fit) > 1 && ndraws(fit) * fit$model$d * length(fit$draws) <= 1e6)
     checks$convergence <- convergence_check(suppressWarnings(summary(fit))$statistics, warn = FALSE)
