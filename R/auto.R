@@ -109,8 +109,7 @@ auto_alpha <- function(model, pm, batch_size, cv, eta, points = 3, times = 200) 
     at <- to_user_scale(model, matrix(w, 1))[1, ]
     G <- stochastic_gradients(model, at, batch_size = batch_size, times = times,
                               control_variates = if (cv) pm$mode else FALSE)
-    C <- R %*% stats::cov(G) %*% t(R)
-    eta / 2 * max(eigen(C, symmetric = TRUE, only.values = TRUE)$values)
+    estimator_threshold(G, eta, t(R))   # R/warnings.R; P = S = R'R
   }, numeric(1)))
 }
 

@@ -125,13 +125,12 @@ threshold_check <- function(fit, settings, rule, times = 200) {
       replace = settings$replace, cv_mode = settings$cv_mode))),
       error = function(e) NULL)
     if (is.null(G) || any(!is.finite(G))) return(NA_real_)
-    C <- stats::cov(G)
     T <- switch(rule$name,
-                sgld = diag(model$d),
+                sgld = NULL,
                 precond = matrix(rule$opts$chol, model$d, model$d),  # the lower factor
                 psgld = diag(1 / sqrt(rule$opts$lambda + sqrt(fit$state$update[seq_len(model$d), c])),
                              model$d))
-    eta / 2 * max(eigen(crossprod(T, C %*% T), symmetric = TRUE, only.values = TRUE)$values)
+    estimator_threshold(G, eta, T)
   }, numeric(1))
   out <- list(alpha = alpha, sd_inflation = sqrt(1 + alpha))
   worst <- suppressWarnings(max(alpha, na.rm = TRUE))
@@ -209,6 +208,17 @@ name_list <- function(x, most = 5) {
 
 # Evaluate expr without moving R's random number stream: the checks run
 # after a run must not change the draws of what the user runs next.
+# The sampling threshold of a gradient estimator from repeated estimates G
+# at one point (one per row): alpha = eta / 2 * lambda_max(T' Cov(G) T), with T
+# a factor of the preconditioner (P = T T'; NULL for none). Welling and Teh's
+# section 4.1 in this package's eta; used after a run (threshold_check()) and
+# to choose the automatic batch (auto_alpha()).
+estimator_threshold <- function(G, eta, T = NULL) {
+  C <- stats::cov(G)
+  if (!is.null(T)) C <- crossprod(T, C %*% T)
+  eta / 2 * max(eigen(C, symmetric = TRUE, only.values = TRUE)$values)
+}
+
 with_seed_kept <- function(expr) {
   env <- globalenv()
   had <- exists(".Random.seed", envir = env, inherits = FALSE)
