@@ -6,16 +6,20 @@
 
 accuracy <- function(fit, mean, sd) {
   x <- as.matrix(fit)
+  z <- sweep(x, 2, colMeans(x))
   list(mean = abs(colMeans(x) - mean) / sd, sd = abs(apply(x, 2, sd) / sd - 1),
-       ess = summary(fit)$statistics[, "ess"])
+       ess = summary(fit)$statistics[, "ess"],
+       kurtosis = colMeans(z^4) / colMeans(z^2)^2)
 }
 
 expect_accurate <- function(fit, mean, sd, label) {
   a <- accuracy(fit, mean, sd)
-  # a mean from E effective draws has error sd / sqrt(E); a sd about sd / sqrt(2 E)
-  # (for the heavy right tail of sigma2 somewhat more: E/2 is used)
+  # a mean from E effective draws has error sd / sqrt(E); a sd has relative
+  # error sqrt((kurtosis - 1) / (4 E)), sqrt(1 / (2 E)) for a normal marginal
+  # and more for the heavy right tail of sigma2 (the sample kurtosis is used)
   expect_true(all(3 / sqrt(a$ess) < 0.15), label = paste(label, "has the power for means"))
-  expect_true(all(3 / sqrt(a$ess) < 0.10), label = paste(label, "has the power for sds"))
+  expect_true(all(3 * sqrt((a$kurtosis - 1) / (4 * a$ess)) < 0.10),
+              label = paste(label, "has the power for sds"))
   expect_true(all(a$mean < 0.15), label = paste(label, "means within 0.15 sd"))
   expect_true(all(a$sd < 0.10), label = paste(label, "sds within 10%"))
 }
@@ -28,6 +32,9 @@ test_that("sgld(m) alone is accurate on the handout data and on unscaled mtcars"
   expect_accurate(fit, ex$mean, ex$sd, "handout")
   expect_true(fit$auto$control_variates)
   expect_output(print(fit), "lr = \"auto\"")
+  # close to Gaussian: no warm-up, the run length is the plan's
+  expect_lt(fit$auto$laplace_departure, 1)
+  expect_null(fit$auto$warmup_spread)
 
   m <- model_linear(mpg ~ wt + hp, data = mtcars)
   ex <- linear_exact_posterior(m)
@@ -128,14 +135,21 @@ test_that("lr = \"auto\" says why it cannot be used", {
   expect_error(gd(m), "gd\\(\\) needs a learning rate")
 })
 
-test_that("sgld(m) alone is accurate on Adult (a9a design; long: set SGLD_LONG_TESTS=true)", {
-  # about 100 s on one core, over this suite's budget of 20 s a test: run on request
-  skip_if_not(identical(Sys.getenv("SGLD_LONG_TESTS"), "true"), "a long test")
+test_that("sgld(m) alone is accurate on Adult (a9a design)", {
+  # about 90-110 s on a quiet core (about 91,000 full-data steps, see
+  # bench/defaults.md): the longest test of the suite, run everywhere but on CRAN
+  skip_on_cran()
   d <- sgld::adult[sgld::adult$set == "train", ]
   m <- suppressWarnings(model_logistic(cbind("(Intercept)" = 1, adult_design(d)), adult_response(d)))
   # 150,000 MALA iterations (data-raw/adult-reference.R)
   ref <- readRDS(test_path("adult-reference.rds"))
   set.seed(1654)
   fit <- sgld(m)
+  # far from Gaussian (rare levels with no events): the warm-up finds
+  # marginal variances 2-3 times the Laplace ones and lengthens the run, so
+  # the slowest parameters still get about 1,000 effective draws or more
+  expect_gt(fit$auto$laplace_departure, 1)
+  expect_gt(fit$auto$warmup_spread, 1.5)
+  expect_output(print(fit), "times the plan")
   expect_accurate(fit, ref$mean, ref$sd, "Adult")
 })
