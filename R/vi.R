@@ -89,7 +89,8 @@ bbb <- function(model, lr = lr_exp(0.01, 1e-4), batch_size = NULL, iter = 10000,
                 family = c("meanfield", "fullrank"), samples = 1, optimizer = "adam",
                 init_scale = NULL, average = 0.5, chains = 1, init = NULL, draws = 1000,
                 thin = NULL,
-                elbo_every = NULL, elbo_draws = 100, replace = FALSE,
+                elbo_every = NULL, elbo_draws = 100, local = "auto", elbo_batch = "auto",
+                replace = FALSE,
                 control_variates = FALSE, clip = NULL, monitor = NULL,
                 threads = getOption("sgld.threads", 1L),
                 progress = getOption("sgld.progress", interactive())) {
@@ -117,6 +118,9 @@ bbb <- function(model, lr = lr_exp(0.01, 1e-4), batch_size = NULL, iter = 10000,
     abort(label, ": ", model$d, " parameters are too many for a full-rank family ",
           "(a ", model$d, " x ", model$d, " factor); use family = \"meanfield\".")
   inner <- resolve_vi_optimizer(optimizer, label)
+  cv_on <- !isFALSE(control_variates) && !is.null(control_variates)
+  local <- resolve_local(local, model, family, cv_on, clip, label)
+  elbo_batch <- resolve_elbo_batch(elbo_batch, local)
   continuing <- inherits(init, "sgld_fit")
   if (continuing && !inherits(init, "sgld_vi"))
     abort("`init`: ", label, " continues a fit of bbb(), not of ", init$method, "().")
@@ -130,7 +134,8 @@ bbb <- function(model, lr = lr_exp(0.01, 1e-4), batch_size = NULL, iter = 10000,
   rule <- update_rule(paste0("vi_", family), label,
                       list(samples = as.integer(samples), optimizer = inner$name,
                            optimizer_opts = inner$opts, scale_init = scale_init,
-                           average_from = as.double(average_from)))
+                           average_from = as.double(average_from),
+                           local = as.integer(local), elbo_batch = as.integer(elbo_batch)))
   # The run in segments of elbo_every iterations, each continuing the last
   # (continuation is exact, so the iterates are those of one run), with a
   # full-data ELBO estimate of every chain between them: the ELBO trace.
@@ -177,7 +182,52 @@ bbb <- function(model, lr = lr_exp(0.01, 1e-4), batch_size = NULL, iter = 10000,
   fit <- join_segments(segs, t0)
   fit$call <- match.call()
   fit$settings$lr <- lr
-  vi_fit(fit, family, draws = draws, elbo_draws = elbo_draws, trace = trace)
+  fit <- vi_fit(fit, family, draws = draws, elbo_draws = elbo_draws, trace = trace)
+  fit$variational$local <- local
+  fit
+}
+
+# the models whose C side has grad_loglik_local (sgld.h)
+local_types <- c("logistic", "linear", "mlp_regression", "mlp_classification")
+
+# local = "auto", TRUE or FALSE -> TRUE/FALSE. Local reparameterisation needs a
+# mean-field q and a model linear in its weights; it bypasses the gradient
+# estimator, so it does not combine with control variates or clipping.
+resolve_local <- function(local, model, family, cv_on, clip, label) {
+  if (!(identical(local, "auto") || isTRUE(local) || isFALSE(local)))
+    abort("`local` must be \"auto\", TRUE or FALSE; not ", describe(local), ".")
+  can <- family == "meanfield" && isTRUE(model$type %in% local_types)
+  if (isTRUE(local)) {
+    why <- if (family != "meanfield") "a mean-field family (family = \"meanfield\")"
+           else if (!can) paste0("a model linear in its weights (",
+                                 "model_logistic(), model_linear() or model_mlp())")
+           else if (cv_on) "plain minibatches (control_variates = FALSE)"
+           else if (!is.null(clip)) "an unclipped gradient (clip = NULL)"
+    if (!is.null(why)) abort("`local = TRUE` (local reparameterisation) needs ", why, ".")
+    return(TRUE)
+  }
+  if (isFALSE(local) || !can || cv_on || !is.null(clip)) return(FALSE)
+  local_auto(model)
+}
+
+# Where local reparameterisation is on by default: see bench/vi.R and
+# bench/RESULTS.md for the measurements this follows.
+local_auto <- function(model) {
+  TRUE
+}
+
+# elbo_batch = "auto", TRUE or FALSE: keep the per-iteration minibatch ELBO
+# (fit$elbo_batch). Free with local reparameterisation (the model returns the
+# minibatch log likelihood); otherwise an extra pass over each minibatch.
+resolve_elbo_batch <- function(elbo_batch, local) {
+  if (!(identical(elbo_batch, "auto") || isTRUE(elbo_batch) || isFALSE(elbo_batch)))
+    abort("`elbo_batch` must be \"auto\", TRUE or FALSE; not ", describe(elbo_batch), ".")
+  if (identical(elbo_batch, "auto")) return(elbo_batch_auto(local))
+  elbo_batch
+}
+
+elbo_batch_auto <- function(local) {
+  local
 }
 
 # One fit from the segments of a run: the trajectory and its step sizes
@@ -205,6 +255,7 @@ join_segments <- function(segs, t0) {
     s[[field]][, match(c, s$chain_ids)]))[seq_len(K)], numeric(K))
   last$lr <- glue("lr")
   last$iteration <- glue("iteration")
+  last$rule_trace <- glue("rule_trace")
   last$time <- sum(vapply(segs, function(s) s$time, 0))
   last$monitor <- do.call(rbind, lapply(segs, function(s) s$monitor))
   last$settings$iter <- sum(vapply(segs, function(s) s$settings$iter, 0))
@@ -340,6 +391,14 @@ vi_fit <- function(fit, family, draws, elbo_draws, trace) {
   fit$trajectory <- fit$draws
   fit$trajectory_lr <- fit$lr
   fit$trajectory_iteration <- fit$iteration
+  # the minibatch ELBO, each the mean over the iterations since the last kept iterate
+  if (!is.null(fit$rule_trace) && length(fit$rule_trace) && any(!is.na(fit$rule_trace))) {
+    ids <- fit$chain_ids
+    fit$elbo_batch <- data.frame(iteration = as.vector(fit$iteration),
+                                 chain = rep(ids, each = nrow(fit$iteration)),
+                                 elbo = as.vector(fit$rule_trace))
+  }
+  fit$rule_trace <- NULL
   if (!length(usable)) {
     warning(fit$rule, ": no chain ended with a usable approximation (",
             paste0("chain ", seq_len(chains), " ", fit$status, collapse = ", "),
