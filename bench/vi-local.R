@@ -5,6 +5,8 @@
 # Run from the package root:   Rscript bench/vi-local.R
 #   VI_LOCAL_MODELS=linear,logistic20,adult,mlp   (default: all)
 #   VI_LOCAL_N=2000     independent estimates per estimator (default 2000)
+#   VI_LOCAL_BATCH=100  the batch size (default: 100)
+#   VI_LOCAL_FITS=0     skip part 2 (the fits)
 #
 # 1. Gradient variance. At the mean-field optimum's (mu, sd) (mode of the
 #    posterior and sd_j = 1 / sqrt(H_jj), H the Hessian of minus the log
@@ -23,29 +25,31 @@ say <- function(...) cat(sprintf(...), "\n", sep = "")
 N <- as.integer(Sys.getenv("VI_LOCAL_N", "2000"))
 which_models <- strsplit(Sys.getenv("VI_LOCAL_MODELS", "linear,logistic20,adult,mlp"), ",")[[1]]
 options(warn = -1)   # the short fits' convergence warnings are expected
+batch <- as.integer(Sys.getenv("VI_LOCAL_BATCH", "100"))
+fits <- Sys.getenv("VI_LOCAL_FITS", "1") != "0"
 say("uptime: %s", system("uptime", intern = TRUE))
 
 models <- list(
-  linear = function() list(m = model_linear(y ~ x, data = sgld::handout), batch = 100),
+  linear = function() list(m = model_linear(y ~ x, data = sgld::handout), batch = batch),
   logistic20 = function() {
     set.seed(20)
     n <- 10000
     X <- matrix(rnorm(n * 20), n, 20)
     beta <- seq(-1, 1, length.out = 20)
     y <- as.integer(runif(n) < plogis(drop(X %*% beta) / 2))
-    list(m = model_logistic(X, y), batch = 100)
+    list(m = model_logistic(X, y), batch = batch)
   },
   adult = function() {
     # 0/1 indicators: stored sparse (model_logistic()'s default for them)
     a <- sgld::adult[!is.na(sgld::adult$income), ]
-    list(m = model_logistic(adult_design(a), adult_response(a)), batch = 100)
+    list(m = model_logistic(adult_design(a), adult_response(a)), batch = batch)
   },
   mlp = function() {
     set.seed(5)
     n <- 2000
     X <- matrix(rnorm(n * 4), n, 4)
     y <- sin(X[, 1]) + 0.5 * X[, 2] * X[, 3] + rnorm(n, sd = 0.3)
-    list(m = model_mlp(X, y, hidden = 8), batch = 100)
+    list(m = model_mlp(X, y, hidden = 8), batch = batch)
   }
 )
 
@@ -96,13 +100,14 @@ for (name in which_models) {
   g0 <- gradients(m, opt, mb$batch, FALSE)
   g1 <- gradients(m, opt, mb$batch, TRUE)
   r <- apply(g0$G, 2, var) / apply(g1$G, 2, var)
-  say("gradient variance, ordinary / local, over %d estimates:", N)
+  say("gradient variance, ordinary / local, over %d estimates (%.2f s / %.2f s):", N,
+      g0$seconds, g1$seconds)
   say("  mu:  %s", summ(r[seq_len(d)]))
   say("  rho: %s", summ(r[d + seq_len(d)]))
   say("  total variance, mu: ordinary %.4g, local %.4g; rho: ordinary %.4g, local %.4g",
       sum(apply(g0$G[, seq_len(d)], 2, var)), sum(apply(g1$G[, seq_len(d)], 2, var)),
       sum(apply(g0$G[, d + seq_len(d)], 2, var)), sum(apply(g1$G[, d + seq_len(d)], 2, var)))
-  for (iter in c(2000, 8000, 32000)) {
+  if (fits) for (iter in c(2000, 8000, 32000)) {
     for (local in c(FALSE, TRUE)) {
       set.seed(3)
       f <- bbb(m, iter = iter, batch_size = mb$batch, elbo_draws = 0, draws = 2, local = local)

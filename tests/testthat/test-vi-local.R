@@ -179,3 +179,17 @@ test_that("local reparameterisation refuses what it cannot do, by name", {
   f <- quiet_bbb(lg$m, iter = 10, family = "fullrank", elbo_draws = 0, draws = 2)
   expect_false(f$variational$local)
 })
+
+test_that("local = \"auto\": on for networks at large batches only", {
+  set.seed(5)
+  X <- matrix(rnorm(600 * 2), 600, 2)
+  mm <- model_mlp(X, X[, 1] + rnorm(600), hidden = 2)
+  lg <- logistic5()
+  on <- function(m, b) quiet_bbb(m, iter = 2, batch_size = b, elbo_draws = 0, draws = 2)$variational$local
+  expect_true(on(mm, 500))
+  expect_false(on(mm, 100))
+  expect_false(on(lg$m, 1000))
+  # and the minibatch ELBO follows it (free with local reparameterisation)
+  f <- quiet_bbb(mm, iter = 40, batch_size = 500, elbo_draws = 0, draws = 2)
+  expect_equal(nrow(f$elbo_batch), 40)
+})
