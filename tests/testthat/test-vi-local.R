@@ -87,15 +87,21 @@ one_step_gradients <- function(model, mu, sd, batch_size, N, local) {
 test_that("MLP with a hidden layer: local and ordinary gradient estimates have one mean", {
   # Both are unbiased for the ELBO's gradient, so a slip in the network's
   # local backpropagation (the sd terms through the hidden layer) shows as a
-  # difference in means. tanh and relu, a Gaussian and a binomial likelihood.
+  # difference in means. tanh and relu; Gaussian (with fixed and with
+  # hierarchical priors, whose precisions the likelihood does not touch),
+  # binomial and categorical.
   set.seed(6)
   n <- 200
   X <- matrix(rnorm(n * 2), n, 2)
   yr <- sin(X[, 1]) + 0.3 * rnorm(n)
   yb <- as.integer(X[, 1] * X[, 2] + 0.3 * rnorm(n) > 0)
-  for (case in list(list(y = yr, family = "gaussian", act = "tanh"),
-                    list(y = yb, family = "binomial", act = "relu"))) {
-    m <- model_mlp(X, case$y, hidden = 3, activation = case$act, family = case$family)
+  yc <- factor(1 + (X[, 1] > 0) + (X[, 2] > 0.5))
+  for (case in list(list(y = yr, family = "gaussian", act = "tanh", prior = NULL),
+                    list(y = yr, family = "gaussian", act = "relu", prior = prior_gamma(1, 1)),
+                    list(y = yb, family = "binomial", act = "relu", prior = NULL),
+                    list(y = yc, family = "categorical", act = "tanh", prior = NULL))) {
+    m <- model_mlp(X, case$y, hidden = 3, activation = case$act, family = case$family,
+                   prior = case$prior)
     set.seed(7)
     mu <- rnorm(m$d, sd = 0.5)
     sd <- runif(m$d, 0.1, 0.4)
@@ -106,8 +112,8 @@ test_that("MLP with a hidden layer: local and ordinary gradient estimates have o
                 one_step_gradients(m, mu, sd, 50, 1000, TRUE))
     se <- sqrt(apply(G0, 2, var) / nrow(G0) + apply(G1, 2, var) / nrow(G1))
     z <- (colMeans(G1) - colMeans(G0)) / se
-    # 2 x 2d means from 2000 estimates each: all within 4.5 standard errors
-    # (2d = 34 of them: a false alarm has probability about 2e-4)
+    # 2d means (up to 46) from 2000 estimates each: all within 4.5 standard
+    # errors (a false alarm has probability about 3e-4 per case)
     expect_lt(max(abs(z)), 4.5)
   }
 })
@@ -157,6 +163,7 @@ test_that("the minibatch ELBO trace agrees with the full-data ELBO", {
     # entries, at the start, are hundreds of nats lower)
     expect_lt(mean(eb$elbo[eb$iteration <= 100]), mean(fit$elbo$elbo) - 100)
   }
+  expect_output(suppressWarnings(print(fit)), "ELBO \\(minibatch, mean of the last tenth")
   # off by default without local reparameterisation: an extra pass per batch
   set.seed(4)
   f <- quiet_bbb(lg$m, iter = 200, local = FALSE, elbo_draws = 0, draws = 2)
