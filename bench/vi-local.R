@@ -7,6 +7,7 @@
 #   VI_LOCAL_N=2000     independent estimates per estimator (default 2000)
 #   VI_LOCAL_BATCH=100  the batch size (default: 100)
 #   VI_LOCAL_FITS=0     skip part 2 (the fits)
+#   VI_LOCAL_TTA=1      part 3 instead of 1 and 2: time to the optimum
 #
 # 1. Gradient variance. At the mean-field optimum's (mu, sd) (mode of the
 #    posterior and sd_j = 1 / sqrt(H_jj), H the Hessian of minus the log
@@ -16,6 +17,10 @@
 #    theta), each with its own minibatch and normals. Reported: the ratio
 #    var(ordinary) / var(local) per coordinate, summarised over the mu and
 #    the rho coordinates (median, min, max): above 1, local wins.
+# 3. (VI_LOCAL_TTA=1, regressions) Time to the mean-field optimum: budgets of
+#    2000 x 2^k iterations, each run from scratch with the same seed, until q's
+#    means are within 0.1 optimum sd and its sds within 5% for every
+#    coordinate, or 512000 iterations; the time is that run's.
 # 2. A fit's accuracy against time: bbb() with the default schedule from
 #    mu = 0 at a few iteration budgets, local on and off (same seed);
 #    reported are the time, the largest |mu - mu*| / sd* and the largest
@@ -91,12 +96,30 @@ gradients_once <- function(m, opt, batch, local, N) {
 
 summ <- function(r) sprintf("median %.3g, min %.3g, max %.3g", median(r), min(r), max(r))
 
+tta <- Sys.getenv("VI_LOCAL_TTA", "0") == "1"
+time_to_optimum <- function(m, opt, batch, local) {
+  for (iter in 2000 * 2^(0:8)) {
+    set.seed(3)
+    f <- bbb(m, iter = iter, batch_size = batch, elbo_draws = 0, draws = 2, local = local)
+    mu_err <- max(abs(f$variational$mean[1, ] - opt$mu) / opt$sd)
+    sd_err <- max(abs(f$variational$sd[1, ] / opt$sd - 1))
+    if (mu_err < 0.1 && sd_err < 0.05) break
+  }
+  say("  local %-5s: %s after %d iterations, %.2f s (mean err %.3f, sd err %.3f)", local,
+      if (mu_err < 0.1 && sd_err < 0.05) "reached" else "NOT reached", iter, f$time,
+      mu_err, sd_err)
+}
+
 for (name in which_models) {
   mb <- models[[name]]()
   m <- mb$m
   d <- m$d
   say("\n== %s: d = %d, n = %d, batch %d", name, d, m$n, mb$batch)
   opt <- optimum(m, mb$batch)
+  if (tta) {
+    for (local in c(FALSE, TRUE)) time_to_optimum(m, opt, mb$batch, local)
+    next
+  }
   g0 <- gradients(m, opt, mb$batch, FALSE)
   g1 <- gradients(m, opt, mb$batch, TRUE)
   r <- apply(g0$G, 2, var) / apply(g1$G, 2, var)
