@@ -221,3 +221,24 @@ test_that("sparse and dense storage give the same local-reparameterisation gradi
   set.seed(10)
   expect_false(isTRUE(all.equal(one_step_gradients(md, mu, sd, 30, 50, FALSE), gd)))
 })
+
+test_that("logistic with offsets and case weights: local and ordinary gradients have one mean", {
+  # the counts path of the local estimator (events, non-events, offsets)
+  d <- pima()
+  set.seed(12)
+  d$w <- sample(1:3, nrow(d), replace = TRUE)
+  d$o <- rnorm(nrow(d), sd = 0.3)
+  m <- model_logistic(type ~ glu + bmi, data = d, weights = w, offset = o)
+  mu <- c(-0.8, 1.0, 0.6)
+  sd <- c(0.25, 0.3, 0.2)
+  set.seed(13)
+  G0 <- rbind(one_step_gradients(m, mu, sd, 20, 1000, FALSE),
+              one_step_gradients(m, mu, sd, 20, 1000, FALSE))
+  G1 <- rbind(one_step_gradients(m, mu, sd, 20, 1000, TRUE),
+              one_step_gradients(m, mu, sd, 20, 1000, TRUE))
+  se <- sqrt(apply(G0, 2, var) / nrow(G0) + apply(G1, 2, var) / nrow(G1))
+  expect_lt(max(abs(colMeans(G1) - colMeans(G0)) / se), 4)
+  # teeth: the scales' gradients are many standard errors from zero, so the
+  # comparison above resolves them
+  expect_gt(max(abs(colMeans(G1)[4:6]) / se[4:6]), 5)
+})
