@@ -148,6 +148,8 @@ new_sgld_fit <- function(engine, model, settings, lr, method, call, time,
     call = call,
     time = time
   ), class = "sgld_fit")
+  # a rule's per-iteration trace (bbb(): the minibatch ELBO), read by R/vi.R
+  if (identical(method, "vi")) fit$rule_trace <- pick(res$trace)
   # a failed model function is an error, raised by the caller with this fit
   if (!any(status == "failed")) warn_stopped(fit, settings$regular)
   fit

@@ -134,7 +134,7 @@ bind_results <- function(res, chains) {
   cat_of <- function(name) unlist(lapply(res, `[[`, name), use.names = FALSE)
   out <- res[[1]]
   out$draws <- lapply(res, function(r) r$draws[[1]])
-  for (name in c("eta", "iteration", "last", "state", "moment_mean", "moment_m2", "moment_wmean"))
+  for (name in c("eta", "trace", "iteration", "last", "state", "moment_mean", "moment_m2", "moment_wmean"))
     out[[name]] <- col(name)
   for (name in c("kept", "stop_iter", "clip_count", "monitored", "diagnosed", "accepted",
                  "collect_from", "moment_weight", "monitor", "diagnostics"))

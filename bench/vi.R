@@ -6,6 +6,8 @@
 # mean-field, Stan's logistic GLM) takes to converge on the same model; both
 # times and accuracies in bench/RESULTS.md. Target: at least 10x faster."
 #
+# (Local reparameterisation, bbb(local = ): bench/vi-local.R.)
+#
 # Run from the package root:   Rscript bench/vi.R
 #   VI_N=1e5            only the smaller size (default: 1e5,1e6)
 #   VI_SKIP_STAN=1      skip rstan::vb() (the BBB half only)

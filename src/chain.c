@@ -118,13 +118,49 @@ static int estimate(const run_context *ctx, chain *ch, double t_abs) {
   const int d = ctx->model->d;
   const R_xlen_t *idx = minibatch_draw(&ch->mb, &ch->rng, sc->idx);
   if (!rule->points) return estimate_at(ctx, ch, sc->w, idx, t_abs);
-  const int K = rule->points(ctx->s->opts);
+  const sgld_model *model = ctx->model;
+  const void *opts = ctx->s->opts;
+  const int K = rule->points(opts);
+  const double *sd = rule->local_scale && model->grad_loglik_local
+                       ? rule->local_scale(sc->state, d, opts) : NULL;
+  const int log_joint = rule->wants_log_joint && rule->wants_log_joint(opts);
+  const double scale = (double) model->n / (double) ctx->s->m;
   for (int k = 0; k < K; k++) {
     /* w_new is free here: only mala and the diagnostics use it */
-    rule->point(k, sc->w_new, sc->w, sc->state, &ch->rng, d, ctx->s->opts);
-    if (!estimate_at(ctx, ch, sc->w_new, idx, t_abs)) return 0;
+    rule->point(k, sc->w_new, sc->w, sc->state, &ch->rng, d, opts);
+    if (!sd) {
+      if (!estimate_at(ctx, ch, sc->w_new, idx, t_abs)) return 0;
+      if (!all_finite(sc->g, d)) return 1;
+      rule->gather(k, sc->g, sc->state, d, opts);
+      /* the ELBO trace's minibatch log joint: an extra pass over the batch */
+      if (log_joint)
+        rule->note_log_joint(k, scale * model->loglik(model->data, sc->w_new, idx, ctx->s->m,
+                                                      sc->work) +
+                                  model->logprior(model->data, sc->w_new),
+                             sc->state, d, opts);
+      continue;
+    }
+    /* local reparameterisation: the prior's gradient at the point, the
+       likelihood's from the model around the mean (g_new: free without
+       control variates, which the local path does not use) */
+    for (int j = 0; j < d; j++) sc->g[j] = 0.0;
+    model->grad_logprior(model->data, sc->w_new, sc->g);
     if (!all_finite(sc->g, d)) return 1;
-    rule->gather(k, sc->g, sc->state, d, ctx->s->opts);
+    rule->gather(k, sc->g, sc->state, d, opts);
+    for (int j = 0; j < d; j++) sc->g[j] = sc->g_new[j] = 0.0;
+    const double ll = model->grad_loglik_local(model->data, sc->w, sd, idx, ctx->s->m, &ch->rng,
+                                               sc->g, sc->g_new, sc->work);
+    if (model_stopped(model, &ch->res, t_abs, 0)) return 0;
+    for (int j = 0; j < d; j++) {
+      sc->g[j] *= scale;
+      sc->g_new[j] *= scale;
+    }
+    if (!all_finite(sc->g_new, d)) sc->g[0] = NAN;   /* the caller's check stops the chain */
+    if (!all_finite(sc->g, d)) return 1;
+    rule->gather_local(k, sc->g, sc->g_new, sc->state, d, opts);
+    if (log_joint)
+      rule->note_log_joint(k, scale * ll + model->logprior(model->data, sc->w_new), sc->state,
+                           d, opts);
   }
   return 1;
 }
@@ -178,6 +214,8 @@ static void offer_state(const run_context *ctx, chain *ch, R_xlen_t t, double t_
   else
     for (int j = 0; j < s->n_keep; j++) draws[j * cap] = w[j];
   ch->out.eta[ch->res.kept] = eta;
+  if (ctx->rule->trace)
+    ch->out.trace[ch->res.kept] = ctx->rule->trace(ch->sc.state, ctx->model->d, s->opts);
   ch->out.iteration[ch->res.kept] = t_abs;
   ch->res.kept++;
   moments_add(&ch->out, &ch->res, w, eta, s->moment_scale, ctx->model->d);

@@ -251,6 +251,45 @@ static void linear_metrics(const void *data, const double *w, double *out, doubl
   out[1] = sqrt(ssr / (double) L->n);
 }
 
+/* Local reparameterisation (sgld.h: grad_loglik_local): the mean x_i' beta
+   of observation i drawn from its distribution under q, N(a_i, v_i) with
+   a_i = x_i' mu and v_i = sum_j x_ij^2 sd_j^2, one normal per observation;
+   gamma = log sigma^2 is no weight, so it is drawn once for the batch,
+   gamma = mu_p + sd_p e. With r_i the residual and c_i = wt_i e^-gamma r_i,
+   d/d mu_j = c_i x_ij, d/d sd_j = c_i e_i x_ij^2 sd_j / sqrt(v_i), and
+   gamma's derivative G = sum_i wt_i (-1/2 + e^-gamma r_i^2 / 2) goes to mu_p
+   and, times e, to sd_p. */
+static double linear_grad_loglik_local(const void *data, const double *mu, const double *sd,
+                                       const R_xlen_t *idx, int m, sgld_rng *rng,
+                                       double *g_mu, double *g_sd, double *work) {
+  (void) work;
+  const linear_data *L = data;
+  const int p = L->p, stride = p + 1;
+  const double e_gamma = rng_norm(rng), gamma = mu[p] + sd[p] * e_gamma, prec = exp(-gamma);
+  double ssr = 0.0, count = 0.0;
+  for (int k = 0; k < m; k++) {
+    const double *zi = L->z + idx[k] * stride, wt = L->wt ? L->wt[idx[k]] : 1.0;
+    double a = 0.0, v = 0.0;
+    for (int j = 0; j < p; j++) {
+      const double xs = zi[j] * sd[j];
+      a += zi[j] * mu[j];
+      v += xs * xs;
+    }
+    const double s = sqrt(v), e = rng_norm(rng), r = zi[p] - (a + s * e);
+    const double c = wt * prec * r, f = s > 0 ? c * e / s : 0.0;
+    for (int j = 0; j < p; j++) {
+      g_mu[j] += c * zi[j];
+      g_sd[j] += f * zi[j] * zi[j] * sd[j];
+    }
+    ssr += wt * r * r;
+    count += wt;
+  }
+  const double G = -0.5 * count + 0.5 * prec * ssr;
+  g_mu[p] += G;
+  g_sd[p] += G * e_gamma;
+  return -0.5 * count * (M_LN_2PI + gamma) - 0.5 * prec * ssr;
+}
+
 sgld_model model_linear_build(SEXP spec) {
   linear_data *L = (linear_data *) R_alloc(1, sizeof(linear_data));
   L->p = list_int(spec, "p");
@@ -277,6 +316,7 @@ sgld_model model_linear_build(SEXP spec) {
     .grad_logpost = linear_grad_logpost,
     .in_domain = linear_in_domain,
     .metrics = linear_metrics,
-    .work_size = (size_t) L->p
+    .work_size = (size_t) L->p,
+    .grad_loglik_local = linear_grad_loglik_local
   };
 }

@@ -28,34 +28,7 @@
 #include <R.h>
 #include <Rmath.h>
 #include "sgld.h"
-
-enum { FAMILY_GAUSSIAN = 0, FAMILY_BINOMIAL = 1, FAMILY_CATEGORICAL = 2 };
-enum { ACT_RELU = 0, ACT_TANH = 1 };
-enum { MLP_PRIOR_NORMAL = 0, MLP_PRIOR_GAMMA = 1 };
-
-typedef struct mlp_data {
-  int p;                 /* inputs */
-  R_xlen_t n;
-  int layers;            /* weight layers: hidden layers + 1 */
-  const int *width;      /* width[0] = p, ..., width[layers] = outputs */
-  int *offset;           /* where layer l's weights start (l = 1..layers); offset[layers + 1]
-                            = number of weights and biases */
-  int family, act, prior_type;
-  const double *prior_sd;          /* per layer (l = 1..layers at index l - 1) */
-  double prior_shape, prior_rate;  /* hierarchical prior of each layer's precision */
-  double noise_shape, noise_rate;  /* Gaussian family: prior of 1 / sigma^2 */
-  double y_scale;        /* sd of the response removed by standardising (1 if none) */
-  int max_width, units;  /* widest layer; units of layers 1..layers together */
-  const double *z;
-} mlp_data;
-
-/* index of layer l's log precision, and of log sigma^2 */
-static inline int precision_index(const mlp_data *M, int l) {
-  return M->offset[M->layers + 1] + l - 1;
-}
-static inline int noise_index(const mlp_data *M) {
-  return M->offset[M->layers + 1] + (M->prior_type == MLP_PRIOR_GAMMA ? M->layers : 0);
-}
+#include "model_mlp.h"
 
 /* log sigma(u) = -log(1 + e^-u), without overflow */
 static inline double mlp_log_sigmoid(double u) {
@@ -119,6 +92,12 @@ static double output_loglik(const mlp_data *M, const double *f, double y, double
     return f[c] - lse;
   }
   }
+}
+
+/* for model_mlp_local.c (model_mlp.h) */
+double mlp_output_loglik(const mlp_data *M, const double *f, double y, double log_s2,
+                         double *df, double *dnoise) {
+  return output_loglik(M, f, y, log_s2, df, dnoise);
 }
 
 /* where layer l's activations start in the work buffer */
@@ -326,7 +305,10 @@ sgld_model model_mlp_build(SEXP spec) {
     .grad_logprior = mlp_grad_logprior,
     .logprior = mlp_logprior,
     .metrics = mlp_metrics,
-    /* the activations of every layer, then two vectors of back-propagated errors */
-    .work_size = (size_t) M->units + 2 * (size_t) M->max_width
+    /* the activations of every layer, then two vectors of back-propagated
+       errors; then, for local reparameterisation (model_mlp_local.c), one
+       more double per unit */
+    .work_size = 2 * (size_t) M->units + 2 * (size_t) M->max_width,
+    .grad_loglik_local = mlp_grad_loglik_local
   };
 }

@@ -14,6 +14,7 @@
   X(OUT_DRAWS, "draws")             /* per chain: kept draws x kept parameters */    \
   X(OUT_ETA, "eta")                 /* learning rate of each kept draw */            \
   X(OUT_ITERATION, "iteration")     /* iteration of each kept draw */                \
+  X(OUT_TRACE, "trace")             /* the rule's trace at each kept draw, or NA */  \
   X(OUT_KEPT, "kept")                                                                \
   X(OUT_STATUS, "status")                                                            \
   X(OUT_STOP_ITER, "stop_iter")                                                      \
@@ -49,6 +50,10 @@ SEXP alloc_outputs(const run_settings *s, int d, size_t state_len) {
   for (int c = 0; c < chains; c++) SET_VECTOR_ELT(draws, c, allocMatrix(REALSXP, cap, s->n_keep));
   SET_VECTOR_ELT(out, OUT_ETA, allocMatrix(REALSXP, cap, chains));
   SET_VECTOR_ELT(out, OUT_ITERATION, allocMatrix(REALSXP, cap, chains));
+  /* NA where a rule keeps no trace (sgld.h: trace) */
+  SEXP trace = allocMatrix(REALSXP, cap, chains);
+  SET_VECTOR_ELT(out, OUT_TRACE, trace);
+  for (R_xlen_t k = 0; k < XLENGTH(trace); k++) REAL(trace)[k] = NA_REAL;
   SET_VECTOR_ELT(out, OUT_STATUS, allocVector(INTSXP, chains));
   SET_VECTOR_ELT(out, OUT_LAST, allocMatrix(REALSXP, d, chains));
   SET_VECTOR_ELT(out, OUT_STATE, allocMatrix(REALSXP, (int) state_len, chains));
@@ -76,6 +81,7 @@ chain_output chain_views(SEXP out, const run_settings *s, int c, int d, size_t s
   v.draws = REAL(VECTOR_ELT(VECTOR_ELT(out, OUT_DRAWS), c));
   v.eta = slot(out, OUT_ETA) + (R_xlen_t) c * cap;
   v.iteration = slot(out, OUT_ITERATION) + (R_xlen_t) c * cap;
+  v.trace = slot(out, OUT_TRACE) + (R_xlen_t) c * cap;
   v.last = slot(out, OUT_LAST) + (R_xlen_t) c * d;
   v.state = slot(out, OUT_STATE) + c * state_len;
   v.monitor = slot(out, OUT_MONITOR) + (R_xlen_t) c * s->n_monitor * s->n_monitor_cols;

@@ -60,7 +60,7 @@ typedef struct chain_scratch {
 
 /* where one chain writes its results (views into the R outputs) */
 typedef struct chain_output {
-  double *draws, *eta, *iteration, *last, *monitor, *diag, *state;
+  double *draws, *eta, *trace, *iteration, *last, *monitor, *diag, *state;
   double *mean, *m2, *wmean;   /* running moments, d each */
 } chain_output;
 

@@ -120,6 +120,21 @@ typedef struct sgld_model {
      smaller batches), and preconditioners see the posterior gradient per
      item rather than the mean per-item likelihood gradient (gradient.c) */
   int local_params;
+  /* Optional (NULL: none). Local reparameterisation (Kingma, Salimans and
+     Welling 2015) for a model whose log likelihood depends on its weights
+     through per-item linear combinations (regressions, each layer of a
+     network): for q = N(mu, diag(sd^2)) it draws each item's combinations
+     from their exact distribution under q, independently per item, rather
+     than one w for the whole batch. It adds into g_mu and g_sd the gradient
+     in (mu, sd) of sum over idx[0..m) of log f(z_i | w_i), w_i ~ q
+     independently per item, and returns that sum: an unbiased estimate of the
+     gradient of E_q[sum_i log f(z_i | w)] (and of that expectation).
+     Parameters that are not weights (a noise scale) are drawn once per call
+     by ordinary reparameterisation. The rng is the chain's; work as for
+     grad_loglik. */
+  double (*grad_loglik_local)(const void *data, const double *mu, const double *sd,
+                              const R_xlen_t *idx, int m, sgld_rng *rng, double *g_mu,
+                              double *g_sd, double *work);
 } sgld_model;
 
 enum { MODEL_OK = 0, MODEL_FAILED = 1, MODEL_INTERRUPTED = 2 };
@@ -198,6 +213,24 @@ typedef struct sgld_update {
   void (*point)(int k, double *at, const double *w, double *state, sgld_rng *rng, int d,
                 const void *opts);
   void (*gather)(int k, const double *g, double *state, int d, const void *opts);
+  /* Optional, for a rule with points. local_scale() returns the sds of a
+     mean-field q when the rule wants the model's local-reparameterisation
+     gradient (sgld_model.grad_loglik_local), NULL otherwise (its scratch may
+     hold them). Then, for each point k, the driver gathers the gradient of
+     the log prior alone at the point (gather()) and hands gather_local() the
+     minibatch estimates (scaled by n/m) of the likelihood's gradients in mu
+     and sd, taken around the chain's w (the mean of q). */
+  const double *(*local_scale)(double *state, int d, const void *opts);
+  void (*gather_local)(int k, const double *g_mu, const double *g_sd, double *state, int d,
+                       const void *opts);
+  /* Optional: a rule that keeps a per-iteration trace (the minibatch ELBO)
+     says whether it wants the minibatch estimate of the log joint,
+     log prior + (n/m) sum log f, at each point (wants_log_joint(opts)); the
+     driver hands it over with note_log_joint(). At each kept draw the driver
+     stores trace(), which may summarise the iterations since the last one. */
+  int  (*wants_log_joint)(const void *opts);
+  void (*note_log_joint)(int k, double log_joint, double *state, int d, const void *opts);
+  double (*trace)(double *state, int d, const void *opts);
 } sgld_update;
 
 /* the rules, one file each; looked up by name in update_table.c */

@@ -35,6 +35,7 @@
  */
 #include <string.h>
 #include <R.h>
+#include <Rmath.h>
 #include "sgld.h"
 
 typedef struct vi_opts {
@@ -46,6 +47,8 @@ typedef struct vi_opts {
   double average_from;      /* theta is averaged over the steps after this many */
   const sgld_update *inner; /* the optimiser of theta */
   const void *inner_opts;
+  int local;                /* mean-field: the model's local reparameterisation */
+  int elbo_batch;           /* keep the per-iteration minibatch ELBO (trace) */
 } vi_opts;
 
 static size_t scale_count(int d, int fullrank) {
@@ -76,6 +79,9 @@ static const void *vi_build(SEXP opts, int d, int fullrank) {
   if (!ok) error("internal: vi cannot use the update rule '%s' as its optimizer", nm);
   o->inner = find_update(nm);
   o->inner_opts = update_build_opts(o->inner, list_elt(opts, "optimizer_opts"), (int) o->p);
+  o->local = list_int(opts, "local");
+  if (o->local && fullrank) error("internal: local reparameterisation needs a mean-field q");
+  o->elbo_batch = list_int(opts, "elbo_batch");
   return o;
 }
 
@@ -84,14 +90,16 @@ static const void *vi_fullrank_build(SEXP opts, int d) { return vi_build(opts, d
 
 /* the state: scale parameters (n_scale), the optimiser's state (2p + 2
    reserved), the running average of theta (p), the number of steps in that
-   average, and the number of steps taken */
+   average, the number of steps taken, then the sum of the minibatch ELBO
+   estimates since the last kept iterate and their count (the trace) */
 static size_t vi_state(int d, int fullrank) {
   const size_t p = (size_t) d + scale_count(d, fullrank);
-  return scale_count(d, fullrank) + 2 * p + 2 + p + 2;
+  return scale_count(d, fullrank) + 2 * p + 2 + p + 2 + 2;
 }
 static size_t vi_meanfield_state(int d) { return vi_state(d, 0); }
 static size_t vi_fullrank_state(int d) { return vi_state(d, 1); }
-static size_t vi_meanfield_scratch(int d) { return (size_t) d + 2 * (size_t) (2 * d); }
+/* scratch: eps (d), gradient (p), theta (p), and for mean-field the sds (d) */
+static size_t vi_meanfield_scratch(int d) { return (size_t) d + 2 * (size_t) (2 * d) + (size_t) d; }
 static size_t vi_fullrank_scratch(int d) {
   return (size_t) d + 2 * ((size_t) d + scale_count(d, 1));
 }
@@ -114,7 +122,7 @@ static void vi_init(double *state, const double *w, int d, const void *opts) {
   const vi_opts *o = opts;
   memcpy(state, o->scale_init, o->n_scale * sizeof(double));
   double *inner = state + o->n_scale;
-  const size_t rest = 2 * o->p + 2 + o->p + 2;   /* optimiser, average, counts */
+  const size_t rest = 2 * o->p + 2 + o->p + 2 + 2;   /* optimiser, average, counts, trace */
   for (size_t j = 0; j < rest; j++) inner[j] = 0.0;
   /* the allowed optimisers' init() does not read w */
   o->inner->init(inner, NULL, (int) o->p, o->inner_opts);
@@ -205,14 +213,84 @@ static void vi_step(double *w, const double *g_hat, const double *g_bar, double 
     }
 }
 
+/* ------------------------------------------ local reparameterisation -- */
+
+/* sd = softplus(rho) into the scratch after theta, when the fit asked for the
+   model's local-reparameterisation gradient */
+static const double *vi_local_scale(double *state, int d, const void *opts) {
+  const vi_opts *o = opts;
+  if (!o->local) return NULL;
+  double *sd = vi_scratch(state, d, o) + d + 2 * o->p;
+  for (int j = 0; j < d; j++) sd[j] = softplus(state[j]);
+  return sd;
+}
+
+/* the likelihood's part of the gradient in (mu, sd), averaged over the K
+   points like gather()'s (whose prior part is already in the accumulation) */
+static void vi_gather_local(int k, const double *g_mu, const double *g_sd, double *state,
+                            int d, const void *opts) {
+  (void) k;
+  const vi_opts *o = opts;
+  double *acc = vi_scratch(state, d, o) + d;
+  const double wk = 1.0 / o->samples;
+  for (int j = 0; j < d; j++) {
+    acc[j] += wk * g_mu[j];
+    acc[d + j] += wk * g_sd[j];
+  }
+}
+
+/* --------------------------------------------- the minibatch ELBO -- */
+
+static int vi_wants_log_joint(const void *opts) {
+  return ((const vi_opts *) opts)->elbo_batch;
+}
+
+/* the entropy of q: sum_j log L_jj + d/2 log(2 pi e) */
+static double vi_entropy(const double *state, int d, const vi_opts *o) {
+  double h = 0.5 * d * (1.0 + M_LN_2PI);
+  size_t at = 0;
+  for (int j = 0; j < d; j++) {
+    h += log(softplus(state[at]));
+    at += o->fullrank ? (size_t) (d - j) : 1;
+  }
+  return h;
+}
+
+/* The minibatch estimate of the log joint at point k, plus the entropy of q
+   before this iteration's step: an unbiased estimate of that q's ELBO,
+   averaged over the K points and summed over the iterations until the next
+   kept iterate. */
+static void vi_note_log_joint(int k, double log_joint, double *state, int d, const void *opts) {
+  (void) k;
+  const vi_opts *o = opts;
+  double *tr = vi_scratch(state, d, o) - 2;
+  const double wk = 1.0 / o->samples;
+  tr[0] += wk * (log_joint + vi_entropy(state, d, o));
+  tr[1] += wk;
+}
+
+/* at each kept iterate: the mean of the minibatch ELBO over the iterations
+   since the last one (NA when none was noted) */
+static double vi_trace(double *state, int d, const void *opts) {
+  const vi_opts *o = opts;
+  double *tr = vi_scratch(state, d, o) - 2;
+  const double v = tr[1] > 0 ? tr[0] / tr[1] : NAN;
+  tr[0] = tr[1] = 0.0;
+  return v;
+}
+
 const sgld_update update_vi_meanfield = {
   .name = "vi_meanfield", .build = vi_meanfield_build, .state_length = vi_meanfield_state,
   .scratch_length = vi_meanfield_scratch, .init = vi_init, .step = vi_step,
-  .points = vi_points, .point = vi_point, .gather = vi_gather
+  .points = vi_points, .point = vi_point, .gather = vi_gather,
+  .local_scale = vi_local_scale, .gather_local = vi_gather_local,
+  .wants_log_joint = vi_wants_log_joint, .note_log_joint = vi_note_log_joint, .trace = vi_trace
 };
 
 const sgld_update update_vi_fullrank = {
   .name = "vi_fullrank", .build = vi_fullrank_build, .state_length = vi_fullrank_state,
   .scratch_length = vi_fullrank_scratch, .init = vi_init, .step = vi_step,
-  .points = vi_points, .point = vi_point, .gather = vi_gather
+  .points = vi_points, .point = vi_point, .gather = vi_gather,
+  .local_scale = vi_local_scale, .gather_local = vi_gather_local,
+  .wants_log_joint = vi_wants_log_joint, .note_log_joint = vi_note_log_joint, .trace = vi_trace
 };

@@ -72,9 +72,9 @@ elbo_quadrature <- function(model, mu, rho, k = 8) {
 # The engine's estimates of the ELBO's gradient in (mu, rho): one iteration of
 # plain gradient ascent at learning rate 1 moves theta by exactly the
 # estimate; each chain is an independent draw (its own eps and minibatch).
-engine_gradients <- function(model, mu, rho, batch_size, chains, samples = 1) {
+engine_gradients <- function(model, mu, rho, batch_size, chains, samples = 1, local = FALSE) {
   fit <- bbb(model, lr = 1, iter = 1, batch_size = batch_size, optimizer = "sgd",
-             samples = samples, init = to_user(model, mu), init_scale = log1p(exp(rho)),
+             samples = samples, local = local, init = to_user(model, mu), init_scale = log1p(exp(rho)),
              chains = chains, draws = 1, elbo_draws = 0)
   d <- length(mu)
   state <- matrix(fit$state$update, ncol = chains)
@@ -83,10 +83,10 @@ engine_gradients <- function(model, mu, rho, batch_size, chains, samples = 1) {
 
 to_user <- function(model, w) sgld:::to_user_scale(model, matrix(w, 1))[1, ]
 
-expect_unbiased <- function(model, mu, rho, batch_size, reps = 4) {
+expect_unbiased <- function(model, mu, rho, batch_size, reps = 4, local = FALSE) {
   set.seed(11)
   G <- do.call(rbind, lapply(seq_len(reps), function(r)
-    engine_gradients(model, mu, rho, batch_size, chains = 1000)))
+    engine_gradients(model, mu, rho, batch_size, chains = 1000, local = local)))
   theta <- c(mu, rho)
   d <- length(mu)
   f <- function(th) elbo_quadrature(model, th[seq_len(d)], th[d + seq_len(d)])
@@ -108,6 +108,9 @@ test_that("the gradient estimates are unbiased for the ELBO (linear model)", {
   mu <- c(0.9, 0.4, -0.2, log(0.6))
   rho <- log(expm1(c(0.08, 0.06, 0.07, 0.15)))
   expect_unbiased(m, mu, rho, batch_size = 20)
+  # local reparameterisation (the slopes' predictor drawn per observation,
+  # log sigma2 once per batch): unbiased too
+  expect_unbiased(m, mu, rho, batch_size = 20, local = TRUE)
 })
 
 test_that("the gradient estimates are unbiased for the ELBO (logistic model)", {
@@ -115,6 +118,7 @@ test_that("the gradient estimates are unbiased for the ELBO (logistic model)", {
   mu <- c(-0.8, 1.0, 0.6)
   rho <- log(expm1(c(0.25, 0.3, 0.2)))
   expect_unbiased(m, mu, rho, batch_size = 10)
+  expect_unbiased(m, mu, rho, batch_size = 10, local = TRUE)
 })
 
 test_that("samples = K averages K estimates on one minibatch", {
@@ -238,7 +242,7 @@ test_that("a diverging fit keeps what it has with a warning", {
   m <- model_linear(y ~ x, data = sgld::handout)
   set.seed(8)
   res <- with_warnings(bbb(m, iter = 2000, lr = lr_constant(1e-3), optimizer = "sgd",
-                           init_scale = 0.001, chains = 2, draws = 5, elbo_every = 5,
+                           init_scale = 0.001, chains = 2, draws = 5, elbo_every = 5, local = FALSE,
                            elbo_draws = 5))
   fit <- res$value
   expect_true(any(fit$status == "diverged"))
@@ -260,7 +264,8 @@ test_that("model_custom(): the same fit as the built-in model, chains one after 
   set.seed(9)
   a <- bbb(mc, iter = 3000, batch_size = 100, chains = 2, threads = 2, draws = 5, elbo_draws = 5)
   set.seed(9)
-  b <- bbb(m, iter = 3000, batch_size = 100, chains = 2, draws = 5, elbo_draws = 5)
+  b <- bbb(m, iter = 3000, batch_size = 100, chains = 2, draws = 5, elbo_draws = 5,
+           local = FALSE)
   # the same arithmetic in R and in C: equal up to rounding
   expect_equal(a$state$w, b$state$w, tolerance = 1e-6, ignore_attr = TRUE)
   expect_equal(a$state$update, b$state$update, tolerance = 1e-6)
