@@ -136,7 +136,7 @@ test_that("lr = \"auto\" says why it cannot be used", {
 })
 
 test_that("sgld(m) alone is accurate on Adult (a9a design)", {
-  # about 90-110 s on a quiet core (about 91,000 full-data steps, see
+  # about 2 minutes on a quiet core (about 106,000 full-data steps, see
   # bench/defaults.md): the longest test of the suite, run everywhere but on CRAN
   skip_on_cran()
   d <- sgld::adult[sgld::adult$set == "train", ]
