@@ -2,7 +2,7 @@
 # returns, the package's default priors sigma ~ Exp(10), nu ~ Exp(0.1),
 # s[1] ~ N(0, 100^2)): rstan's NUTS on the same model and priors.
 #   1. A simulated series, T = 500 (s a random walk with sigma = 0.3, t_8
-#      returns, set.seed(5)): 4 chains x 5000 draws after 1000 warm-up,
+#      returns, set.seed(5)): 4 chains x 15000 draws after 1000 warm-up,
 #      cross-checked against the package's long mala(). Stored as
 #      tests/testthat/sv-reference.rds (the accuracy tests of test-model-sv.R
 #      read it). ("funnel": the same for bench/sv.R's earlier series, T = 200,
@@ -95,13 +95,13 @@ report <- function(r, label) {
 simulated_reference <- function(ns, sigma, seed, mala_lr, mala_iter, file, param) {
   set.seed(seed)
   ys <- exp(cumsum(c(0, rnorm(ns - 1, 0, sigma)))) * rt(ns, 8)
-  ref <- nuts_reference(ys, iter = 6000, warmup = 1000, seed = 1, param = param)
+  ref <- nuts_reference(ys, iter = 16000, warmup = 1000, seed = 1, param = param)
   report(ref, sprintf("simulated T = %d, sigma = %g", ns, sigma))
   # the cross-check: the package's long MALA on the same model
   msim <- model_sv(ys, type = "rw")
   set.seed(7)
   fr <- mala(msim, lr = mala_lr, iter = mala_iter, burnin = mala_iter / 10,
-             thin = mala_iter / 3e4, pars = TRUE, progress = FALSE)
+             thin = mala_iter / 2e4, pars = TRUE, progress = FALSE)
   R <- as.matrix(fr)
   ess <- coda::effectiveSize(fr$draws)
   ps <- 2 + seq_len(ns)
