@@ -2,7 +2,7 @@
 # returns, the package's default priors sigma ~ Exp(10), nu ~ Exp(0.1),
 # s[1] ~ N(0, 100^2)): rstan's NUTS on the same model and priors.
 #   1. A simulated series, T = 500 (s a random walk with sigma = 0.3, t_8
-#      returns, set.seed(5)): 4 chains x 15000 draws after 1000 warm-up,
+#      returns, set.seed(5)): 4 chains x 10000 draws after 1000 warm-up,
 #      cross-checked against the package's long mala(). Stored as
 #      tests/testthat/sv-reference.rds (the accuracy tests of test-model-sv.R
 #      read it). ("funnel": the same for bench/sv.R's earlier series, T = 200,
@@ -54,15 +54,20 @@ model {
 # Debian's r-cran-bh is a virtual package over libboost-dev: its headers are
 # in /usr/include, where rstan does not look by itself
 boost <- if (nzchar(system.file("include", "boost", package = "BH"))) NULL else "/usr/include"
-sm <- list(centred = stan_model(model_code = stan_centred, boost_lib = boost),
-           noncentred = stan_model(model_code = stan_noncentred, boost_lib = boost))
+stan_programs <- list(centred = stan_centred, noncentred = stan_noncentred)
+compiled <- list()
+stan_program <- function(param) {
+  if (is.null(compiled[[param]]))
+    compiled[[param]] <<- stan_model(model_code = stan_programs[[param]], boost_lib = boost)
+  compiled[[param]]
+}
 
 nuts_reference <- function(y, iter, warmup, seed, param) {
   m <- model_sv(y, type = "rw")
   s0 <- m$default_init[-(1:2)]
   init <- function() list(sigma = 0.1, nu = 10, s = s0, s1 = s0[1], z = diff(s0) / 0.1)
   t0 <- proc.time()[["elapsed"]]
-  fit <- sampling(sm[[param]], data = list(T = length(y), y = as.double(y)), chains = 4, cores = 1,
+  fit <- sampling(stan_program(param), data = list(T = length(y), y = as.double(y)), chains = 4, cores = 1,
                   iter = iter, warmup = warmup, seed = seed, refresh = 0, init = init,
                   control = list(adapt_delta = 0.95, max_treedepth = 12))
   seconds <- proc.time()[["elapsed"]] - t0
@@ -95,7 +100,8 @@ report <- function(r, label) {
 simulated_reference <- function(ns, sigma, seed, mala_lr, mala_iter, file, param) {
   set.seed(seed)
   ys <- exp(cumsum(c(0, rnorm(ns - 1, 0, sigma)))) * rt(ns, 8)
-  ref <- nuts_reference(ys, iter = 16000, warmup = 1000, seed = 1, param = param)
+  ref <- nuts_reference(ys, iter = 11000, warmup = 1000, seed = 1, param = param)
+  if (!is.null(file)) saveRDS(ref, file, version = 2)
   report(ref, sprintf("simulated T = %d, sigma = %g", ns, sigma))
   # the cross-check: the package's long MALA on the same model
   msim <- model_sv(ys, type = "rw")
