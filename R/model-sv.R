@@ -69,14 +69,14 @@
 #' model: the posterior mean of \eqn{\sigma}{sigma} grows with the step. Against
 #' rstan's NUTS on the same model (`data-raw/sv-reference.R`; a simulated
 #' series, T = 500, \eqn{\sigma = 0.3}{sigma = 0.3}, whose posterior of
-#' \eqn{\sigma}{sigma} is 0.297 with sd 0.035), [sgld()]'s mean of
+#' \eqn{\sigma}{sigma} is 0.296 with sd 0.034), [sgld()]'s mean of
 #' \eqn{\sigma}{sigma} was 0.350, 0.316, 0.306 and 0.301 at `lr` 2e-3, 1e-3,
 #' 5e-4 and 2.5e-4. [sghmc()] (default `friction = 0.1`) is both less biased
-#' and faster mixing: at `lr = 2.5e-4` its errors were +0.01 and -0.03 sd
+#' and faster mixing: at `lr = 2.5e-4` its errors were +0.02 and -0.03 sd
 #' for \eqn{\sigma}{sigma} and \eqn{\nu}{nu}, with 3 times SGLD's effective draws per
 #' iteration. The setting this package tests against NUTS (the bar: the
-#' globals' means within 0.2 sd and sds within 20\%, the path's means
-#' correlated above 0.99 and its sds within 20\% on average) is
+#' globals' means within 0.2 sd and sds within 20 percent, the path's means
+#' correlated above 0.99 and its sds within 20 percent on average) is
 #' `sghmc(model, lr = 2.5e-4, iter = 1e6, burnin = 1e5)` on that series.
 #' [psgld()] diverged at steps that mix. Longer series are harder: the
 #' posterior of \eqn{\sigma}{sigma} sits closer to 0, where the path's precision
