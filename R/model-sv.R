@@ -63,6 +63,27 @@
 #' and sds come from the engine's running moments (see `pars` in [sgld()]),
 #' and [sv_volatility()] summarises it.
 #'
+#' @section Accuracy, and the settings that reach it:
+#' With full data the gradient is exact, so a sampler's error is
+#' discretisation bias plus Monte Carlo error. The bias is large for this
+#' model: the posterior mean of \eqn{\sigma}{sigma} grows with the step. Against
+#' rstan's NUTS on the same model (`data-raw/sv-reference.R`; a simulated
+#' series, T = 500, \eqn{\sigma = 0.3}{sigma = 0.3}, whose posterior of
+#' \eqn{\sigma}{sigma} is 0.296 with sd 0.034), [sgld()]'s mean of
+#' \eqn{\sigma}{sigma} was 0.350, 0.316, 0.306 and 0.301 at `lr` 2e-3, 1e-3,
+#' 5e-4 and 2.5e-4. [sghmc()] (default `friction = 0.1`) is both less biased
+#' and faster mixing: at `lr = 2.5e-4` its errors were +0.02 and -0.03 sd
+#' for \eqn{\sigma}{sigma} and \eqn{\nu}{nu}, with 3 times SGLD's effective draws per
+#' iteration. The setting this package tests against NUTS (the bar: the
+#' globals' means within 0.2 sd and sds within 20 percent, the path's means
+#' correlated above 0.99 and its sds within 20 percent on average) is
+#' `sghmc(model, lr = 2.5e-4, iter = 1e6, burnin = 1e5)` on that series.
+#' [psgld()] diverged at steps that mix. Longer series are harder: the
+#' posterior of \eqn{\sigma}{sigma} sits closer to 0, where the path's precision
+#' \eqn{4/\sigma^2}{4 / sigma^2} is stiff, and the bias falls more slowly
+#' than the step; on `MASS::SP500` see `vignette("stochastic-volatility")`
+#' and `bench/RESULTS.md` for what was and was not reached.
+#'
 #' @param y Returns: a numeric vector or `ts`, finite, non-constant, at least
 #'   10 values (see [price_returns()] to make them from prices). A normal
 #'   model refuses exact zeros (their likelihood pushes the latent to minus

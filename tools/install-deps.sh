@@ -3,7 +3,10 @@
 # machine with R: Debian's r-cran-* packages through apt (as root, or with sudo),
 # plus pandoc and qpdf for the vignettes and R CMD check --as-cran.
 #
-# With --bench, also what `make bench` needs: Stan's NUTS (r-cran-rstan),
+# With --bench, also what `make bench` needs: Stan's NUTS (r-cran-rstan, and
+# r-cran-bh: without Boost's headers rstan cannot compile a model; Debian's
+# r-cran-bh is libboost-dev, whose headers bench/sv.R and data-raw/sv-reference.R
+# point rstan to),
 # PyTorch (python3-torch, under /usr/bin/python3), GNU time for peak memory
 # gcc for the C floor programs, and Fashion-MNIST (dataset-fashion-mnist).
 set -euo pipefail
@@ -13,10 +16,13 @@ debs="r-cran-coda r-cran-loo r-cran-rstantools r-cran-generics r-cran-callr r-cr
 tools="pandoc qpdf tidy make"
 if [ "${1:-}" = "--bench" ]; then
   r_pkgs="$r_pkgs rstan"
-  debs="$debs r-cran-rstan python3-torch time gcc dataset-fashion-mnist"
+  debs="$debs r-cran-rstan r-cran-bh python3-torch time gcc dataset-fashion-mnist"
   tools="$tools gcc"
   [ -x /usr/bin/time ] || tools="$tools /usr/bin/time"
   /usr/bin/python3 -c 'import torch' 2>/dev/null || tools="$tools python3-torch"
+  # rstan needs Boost's headers (BH on CRAN; libboost-dev under Debian's r-cran-bh)
+  [ -d /usr/include/boost ] || Rscript -e 'quit(status = !nzchar(system.file("include", "boost", package = "BH")))' ||
+    tools="$tools r-cran-bh"
   # Fashion-MNIST's idx files for bench/fashion-mnist.R
   [ -d /usr/share/datasets/fashion-mnist ] ||
     tools="$tools dataset-fashion-mnist"
