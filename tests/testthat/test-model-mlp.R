@@ -339,3 +339,16 @@ test_that("posterior_predict() simulates responses from each kept draw", {
   expect_error(posterior_predict(sgld(m, lr = 1e-4, iter = 100)), "needs the draws of every weight")
   expect_error(posterior_predict(sgd(m, lr = 1e-4, iter = 100)), "optimiser")
 })
+
+test_that("psgld()'s default lambda is 1 for networks (1e-5 diverges there) and 1e-5 elsewhere", {
+  m <- model_mlp(medv ~ ., data = MASS::Boston, hidden = 10, prior = prior_gamma(1, 1))
+  expect_identical(sgld:::psgld_lambda(m), 1)
+  expect_identical(sgld:::psgld_lambda(model_linear(y ~ x, data = sgld::handout)), 1e-5)
+  set.seed(1)
+  fit <- suppressWarnings(psgld(m, lr = 1e-4, batch_size = 32, iter = 5000, chains = 2))
+  # with lambda = 1e-5 these chains end with non-finite layer precisions
+  # (measured: the run's end-of-run checks then fail on infinite values)
+  expect_identical(fit$status, c("done", "done"))
+  s2 <- as.matrix(fit)[, "sigma2"]
+  expect_true(all(is.finite(s2)) && all(s2 < 1))
+})
