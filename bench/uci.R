@@ -72,6 +72,10 @@ settings <- list(
   "SGHMC" = function(m) sghmc(m, lr = 3e-5, batch_size = 32, iter = iter, thin = 100, chains = 2,
                               pars = TRUE, threads = threads))
 
+# UCI_METHODS="SGLD,SGD (Adam, MAP)" runs only those settings (a partial run)
+only <- Sys.getenv("UCI_METHODS")
+if (nzchar(only)) settings <- settings[strsplit(only, ",")[[1]]]
+
 # test RMSE of the predictive mean and mean log predictive density
 score <- function(fit, m, test, y) {
   mu <- predict(fit, test, draws = TRUE)              # rows x draws, response units
@@ -106,6 +110,9 @@ for (set in sets) {
         next
       }
       res[s, k, ] <- score(fit, m, ds$data[test, ], ds$data[test, ds$response])
+      # one line per split and method on stderr, so a run cut short still says something
+      message(sprintf("%s split %d %s: RMSE %.3f LL %.3f (%.0f s)", set, s, k, res[s, k, 1],
+                      res[s, k, 2], proc.time()[["elapsed"]] - t0))
     }
   }
   for (k in names(settings)) {
