@@ -216,6 +216,11 @@ name_list <- function(x, most = 5) {
 estimator_threshold <- function(G, eta, T = NULL) {
   C <- stats::cov(G)
   if (!is.null(T)) C <- crossprod(T, C %*% T)
+  # finite gradients so large that their covariance overflows (a network
+  # under pSGLD with a tiny lambda, before it diverges): the noise is
+  # unbounded, which the check reports, rather than eigen() failing
+  if (anyNA(C)) return(NA_real_)
+  if (any(!is.finite(C))) return(Inf)
   eta / 2 * max(eigen(C, symmetric = TRUE, only.values = TRUE)$values)
 }
 

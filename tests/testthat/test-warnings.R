@@ -139,3 +139,13 @@ test_that("the quoted simulated run (n = 2e5, d = 20, lr 1e-6, from the mode) wa
   expect_true(all(res$value$checks$alpha > 5))
   expect_true(any(grepl("do not look like posterior draws", res$warnings)))
 })
+
+test_that("the threshold check reports overflowing gradient noise instead of failing", {
+  # finite gradients whose covariance overflows (seen with pSGLD at a tiny
+  # lambda on a network): unbounded noise, not an error from eigen()
+  G <- matrix(c(1e200, -1e200, 3e200, 2, 1, 3), 3)
+  expect_identical(sgld:::estimator_threshold(G, 0.1), Inf)
+  expect_identical(sgld:::estimator_threshold(matrix(c(1, NA, 3, 2, 1, 3), 3), 0.1), NA_real_)
+  expect_equal(sgld:::estimator_threshold(matrix(c(1, 2, 3, 2, 1, 3), 3), 0.1),
+               0.05 * max(eigen(cov(matrix(c(1, 2, 3, 2, 1, 3), 3)))$values))
+})
