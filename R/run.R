@@ -70,8 +70,11 @@
 #' @param monitor `NULL`, or [monitor_every()] to record the log joint
 #'   probability and held-out metrics during the run (in `fit$monitor`).
 #' @param threads Number of threads to run chains in parallel (OpenMP); the
-#'   default is `getOption("sgld.threads", 1)`. The draws are identical for
-#'   any number of threads. Models written in R functions ([model_custom()])
+#'   default is `getOption("sgld.threads", 1)`. With fewer chains than
+#'   threads, the spare threads share each chain's minibatch gradient (models
+#'   with at least 8 parameters and batch size times parameters of at least
+#'   4096), when that is measured to be faster during the run. The draws are
+#'   identical for any number of threads. Models written in R functions ([model_custom()])
 #'   run their chains one after the other whatever `threads` says, as R is
 #'   single-threaded.
 #' @param parallel `"threads"` (the default, `getOption("sgld.parallel",

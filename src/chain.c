@@ -101,7 +101,9 @@ static int estimate_at(const run_context *ctx, chain *ch, const double *at,
                        const R_xlen_t *idx, double t_abs) {
   const run_settings *s = ctx->s;
   chain_scratch *sc = &ch->sc;
-  estimate_gradient(&ctx->estimator, at, idx, sc->g,
+  sgld_estimator e = ctx->estimator;
+  e.threads = ch->threads;
+  estimate_gradient(&e, at, idx, sc->g,
                     ctx->rule->needs_g_bar ? sc->g_bar : NULL, sc->g_new, sc->work);
   if (s->clip_type != CLIP_NONE)
     ch->res.clip_count += clip_gradient(sc->g, ctx->model->d, s->clip_type, s->clip_threshold);

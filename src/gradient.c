@@ -7,18 +7,114 @@
 #include <string.h>
 #include <R.h>
 #include "sgld.h"
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+/* ------------------------------------------ one chain on several threads --
+
+   When a run has fewer chains than threads, the idle threads share each
+   chain's minibatch gradient. The batch is cut into SPLIT_BLOCKS pieces,
+   each piece's likelihood gradient goes into a buffer of its own (the first
+   into g), and the buffers are added to g in order: the pieces and the order
+   depend on the model and the batch size only, so the draws are the same
+   for any number of threads (tests/testthat/test-threads-inner.R), and a
+   run on one thread takes the same path without forking. The model's
+   kernels still see a list of items, as always; only this file knows the
+   batch is cut.
+
+   A parallel region per gradient: libgomp keeps its threads between
+   regions, spinning, so a fork and join costs a microsecond or two, against
+   the 50-150 us a gradient takes above SPLIT_MIN_WORK.
+
+   Four pieces serve up to four threads; with two, each thread takes two
+   (schedule(static): pieces 0-1 and 2-3). The pieces are whole groups of
+   SPLIT_ALIGN items (the dense kernels work in blocks of 4 rows, dense.h),
+   as equal as the groups allow. Adding three buffers of d doubles costs
+   3d additions against the 2md multiply-adds of the gradient (about 1% at
+   m = 100). */
+#define SPLIT_BLOCKS 4
+#define SPLIT_ALIGN 4
+/* below this many item-parameter products (m d) the batch is not cut: the
+   gradient takes a few microseconds, no more than the fork and join */
+#define SPLIT_MIN_WORK 4096
+/* nor below this many parameters: small models keep the bits they had
+   (test-checksums.R) and their time goes to per-row costs the pieces do not
+   cut (the same bound as dense.h's vectorised kernels) */
+#define SPLIT_MIN_D 8
+
+void estimator_split(sgld_estimator *e, int threads) {
+  const sgld_model *model = e->model;
+  e->blocks = 1;
+  e->threads = 1;
+  /* a model that calls R runs on the main thread only; one whose parameters
+     are local to items runs on full data with its own preconditioner path */
+  if (model->main_thread_only || model->local_params) return;
+  if (model->d < SPLIT_MIN_D || e->m < SPLIT_BLOCKS * SPLIT_ALIGN ||
+      (double) e->m * model->d < SPLIT_MIN_WORK) return;
+  e->blocks = SPLIT_BLOCKS;
+#ifdef _OPENMP
+  e->threads = threads < SPLIT_BLOCKS ? threads : SPLIT_BLOCKS;
+  if (e->threads < 1) e->threads = 1;
+#else
+  (void) threads;
+#endif
+}
+
+size_t estimator_work_length(const sgld_estimator *e) {
+  const size_t ws = e->model->work_size;
+  if (e->blocks == 1) return ws;
+  return (size_t) e->blocks * ws + (size_t) (e->blocks - 1) * e->model->d;
+}
+
+/* piece b of the batch is items from[b] .. from[b + 1] - 1 */
+static void split_bounds(int m, int blocks, int *from) {
+  const int groups = m / SPLIT_ALIGN, base = groups / blocks, extra = groups % blocks;
+  from[0] = 0;
+  for (int b = 0; b < blocks; b++)
+    from[b + 1] = from[b] + SPLIT_ALIGN * (base + (b < extra));
+  from[blocks] = m;                    /* the last piece takes the leftover items */
+}
+
+/* g (zero on entry) += the likelihood gradient summed over the batch */
+static void batch_grad_loglik(const sgld_estimator *e, const double *w, const R_xlen_t *idx,
+                              double *g, double *work) {
+  const sgld_model *model = e->model;
+  if (e->blocks == 1) {
+    model->grad_loglik(model->data, w, idx, e->m, g, work);
+    return;
+  }
+  const int d = model->d, nb = e->blocks;
+  const size_t ws = model->work_size;
+  double *part = work + (size_t) nb * ws;      /* pieces 1 .. nb - 1, d each */
+  int from[SPLIT_BLOCKS + 1];
+  split_bounds(e->m, nb, from);
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(e->threads) if(e->threads > 1) schedule(static)
+#endif
+  for (int b = 0; b < nb; b++) {
+    double *gb = b == 0 ? g : part + (size_t) (b - 1) * d;
+    if (b > 0) memset(gb, 0, (size_t) d * sizeof(double));
+    model->grad_loglik(model->data, w, idx + from[b], from[b + 1] - from[b], gb,
+                       work + (size_t) b * ws);
+  }
+  for (int b = 1; b < nb; b++) {
+    const double *pb = part + (size_t) (b - 1) * d;
+    for (int j = 0; j < d; j++) g[j] += pb[j];
+  }
+}
 
 void estimate_gradient(const sgld_estimator *e, const double *w, const R_xlen_t *idx,
                        double *g, double *g_bar, double *tmp, double *work) {
   const sgld_model *model = e->model;
   const int d = model->d, m = e->m;
   const double scale = (double) model->n / (double) m;
-  if (model->grad_logpost && !g_bar && !e->cv_mode) {
+  if (model->grad_logpost && !g_bar && !e->cv_mode && e->blocks == 1) {
     model->grad_logpost(model->data, w, idx, m, scale, g, work);
     return;
   }
   for (int j = 0; j < d; j++) g[j] = 0.0;
-  model->grad_loglik(model->data, w, idx, m, g, work);
+  batch_grad_loglik(e, w, idx, g, work);
   /* g_bar is the plain minibatch mean even with control variates: it feeds
      preconditioners that estimate the scale of per-item gradients at w. The
      control-variate version vanishes at the mode, which would make such a
@@ -28,7 +124,7 @@ void estimate_gradient(const sgld_estimator *e, const double *w, const R_xlen_t 
     for (int j = 0; j < d; j++) g_bar[j] = g[j] / m;
   if (e->cv_mode) {
     for (int j = 0; j < d; j++) tmp[j] = 0.0;
-    model->grad_loglik(model->data, e->cv_mode, idx, m, tmp, work);
+    batch_grad_loglik(e, e->cv_mode, idx, tmp, work);
     for (int j = 0; j < d; j++) g[j] = e->cv_grad[j] + scale * (g[j] - tmp[j]);
   } else {
     for (int j = 0; j < d; j++) g[j] *= scale;
@@ -83,8 +179,9 @@ SEXP sgld_gradient_draws(SEXP model_spec, SEXP settings) {
   const int times = list_int(settings, "times");
   const int replace = list_int(settings, "replace");
   if (m < 1 || m > model.n || times < 1) error("internal: bad batch size or count");
-  sgld_estimator e = {&model, m, NULL, NULL};
-  double *work = (double *) R_alloc(model.work_size + 1, sizeof(double));
+  sgld_estimator e = {&model, m, NULL, NULL, 1, 1};
+  estimator_split(&e, 1);      /* the same pieces as a run's, so the same numbers */
+  double *work = (double *) R_alloc(estimator_work_length(&e) + 1, sizeof(double));
   double *tmp = (double *) R_alloc(d, sizeof(double));
   if (list_elt(settings, "cv_mode") != R_NilValue) {
     e.cv_mode = list_doubles(settings, "cv_mode", d);

@@ -151,7 +151,7 @@ static void *scratch(size_t count, size_t size) {
 }
 
 static void alloc_scratch(chain_scratch *sc, const run_settings *s, const sgld_model *model,
-                          const sgld_update *rule) {
+                          const sgld_update *rule, size_t work_len) {
   const int d = model->d;
   const size_t state_len = update_state_length(rule, d);
   sc->w = scratch(d, sizeof(double));
@@ -164,7 +164,7 @@ static void alloc_scratch(chain_scratch *sc, const run_settings *s, const sgld_m
   sc->diag_idx = s->diag_every > 0 && s->diag_sample < model->n
                    ? scratch(s->diag_sample, sizeof(R_xlen_t)) : NULL;
   sc->state = scratch(state_len + update_scratch_length(rule, d), sizeof(double));
-  sc->work = scratch(model->work_size, sizeof(double));
+  sc->work = scratch(work_len, sizeof(double));   /* >= model->work_size */
   sc->idx = scratch(s->m, sizeof(R_xlen_t));
   sc->batch_memory = s->mala ? NULL : scratch(minibatch_bytes(model->n, s->m, s->replace), 1);
 }
@@ -194,7 +194,7 @@ static void seed_streams(chain *ch, int chains, SEXP rng_init) {
 /* every chain before its first iteration: its views into the outputs, its
    scratch, its start and the rule's state there */
 static chain *setup_chains(SEXP out, const run_settings *s, const sgld_model *model,
-                           const sgld_update *rule) {
+                           const sgld_update *rule, size_t work_len) {
   const int d = model->d, chains = s->chains;
   const size_t state_len = update_state_length(rule, d);
   chain *ch = (chain *) R_alloc(chains, sizeof(chain));
@@ -203,7 +203,7 @@ static chain *setup_chains(SEXP out, const run_settings *s, const sgld_model *mo
     ch[c].id = c;
     ch[c].res.status = STATUS_NOT_RUN;
     ch[c].out = chain_views(out, s, c, d, state_len);
-    alloc_scratch(&ch[c].sc, s, model, rule);
+    alloc_scratch(&ch[c].sc, s, model, rule, work_len);
     moments_reset(&ch[c].out, &ch[c].res, d);
     /* each chain's start, which a chain that never runs also returns */
     memcpy(ch[c].out.last, s->init + (R_xlen_t) c * d, d * sizeof(double));
@@ -225,10 +225,13 @@ SEXP sgld_run(SEXP model_spec, SEXP settings) {
   full_data_items(&s, &model);
   if (s.cv_mode) s.cv_grad = cv_gradient(&model, s.cv_mode);
 
+  /* threads the chains leave idle share each chain's minibatch gradient */
+  sgld_estimator estimator = {&model, s.m, s.cv_mode, s.cv_grad, 1, 1};
+  estimator_split(&estimator, s.chains < s.threads ? s.threads / s.chains : 1);
   SEXP out = PROTECT(alloc_outputs(&s, model.d, update_state_length(rule, model.d)));
-  chain *chains = setup_chains(out, &s, &model, rule);
+  chain *chains = setup_chains(out, &s, &model, rule, estimator_work_length(&estimator));
   seed_streams(chains, s.chains, list_elt(settings, "rng_init"));
-  const run_context ctx = {&model, rule, &s, {&model, s.m, s.cv_mode, s.cv_grad}};
+  const run_context ctx = {&model, rule, &s, estimator};
   const double expected = run_chains(&ctx, chains);
   write_results(out, chains, s.chains, expected);
   UNPROTECT(1);

@@ -91,6 +91,9 @@ typedef struct chain {
   R_xlen_t since_kept;
   double eta_since_kept;
   R_xlen_t next_monitor, next_diag;
+  /* threads sharing this chain's minibatch gradient in the current chunk,
+     at most estimator.threads (chunks.c chooses; the draws do not depend on it) */
+  int threads;
   chain_scratch sc;
   chain_output out;
   chain_result res;

@@ -298,10 +298,22 @@ typedef struct sgld_estimator {
   int m;
   const double *cv_mode;   /* w_hat, or NULL without control variates */
   const double *cv_grad;   /* G(w_hat) */
+  /* The minibatch sum in `blocks` fixed pieces of the batch (1: one piece),
+     summed in a fixed order, so the bits do not depend on `threads`, the
+     threads that share the pieces (gradient.c: estimator_split()). */
+  int blocks, threads;
 } sgld_estimator;
 
+/* blocks and threads for a run of this model at batch size m, with `threads`
+   to spare for each chain; the blocks depend on the model and m only */
+void estimator_split(sgld_estimator *e, int threads);
+/* doubles of work buffer estimate_gradient() needs (model->work_size when
+   the batch is not split) */
+size_t estimator_work_length(const sgld_estimator *e);
+
 /* g <- g_hat(w); g_bar (when not NULL) <- the minibatch mean of the per-item
-   likelihood gradients at w; tmp: d doubles, used with control variates */
+   likelihood gradients at w; tmp: d doubles, used with control variates;
+   work: estimator_work_length(e) doubles */
 void estimate_gradient(const sgld_estimator *e, const double *w, const R_xlen_t *idx,
                        double *g, double *g_bar, double *tmp, double *work);
 /* G(w_hat): the full-data likelihood gradient at a mode, in one pass by
