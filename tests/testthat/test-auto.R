@@ -150,6 +150,6 @@ test_that("sgld(m) alone is accurate on Adult (a9a design)", {
   # the slowest parameters still get about 1,000 effective draws or more
   expect_gt(fit$auto$laplace_departure, 1)
   expect_gt(fit$auto$warmup_spread, 1.5)
-  expect_output(print(fit), "times the plan")
+  expect_output(print(fit), "times\\s+the\\s+plan")
   expect_accurate(fit, ref$mean, ref$sd, "Adult")
 })
