@@ -99,11 +99,25 @@ for (rule in list(precond_rmsprop(), opt_adam(),
 for (family in c("meanfield", "fullrank")) {
   rule <- sgld:::update_rule(paste0("vi_", family), family,
     list(samples = 2L, optimizer = "adam", optimizer_opts = opt_adam()$opts, average_from = 10,
-         scale_init = sgld:::vi_scale_init(0.1, 3, family, family)))
+         scale_init = sgld:::vi_scale_init(0.1, 3, family, family), local = 0L,
+         elbo_batch = 1L))
   s <- sgld:::run_settings(models$linear, lr = 1e-3, batch_size = 4, iter = 20, burnin = 0,
                            thin = 2, temperature = 0, chains = 2, init = NULL, replace = FALSE,
                            clip = clip_norm(10), rule = rule)
   calls[[paste("linear", rule$name)]] <- list(sgld:::C_sgld_run, models$linear, s)
+}
+# local reparameterisation (the models' grad_loglik_local) with the
+# minibatch ELBO, on the regressions and a network
+for (name in c("linear", "logistic", "counts", "mlp")) {
+  d <- models[[name]]$d
+  rule <- sgld:::update_rule("vi_meanfield", "meanfield",
+    list(samples = 1L, optimizer = "adam", optimizer_opts = opt_adam()$opts, average_from = 10,
+         scale_init = sgld:::vi_scale_init(0.1, d, "meanfield", "meanfield"), local = 1L,
+         elbo_batch = 1L))
+  s <- sgld:::run_settings(models[[name]], lr = 1e-3, batch_size = 4, iter = 20, burnin = 0,
+                           thin = 2, temperature = 0, chains = 2, init = NULL, replace = FALSE,
+                           clip = NULL, rule = rule)
+  calls[[paste(name, "vi local")]] <- list(sgld:::C_sgld_run, models[[name]], s)
 }
 calls[["codes"]] <- list(sgld:::C_sgld_codes)
 calls[["code of"]] <- list(sgld:::C_sgld_code_of, "schedule", "piecewise")
