@@ -94,7 +94,11 @@ run_cases <- function(seed, first, last) {
           family <- sample(c("meanfield", "fullrank"), 1)
           rule <- sgld:::update_rule(paste0("vi_", family), family,
             list(samples = 2L, optimizer = "adam", optimizer_opts = opt_adam()$opts,
-                 average_from = 25, scale_init = sgld:::vi_scale_init(0.1, m$d, family, family)))
+                 average_from = 25, scale_init = sgld:::vi_scale_init(0.1, m$d, family, family),
+                 # local reparameterisation on every model, also those
+                 # without it (the engine must refuse them, not crash)
+                 local = as.integer(family == "meanfield" && stats::runif(1) < 0.5),
+                 elbo_batch = sample(0:1, 1)))
           s <- sgld:::run_settings(m, lr = 1e-6, batch_size = 5, iter = 50, burnin = 0, thin = 2,
                                    temperature = 0, chains = 2, init = NULL, replace = FALSE,
                                    clip = NULL, threads = 2, rule = rule)
