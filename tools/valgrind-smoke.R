@@ -58,6 +58,17 @@ f <- bbb(m, iter = 300, samples = 3, chains = 2, threads = 2, elbo_every = 100, 
 f <- bbb(m, iter = 100, samples = 3, chains = 2, init = f, draws = 10, elbo_draws = 5)
 f <- bbb(m, family = "fullrank", iter = 300, optimizer = "rmsprop", draws = 10, elbo_draws = 5)
 print(psis_khat(f, draws = 50, method = "own"))
+# local reparameterisation with the minibatch ELBO, on the linear model and a
+# network (the per-layer sampled pre-activations of model_mlp_local.c)
+f <- bbb(m, iter = 200, local = TRUE, elbo_batch = TRUE, chains = 2, threads = 2, draws = 10,
+         elbo_draws = 5)
+nl <- data.frame(a = rnorm(40), b = rnorm(40)); nl$y <- nl$a - nl$b + rnorm(40)
+f <- bbb(model_mlp(y ~ a + b, data = nl, hidden = 4), iter = 200, batch_size = 20, local = TRUE,
+         draws = 10, elbo_draws = 5)
+# one chain's minibatch gradient shared by two threads (gradient.c's pieces)
+xw <- matrix(rnorm(300 * 50), 300)
+f <- sgld(model_logistic(xw, rbinom(300, 1, 0.5), sparse = FALSE), lr = 1e-5, batch_size = 100,
+          iter = 300, threads = 2)
 g <- stochastic_gradients(sp, rep(0, sp$d), batch_size = 5, times = 50, control_variates = TRUE)
 print(dim(g))
 # ICA: the natural-gradient rule (LAPACK), its MH proposal and the threshold in its frame
