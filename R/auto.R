@@ -119,6 +119,8 @@ auto_alpha <- function(model, pm, batch_size, cv, eta, points = 3, times = 200,
 # sgld(model) with lr = "auto": the settings, then the run. `args` holds
 # sgld()'s arguments, `given` the names the user gave.
 auto_sgld <- function(model, args, given, call) {
+  # a model with a latent path: its own recipe (R/whiten.R)
+  if (isTRUE(model$path_gaussian)) return(auto_whiten(model, args, given, call, "sgld"))
   what <- "sgld()"
   start <- proc.time()[["elapsed"]]
   n <- model$n
@@ -255,6 +257,7 @@ auto_sgld <- function(model, args, given, call) {
 # x + h/2 grad + sqrt(h) xi, i.e. eta = h / 2 here, checked by short pilots
 # that halve or grow it until the acceptance rate is between 0.45 and 0.85.
 auto_mala <- function(model, args, given, call) {
+  if (isTRUE(model$path_gaussian)) return(auto_whiten(model, args, given, call, "mala"))
   start <- proc.time()[["elapsed"]]
   d <- model$d
   chains <- args$chains

@@ -29,22 +29,38 @@
 #' includes the Jacobians.
 #'
 #' @section Parameterisation of the path:
-#' The path is sampled centred (the latents themselves), not non-centred
-#' (standardised innovations, \eqn{s = s_1 + \sigma \cdot}{s = s[1] + sigma *}
-#' their cumulative sum). For a gradient sampler what matters is the
-#' conditioning of the posterior in the coordinates it moves. Centred, the
-#' path's precision is tridiagonal: up to about \eqn{4/\sigma^2}{4 / sigma^2}
-#' from the process, down to the data's information per day (about 1/2 for
-#' the normal, \eqn{2\nu/(\nu+3)}{2 nu / (nu + 3)} for the t), whatever T is.
-#' Non-centred, each innovation moves every later day, so the data's
-#' precision in the innovations grows like \eqn{\sigma^2 T^2}{sigma^2 T^2}.
-#' Measured in `bench/sv.R` (random walk, \eqn{\sigma = 0.05}{sigma = 0.05},
-#' \eqn{\nu = 8}{nu = 8}, the data's curvature at its expectation): the
-#' condition number of the path's negative Hessian at fixed globals is 1100 centred against 1050
-#' non-centred at T = 500, and 1100 against 14800 at T = 2780 (`MASS::SP500`'s
-#' length). For the long series this package is for, centred is the better
-#' conditioned, and its gradient needs no cumulative sums. (The exact Gibbs
-#' samplers of \pkg{stochvol} face a different trade-off and interweave both.)
+#' The path is stored and reported as itself (centred: the latents, not
+#' their innovations), but by default the samplers move it in coordinates
+#' that whiten it given the globals (`precondition = "whiten"`, the default
+#' of [sgld()], [mala()] and [sgd()] for this model). Given the globals
+#' \eqn{\theta}{theta} the path is close to normal,
+#' \eqn{N(\bar x(\theta), M(\theta)^{-1})}{N(xbar(theta), M(theta)^-1)}, with
+#' \eqn{M}{M} the process's precision (tridiagonal) plus the data's Fisher
+#' information per day (\eqn{2\nu/(\nu+3)}{2 nu / (nu + 3)} for a t scale, 2 for
+#' a normal one, a quarter of that for the log-variance of `"ar1"`) and
+#' \eqn{\bar x}{xbar} the process's mean smoothed towards a rough path (the
+#' logarithm of a moving average of \eqn{y^2}{y^2}). With \eqn{M = LL^T}{M = L L'}
+#' the samplers move \eqn{\theta}{theta} and
+#' \eqn{z = L^T(x - \bar x(\theta))}{z = L'(x - xbar(theta))}, which is
+#' close to \eqn{N(0, I)}{N(0, I)} whatever \eqn{\theta}{theta} is, with the
+#' Jacobian in the target (details in `src/update_whiten.c`); every step
+#' costs O(T).
+#'
+#' Why: in the path's own coordinates \eqn{\sigma}{sigma} is pinned by the
+#' roughness of the path, and the path's fast directions have precision up
+#' to \eqn{4/\sigma^2}{4 / sigma^2}: a funnel that no fixed step crosses. In
+#' the innovations (non-centred) \eqn{\sigma}{sigma} is pinned instead by the
+#' path's slow part, which the data fix. Whitening given the globals is
+#' centred where the data speak and non-centred where the process does.
+#' Measured on `MASS::SP500` (random walk, T = 2780; `bench/sv.R`): [mala()]
+#' in the path's own coordinates, with the process's precision plus the
+#' data's information as a metric, gave \eqn{\sigma}{sigma} 4 to 8 effective
+#' draws in 30,000 iterations; whitened, 380 to 540. Plain SGLD in the path's
+#' own coordinates (`precondition = "none"`) did not settle at any step
+#' tried: \eqn{\sigma}{sigma}'s mean fell from 0.095 to 0.064 as the step was
+#' quartered, against 0.033 in the exact posterior. (The exact Gibbs
+#' samplers of \pkg{stochvol} face the same choice and interweave both
+#' forms.)
 #'
 #' @section Minibatches, control variates, diagnostics:
 #' Each latent belongs to one day. A random minibatch scaled by n/m would
@@ -56,8 +72,8 @@
 #' windows with buffers (Ma, Foti and Fox 2017) are not offered. With full
 #' data the gradient is exact, so control variates have nothing to reduce and
 #' are refused too, as is `diagnostics` (its score covariance is d x d) and a
-#' preconditioning matrix (d x d): use `psgld()` for a diagonal
-#' preconditioner.
+#' preconditioning matrix (d x d): the default `precondition = "whiten"` is
+#' this model's preconditioner, and [psgld()] offers a diagonal one.
 #'
 #' By default a fit stores the draws of the globals only; the path's means
 #' and sds come from the engine's running moments (see `pars` in [sgld()]),
@@ -65,24 +81,31 @@
 #'
 #' @section Accuracy, and the settings that reach it:
 #' With full data the gradient is exact, so a sampler's error is
-#' discretisation bias plus Monte Carlo error. The bias is large for this
-#' model: the posterior mean of \eqn{\sigma}{sigma} grows with the step. Against
-#' rstan's NUTS on the same model (`data-raw/sv-reference.R`; a simulated
-#' series, T = 500, \eqn{\sigma = 0.3}{sigma = 0.3}, whose posterior of
-#' \eqn{\sigma}{sigma} is 0.296 with sd 0.034), [sgld()]'s mean of
-#' \eqn{\sigma}{sigma} was 0.350, 0.316, 0.306 and 0.301 at `lr` 2e-3, 1e-3,
-#' 5e-4 and 2.5e-4. [sghmc()] (default `friction = 0.1`) is both less biased
-#' and faster mixing: at `lr = 2.5e-4` its errors were +0.02 and -0.03 sd
-#' for \eqn{\sigma}{sigma} and \eqn{\nu}{nu}, with 3 times SGLD's effective draws per
-#' iteration. The setting this package tests against NUTS (the bar: the
-#' globals' means within 0.2 sd and sds within 20 percent, the path's means
-#' correlated above 0.99 and its sds within 20 percent on average) is
-#' `sghmc(model, lr = 2.5e-4, iter = 1e6, burnin = 1e5)` on that series.
-#' [psgld()] diverged at steps that mix. Longer series are harder: the
-#' posterior of \eqn{\sigma}{sigma} sits closer to 0, where the path's precision
-#' \eqn{4/\sigma^2}{4 / sigma^2} is stiff, and the bias falls more slowly
-#' than the step; on `MASS::SP500` see `vignette("stochastic-volatility")`
-#' and `bench/RESULTS.md` for what was and was not reached.
+#' discretisation bias plus Monte Carlo error. `sgld(model)` with no other
+#' argument (`lr = "auto"`) samples with the path whitened at step 0.05, runs
+#' a warm-up of 10,000 iterations and then enough iterations for about 2,000
+#' effective draws of the globals at the warm-up's rate; `mala(model)` does
+#' the same at step 0.1 with a Metropolis-Hastings correction, and is exact.
+#' Measured against exact references (the bar: the globals' means within 0.2
+#' sd and sds within 20 percent, the path's means correlated above 0.99 and
+#' its sds within 20 percent on average):
+#' * a simulated series (T = 500, \eqn{\sigma = 0.3}{sigma = 0.3}) against
+#'   rstan's NUTS on the same model (`data-raw/sv-reference.R`): `sgld()` at
+#'   lr 0.05 over 200,000 iterations was off by -0.002 and -0.012 sd for
+#'   \eqn{\sigma}{sigma} and \eqn{\nu}{nu}, with sds 0.99 and 0.96 of the
+#'   reference's and the path's sds 1.0 percent too wide on average (2.1
+#'   percent at lr 0.1); `tests/testthat/test-whiten.R` checks it and the
+#'   exactness of `mala()`;
+#' * `MASS::SP500` against a long exact `mala()` run
+#'   (`inst/extdata/sv-sp500-reference.rds`): see `bench/sv.R`,
+#'   `vignette("stochastic-volatility")` and `bench/RESULTS.md`.
+#'
+#' In the path's own coordinates (`precondition = "none"`) every fixed-step
+#' sampler is biased in \eqn{\sigma}{sigma}: on the T = 500 series
+#' `sgld()`'s mean of \eqn{\sigma}{sigma} was 0.350, 0.316, 0.306 and 0.301 at
+#' `lr` 2e-3, 1e-3, 5e-4 and 2.5e-4 (reference 0.296, sd 0.034), and
+#' [sghmc()] (which always moves the path as itself) reached the bar at
+#' `lr = 2.5e-4` over 1e6 iterations. [psgld()] diverged at steps that mix.
 #'
 #' @param y Returns: a numeric vector or `ts`, finite, non-constant, at least
 #'   10 values (see [price_returns()] to make them from prices). A normal
@@ -106,8 +129,8 @@
 #'   m <- model_sv(MASS::SP500, type = "rw")
 #'   m
 #'   set.seed(1)
-#'   # a short run (see the vignette for what accuracy takes)
-#'   fit <- sgld(m, lr = 2e-5, iter = 2000, burnin = 1000)
+#'   # a short run with the path whitened (sgld(m) alone chooses its length)
+#'   fit <- sgld(m, lr = 0.05, iter = 3000, burnin = 1000)
 #'   colMeans(as.matrix(fit))
 #'   head(sv_volatility(fit))
 #' }
@@ -171,9 +194,12 @@ model_sv <- function(y, type = c("ar1", "rw"), errors = NULL, mu_mean = 0, mu_sd
     names = c(globals, path_names),
     sampler_names = c(sampler_globals, path_names),
     default_init = c(init_globals, if (type == "ar1") h0 else h0 / 2),
+    path_centre = if (type == "ar1") h0 else h0 / 2,
     default_pars = seq_len(k),
     moment_scale = c(scales, rep("identity", n)),
-    local_parameters = TRUE
+    local_parameters = TRUE,
+    path_gaussian = TRUE,
+    default_precondition = "whiten"
   ), class = c("sgld_model_sv", "sgld_model"))
 }
 
@@ -263,7 +289,7 @@ check_local_parameters <- function(model, batch_size, control_variates, diagnost
 #' @examples
 #' if (requireNamespace("MASS", quietly = TRUE)) {
 #'   set.seed(1)
-#'   fit <- sgld(model_sv(MASS::SP500[1:500], type = "rw"), lr = 2e-5, iter = 2000)
+#'   fit <- sgld(model_sv(MASS::SP500[1:500], type = "rw"), lr = 0.05, iter = 2000)
 #'   v <- sv_volatility(fit)
 #'   plot(v$mean, type = "l", ylim = range(v$lower, v$upper))
 #'   lines(v$lower, lty = 2)

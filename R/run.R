@@ -47,14 +47,18 @@
 #' @param replace Draw each minibatch with replacement? By default the items of
 #'   a minibatch are distinct (batches are still drawn independently).
 #' @param clip `NULL`, or gradient clipping from [clip_norm()] or [clip_value()].
-#' @param precondition `NULL` for the model's default (the plain update, or
-#'   the natural gradient for [model_ica()]); `"none"` for the plain update; a
+#' @param precondition `NULL` for the model's default (the plain update; the
+#'   natural gradient for [model_ica()]; the whitened path for [model_sv()]);
+#'   `"none"` for the plain update; a
 #'   symmetric positive definite d x d matrix \eqn{P}{P} on the sampler's scale
 #'   for the fixed preconditioner \eqn{w \leftarrow w + \eta P \hat g +
 #'   \sqrt{2\eta\tau} P^{1/2}\xi}{w <- w + eta P g_hat +
 #'   sqrt(2 eta tau) P^(1/2)xi}; `"rmsprop"` / [precond_rmsprop()] for pSGLD
-#'   (see [psgld()]); or `"natural"` for the natural gradient of a matrix
-#'   parameter (see [model_ica()] and [update_rules]).
+#'   (see [psgld()]); `"natural"` for the natural gradient of a matrix
+#'   parameter (see [model_ica()] and [update_rules]); or `"whiten"` for a
+#'   latent path moved in coordinates that whiten it given the model's
+#'   global parameters (see "Parameterisation of the path" in [model_sv()]),
+#'   with the globals' step covariance found from the model before the run.
 #' @param control_variates `FALSE`; `TRUE` to find the posterior mode
 #'   \eqn{\hat w}{w_hat} first ([posterior_mode()], one pass over the data per
 #'   evaluation) and use the control-variate estimator (Baker et al. 2019)
@@ -151,6 +155,18 @@
 #' draws of every parameter in two seeds).
 #' Giving `iter` or `burnin` turns the warm-up off; the checks of the fit
 #' (see [sgld_fit]) still warn about too few effective draws.
+#'
+#' A model with a latent path ([model_sv()]: one latent per time point)
+#' has no useful joint mode (the joint density of a hierarchical model grows
+#' without bound as the path's scale shrinks to 0). For it, `lr = "auto"`
+#' samples with the path whitened given the globals (`precondition =
+#' "whiten"`, whose globals' step covariance comes from a Laplace-type
+#' approximation of their marginal posterior), at step 0.05; a warm-up of
+#' 10,000 iterations (or `burnin`) from the globals' approximate marginal
+#' mode measures the effective draws per iteration of the slowest global,
+#' and the run continues the warm-up for about 2,000 of them (at most 2
+#' million iterations), thinned by a quarter of the iterations per effective
+#' draw. Several chains start with the globals over-dispersed.
 #' @section Choosing settings by hand:
 #' When you give `lr`, the rest is yours too. A recipe:
 #' 1. *Scales.* The plain update moves every coordinate by one learning rate.
@@ -533,19 +549,20 @@ resolve_init <- function(model, init, chains) {
 #'
 #' @inheritParams sgld
 #' @param lr Step size \eqn{\eta}{eta} (a number or a schedule; a constant one keeps
-#'   the chain stationary).
-#' @param lr Step size \eqn{\eta}{eta} (a number or a schedule; a constant one keeps
 #'   the chain stationary), or `"auto"` (the default): the preconditioner
 #'   `precondition` (by default the Laplace covariance at the posterior mode)
 #'   and the step \eqn{1.65^2 / (2 d^{1/3})}{1.65^2 / (2 d^(1/3))} of the optimal scaling of
 #'   Roberts and Rosenthal (1998), halved or grown by short pilot runs until
 #'   the acceptance rate is between 0.45 and 0.85; then 11,000 iterations, the
 #'   first 1,000 burn-in, from the mode (several chains: over-dispersed
-#'   around it, as in [sgld()]).
+#'   around it, as in [sgld()]). For a model with a latent path
+#'   ([model_sv()]) the path whitened at step 0.1, as for [sgld()] (its section
+#'   "Automatic settings").
 #' @param iter Number of iterations per chain; `NULL` means 10,000 for a
 #'   given `lr`, 11,000 for `lr = "auto"`.
-#' @param precondition `NULL` for the model's default (none, or the natural
-#'   gradient for [model_ica()]), `"none"`, `"natural"`, or a symmetric
+#' @param precondition `NULL` for the model's default (none; the natural
+#'   gradient for [model_ica()]; the whitened path for [model_sv()]),
+#'   `"none"`, `"natural"`, `"whiten"` (see [sgld()]), or a symmetric
 #'   positive definite d x d matrix \eqn{P}{P} on the sampler's scale, e.g. an
 #'   estimate of the posterior covariance.
 #' @param temperature \eqn{\tau > 0}{tau > 0}; 1 samples the posterior.
@@ -580,10 +597,11 @@ mala <- function(model, lr = "auto", iter = NULL, ..., burnin = floor(iter / 2),
 # MALA's proposal is the step of a rule without kept state.
 mala_rule <- function(precondition, model) {
   if (inherits(precondition, "sgld_rule") || identical(precondition, "rmsprop"))
-    abort("`precondition` for mala() must be NULL, \"none\", \"natural\" or a matrix: ",
-          "an adaptive preconditioner cannot be a Metropolis-Hastings proposal.")
+    abort("`precondition` for mala() must be NULL, \"none\", \"natural\", \"whiten\" or a ",
+          "matrix: an adaptive preconditioner cannot be a Metropolis-Hastings proposal.")
   rule <- resolve_precondition(precondition, model)
-  rule$label <- if (rule$name == "natural") "natural-gradient MALA" else "MALA"
+  rule$label <- switch(rule$name, natural = "natural-gradient MALA",
+                       whiten = "MALA with the latent path whitened", "MALA")
   rule
 }
 

@@ -140,7 +140,8 @@ resolve_optimizer <- function(optimizer, model) {
   if (is.character(optimizer) && length(optimizer) == 1 && !is.na(optimizer)) {
     make <- list(sgd = function() plain_rule("SGD"), momentum = opt_momentum,
                  adagrad = opt_adagrad, rmsprop = opt_rmsprop, adam = opt_adam,
-                 natural = function() natural_rule(model, "natural-gradient SGD"))
+                 natural = function() natural_rule(model, "natural-gradient SGD"),
+                 whiten = function() whiten_rule(model, "SGD with the latent path whitened"))
     if (!optimizer %in% names(make))
       abort("`optimizer` must be one of \"", paste(names(make), collapse = "\", \""),
             "\", or made by opt_momentum(), opt_adagrad(), opt_rmsprop() or opt_adam(); not \"",
@@ -154,21 +155,24 @@ resolve_optimizer <- function(optimizer, model) {
 }
 
 # sgld()'s `precondition`: the model's default (NULL), none, a fixed matrix,
-# pSGLD, or the natural gradient of a matrix parameter.
+# pSGLD, the natural gradient of a matrix parameter, or a latent path
+# whitened given the globals.
 resolve_precondition <- function(precondition, model) {
   d <- model$d
   if (is.null(precondition)) precondition <- model$default_precondition
   if (is.null(precondition) || identical(precondition, "none")) return(plain_rule("SGLD"))
   if (identical(precondition, "rmsprop")) return(precond_rmsprop())
   if (identical(precondition, "natural")) return(natural_rule(model, "natural-gradient SGLD"))
+  if (identical(precondition, "whiten"))   # R/whiten.R
+    return(whiten_rule(model, "SGLD with the latent path whitened"))
   if (inherits(precondition, "sgld_rule") && precondition$sampler) return(precondition)
   if (is.matrix(precondition)) {
     return(update_rule("precond", "SGLD with a fixed preconditioner",
                        list(chol = precondition_factor(precondition, d)), sampler = TRUE))
   }
   abort("`precondition` must be NULL, \"none\", \"rmsprop\", precond_rmsprop(), ",
-        "\"natural\" (for model_ica()), or a symmetric positive definite ", d, " x ", d,
-        " matrix; not ", describe(precondition), ".")
+        "\"natural\" (for model_ica()), \"whiten\" (for model_sv()), or a symmetric ",
+        "positive definite ", d, " x ", d, " matrix; not ", describe(precondition), ".")
 }
 
 # The natural gradient post-multiplies by W^T W: only for a square matrix parameter.

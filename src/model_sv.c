@@ -50,6 +50,7 @@ typedef struct sv_data {
   double sigma_rate, s1_sd;                           /* rw priors */
   double nu_rate;
   double a;              /* the latent's factor in the log scale: 1/2 or 1 */
+  const double *centre;  /* a rough path (smoothed log squared returns), for path_gaussian */
 } sv_data;
 
 /* log(1 + e^x) without overflow */
@@ -217,6 +218,85 @@ static void sv_grad_logprior(const void *data, const double *w, double *g) {
   sv_prior(data, w, g);
 }
 
+/* The data's Fisher information per day about its latent, c(nu) =
+   a^2 2 nu / (nu + 3) for a t scale (2 a^2 for the normal), and its
+   derivative in kappa */
+static double sv_day_info(const sv_data *S, const double *w, double *dkappa) {
+  const double a2 = S->a * S->a;
+  *dkappa = 0.0;
+  if (!S->t_errors) return 2.0 * a2;
+  double D;
+  const double nu = sv_nu(S, w[S->i_nu], &D);
+  *dkappa = a2 * 6.0 / ((nu + 3.0) * (nu + 3.0)) * D;
+  return a2 * 2.0 * nu / (nu + 3.0);
+}
+
+/* path_gaussian (sgld.h; the "whiten" rule): given the globals, the path is
+   approximately normal with precision M = (the process's precision) + c I,
+   c the data's information per day, and M^{-1} b = the process's mean
+   smoothed towards the fixed rough path `centre` (b = Q m + c centre, m the
+   process's mean: mu for ar1, 0 for rw). j < 0: M and b; j >= 0: their
+   derivatives in the j-th global. */
+static void sv_path_gaussian(const void *data, const double *w, int j, double *diag, double *off,
+                             double *b) {
+  const sv_data *S = data;
+  const R_xlen_t T = S->n;
+  double dc;
+  const double c = sv_day_info(S, w, &dc);
+  if (j >= 0 && j == S->i_nu) {          /* kappa: through c only */
+    for (R_xlen_t t = 0; t < T; t++) {
+      diag[t] = dc;
+      b[t] = dc * S->centre[t];
+    }
+    for (R_xlen_t t = 0; t + 1 < T; t++) off[t] = 0.0;
+    return;
+  }
+  if (S->type == SV_RW) {
+    /* Q = D'D / sigma^2 + e_1 e_1' / s1^2; omega = log sigma scales the first term by -2 */
+    const double isig2 = exp(-2.0 * w[0]), f = j < 0 ? 1.0 : -2.0;
+    for (R_xlen_t t = 0; t < T; t++) {
+      diag[t] = f * 2.0 * isig2 + (j < 0 ? c : 0.0);
+      b[t] = j < 0 ? c * S->centre[t] : 0.0;
+    }
+    diag[0] -= f * isig2;
+    diag[T - 1] -= f * isig2;
+    if (j < 0) diag[0] += 1.0 / (S->s1_sd * S->s1_sd);
+    for (R_xlen_t t = 0; t + 1 < T; t++) off[t] = -f * isig2;
+    return;
+  }
+  /* ar1: Q = (1/sigma^2) tridiag(-phi; 1, 1 + phi^2, ..., 1 + phi^2, 1; -phi), and
+     Q 1 = (1/sigma^2) (1 - phi, (1 - phi)^2, ..., (1 - phi)^2, 1 - phi) */
+  const double mu = w[0], phi = tanh(w[1]), J = 1.0 - phi * phi, isig2 = exp(-2.0 * w[2]);
+  double qd_end, qd_mid, q_off, q1_end, q1_mid, cc = 0.0, cb = 0.0;
+  if (j < 0 || j == 2) {       /* values; omega scales every term by -2 */
+    const double f = j < 0 ? 1.0 : -2.0;
+    qd_end = f * isig2;
+    qd_mid = f * (1.0 + phi * phi) * isig2;
+    q_off = -f * phi * isig2;
+    q1_end = f * mu * (1.0 - phi) * isig2;
+    q1_mid = f * mu * (1.0 - phi) * (1.0 - phi) * isig2;
+    if (j < 0) cc = cb = c;
+  } else if (j == 0) {         /* mu: b only */
+    qd_end = qd_mid = q_off = 0.0;
+    q1_end = (1.0 - phi) * isig2;
+    q1_mid = (1.0 - phi) * (1.0 - phi) * isig2;
+  } else {                     /* psi = atanh(phi): d phi / d psi = 1 - phi^2 */
+    qd_end = 0.0;
+    qd_mid = 2.0 * phi * J * isig2;
+    q_off = -J * isig2;
+    q1_end = -mu * J * isig2;
+    q1_mid = -2.0 * mu * (1.0 - phi) * J * isig2;
+  }
+  for (R_xlen_t t = 0; t < T; t++) {
+    diag[t] = qd_mid + cc;
+    b[t] = q1_mid + cb * S->centre[t];
+  }
+  diag[0] = diag[T - 1] = qd_end + cc;
+  b[0] = q1_end + cb * S->centre[0];
+  b[T - 1] = q1_end + cb * S->centre[T - 1];
+  for (R_xlen_t t = 0; t + 1 < T; t++) off[t] = q_off;
+}
+
 /* Beyond these the transforms leave the doubles (e^{2 omega}, e^kappa) and
    the chain is treated as diverged rather than drifting with meaningless
    finite numbers. The path is not checked here (an O(T) pass per step): a
@@ -238,6 +318,7 @@ sgld_model model_sv_build(SEXP spec) {
       (S->t_errors != 0 && S->t_errors != 1))
     error("internal: stochastic volatility model needs T >= 2, a known type and t_errors 0 or 1");
   S->y2 = list_doubles(spec, "y2", S->n);
+  S->centre = list_doubles(spec, "path_centre", S->n);
   S->k = (S->type == SV_AR1 ? 3 : 1) + S->t_errors;
   S->i_nu = S->t_errors ? S->k - 1 : -1;
   S->a = S->type == SV_AR1 ? 0.5 : 1.0;
@@ -264,6 +345,8 @@ sgld_model model_sv_build(SEXP spec) {
     .grad_logprior = sv_grad_logprior,
     .logprior = sv_logprior,
     .in_domain = sv_in_domain,
-    .local_params = 1
+    .local_params = 1,
+    .path_gaussian = sv_path_gaussian,
+    .path_k = S->k
   };
 }

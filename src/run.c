@@ -99,7 +99,7 @@ static run_settings read_settings(SEXP settings, const sgld_model *model,
   s.long_run_seconds = list_real(settings, "long_run_seconds");
   s.mala = list_int(settings, "mala");
   read_collection(settings, &s);
-  s.opts = update_build_opts(rule, list_elt(settings, "update_opts"), d);
+  s.opts = update_build_opts(rule, list_elt(settings, "update_opts"), d, model);
   read_kept_parameters(settings, &s, d);
   read_starts(settings, &s, d, update_state_length(rule, d));
   if (s.m > model->n) error("internal: batch_size exceeds the number of data items");

@@ -135,6 +135,16 @@ typedef struct sgld_model {
   double (*grad_loglik_local)(const void *data, const double *mu, const double *sd,
                               const R_xlen_t *idx, int m, sgld_rng *rng, double *g_mu,
                               double *g_sd, double *work);
+  /* Optional (NULL: none). A Gaussian approximation of a latent path given
+     the globals, for the "whiten" rule (update_whiten.c): the path is the
+     last d - path_k parameters, and given the globals w[0..path_k) it is
+     approximately N(M^{-1} b, M^{-1}) with M symmetric tridiagonal. With
+     j < 0 writes M's diagonal into diag[0..P), its off-diagonal into
+     off[0..P - 1) and b into b[0..P) (P = d - path_k); with 0 <= j < path_k
+     their derivatives in w[j]. Everything depends on the globals only. */
+  void (*path_gaussian)(const void *data, const double *w, int j, double *diag, double *off,
+                        double *b);
+  int path_k;
 } sgld_model;
 
 enum { MODEL_OK = 0, MODEL_FAILED = 1, MODEL_INTERRUPTED = 2 };
@@ -176,6 +186,9 @@ typedef struct sgld_update {
   const char *name;    /* the name R passes (rule$name) */
   /* Optional (NULL: the rule has no settings, and opts is NULL) */
   const void *(*build)(SEXP opts, int d);
+  /* Optional, in place of build for a rule that needs the model itself
+     (update_whiten.c): the model lives as long as the run */
+  const void *(*build_model)(SEXP opts, const sgld_model *model);
   /* Optional (NULL: 0). The state (momentum, averages, a step count) is part
      of the chain: it is returned with the fit and restored when a run is
      continued. state_length(d) doubles for d parameters, followed in the
@@ -236,14 +249,16 @@ typedef struct sgld_update {
 /* the rules, one file each; looked up by name in update_table.c */
 extern const sgld_update update_sgld, update_precond, update_psgld, update_sghmc,
   update_momentum, update_adagrad, update_rmsprop, update_adam, update_natural,
-  update_vi_meanfield, update_vi_fullrank;
+  update_vi_meanfield, update_vi_fullrank, update_whiten;
 
 /* the rule named `name`; an R error if there is none (update_table.c) */
 const sgld_update *find_update(const char *name);
 /* the name of the i-th rule in that table, NULL past the last */
 const char *update_rule_name(int i);
-/* the rule's options built from the R list, NULL for a rule without any */
-const void *update_build_opts(const sgld_update *u, SEXP opts, int d);
+/* the rule's options built from the R list, NULL for a rule without any;
+   model: the run's model (NULL where a rule is built inside another, which
+   then cannot be one that needs the model) */
+const void *update_build_opts(const sgld_update *u, SEXP opts, int d, const sgld_model *model);
 /* doubles of state a rule keeps for d parameters, and of scratch after it */
 size_t update_state_length(const sgld_update *u, int d);
 size_t update_scratch_length(const sgld_update *u, int d);

@@ -11,7 +11,7 @@
 static const sgld_update *const update_table[] = {
   &update_sgld, &update_precond, &update_psgld, &update_sghmc, &update_momentum,
   &update_adagrad, &update_rmsprop, &update_adam, &update_natural,
-  &update_vi_meanfield, &update_vi_fullrank,
+  &update_vi_meanfield, &update_vi_fullrank, &update_whiten,
 };
 #define N_UPDATES ((int) (sizeof update_table / sizeof *update_table))
 
@@ -27,9 +27,13 @@ const char *update_rule_name(int i) {
   return i >= 0 && i < N_UPDATES ? update_table[i]->name : NULL;
 }
 
-const void *update_build_opts(const sgld_update *u, SEXP opts, int d) {
+const void *update_build_opts(const sgld_update *u, SEXP opts, int d, const sgld_model *model) {
   if (TYPEOF(opts) != VECSXP)
     error("internal: the options of update rule '%s' must be a list", u->name);
+  if (u->build_model) {
+    if (!model) error("internal: update rule '%s' needs the run's model", u->name);
+    return u->build_model(opts, model);
+  }
   return u->build ? u->build(opts, d) : NULL;
 }
 

@@ -78,7 +78,7 @@ static const void *vi_build(SEXP opts, int d, int fullrank) {
   for (int i = 0; inner_names[i]; i++) ok |= strcmp(nm, inner_names[i]) == 0;
   if (!ok) error("internal: vi cannot use the update rule '%s' as its optimizer", nm);
   o->inner = find_update(nm);
-  o->inner_opts = update_build_opts(o->inner, list_elt(opts, "optimizer_opts"), (int) o->p);
+  o->inner_opts = update_build_opts(o->inner, list_elt(opts, "optimizer_opts"), (int) o->p, NULL);
   o->local = list_int(opts, "local");
   if (o->local && fullrank) error("internal: local reparameterisation needs a mean-field q");
   o->elbo_batch = list_int(opts, "elbo_batch");

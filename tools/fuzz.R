@@ -77,8 +77,8 @@ run_cases <- function(seed, first, last) {
     set.seed(seed * 1e6 + case)
     which_model <- sample(names(models), 1)
     m <- models[[which_model]]
-    target <- sample(c("run", "vi", "eval", "gradient", "rng", "schedule", "codes", "sampler",
-                       "predict", "predict_mixture", "ksd", "file_rows"), 1)
+    target <- sample(c("run", "vi", "whiten", "eval", "gradient", "rng", "schedule", "codes",
+                       "sampler", "predict", "predict_mixture", "ksd", "file_rows"), 1)
     if (nzchar(Sys.getenv("FUZZ_VERBOSE"))) cat("case", case, target, which_model, "\n")
     res <- tryCatch({
       switch(target,
@@ -104,6 +104,25 @@ run_cases <- function(seed, first, last) {
                                    clip = NULL, threads = 2, rule = rule)
           s$update_opts <- mutate(s$update_opts, sample(1:2, 1))
           .Call(sgld:::C_sgld_run, m, clamp_iter(s))
+        },
+        whiten = {
+          # the path whitened (update_whiten.c): its options, the settings or
+          # the model mutated, under SGLD or MALA; and the map R reads
+          msv <- models$sv
+          rule <- sgld:::update_rule("whiten", "whiten", list(chol = as.double(diag(msv$k)),
+                                                              globals = numeric(msv$k)),
+                                     sampler = TRUE)
+          s <- sgld:::run_settings(msv, lr = 0.05, batch_size = NULL, iter = 50, burnin = 10,
+                                   thin = 2, temperature = 1, chains = 2, init = NULL,
+                                   replace = FALSE, clip = NULL, threads = 2, rule = rule,
+                                   mala = stats::runif(1) < 0.5)
+          u <- stats::runif(1)
+          if (u < 0.4) s$update_opts <- mutate(s$update_opts, 1)
+          else if (u < 0.7) s <- mutate(s, sample(1:2, 1))
+          else msv <- mutate(unclass(msv), 1)
+          .Call(sgld:::C_sgld_run, msv, clamp_iter(s))
+          .Call(sgld:::C_sgld_whiten_eval, mutate(unclass(models$sv), sample(0:1, 1)),
+                draw() %||% rnorm(models$sv$d), draw(), draw())
         },
         eval = .Call(sgld:::C_sgld_model_eval, mutate(unclass(m), sample(0:2, 1)),
                      palette[[sample(length(palette), 1)]] %||% rnorm(m$d)),

@@ -52,8 +52,9 @@ table_files <- setdiff(list.files(src, pattern = "^(model|update)_[a-z]+\\.c$", 
 in_tables <- unique(unlist(lapply(table_files, function(f) {
   code <- paste(readLines(f), collapse = "\n")
   m <- regmatches(code, gregexpr("\\.[a-z_]+ *= *&?([A-Za-z_][A-Za-z0-9_]*)", code))[[1]]
-  # a rule's `build` reads R's options on the main thread, before any thread starts
-  m <- m[!grepl("^\\.build ", m)]
+  # a rule's `build` (or `build_model`) reads R's options on the main thread,
+  # before any thread starts
+  m <- m[!grepl("^\\.build(_model)? ", m)]
   sub("^.*= *&?", "", m)
 })))
 pointer_targets <- defined[plain(defined) %in% in_tables]

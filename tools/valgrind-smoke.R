@@ -81,8 +81,12 @@ print(ica_instability(f))
 # model_sv(): the AR(1) model with t errors under pSGLD and MALA, two threads
 msv <- model_sv(MASS::SP500[1:300], errors = "t")
 f <- psgld(msv, lr = 1e-7, iter = 300, chains = 2, threads = 2)
-f <- mala(msv, lr = 1e-4, iter = 100, pars = TRUE)
+f <- mala(msv, lr = 1e-4, iter = 100, pars = TRUE, precondition = "none")
 print(head(sv_volatility(f), 3))
+# the path whitened given the globals: SGLD on two threads, MALA, and the map
+f <- sgld(msv, lr = 0.05, iter = 200, chains = 2, threads = 2)
+f <- mala(msv, lr = 0.1, iter = 100)
+z <- .Call(sgld:::C_sgld_whiten_eval, msv, sgld:::resolve_init(msv, NULL, 1)[1, ], 1, FALSE)
 # neural networks: backpropagation through the work buffer, monitors, predict
 set.seed(4)
 nd <- data.frame(a = rnorm(60), b = rnorm(60))
