@@ -1,7 +1,7 @@
 # Exact references for model_sv(type = "rw") (Keng's random walk with t
 # returns, the package's default priors sigma ~ Exp(10), nu ~ Exp(0.1),
 # s[1] ~ N(0, 100^2)): rstan's NUTS on the same model and priors, and on
-# MASS::SP500, where NUTS fails, a long exact run of the package itself.
+# MASS::SP500 a long exact run of the package itself, cross-checked by NUTS.
 #   1. A simulated series, T = 500 (s a random walk with sigma = 0.3, t_8
 #      returns, set.seed(5)): 4 chains x 10000 draws after 1000 warm-up,
 #      cross-checked against the package's long mala(). Stored as
@@ -9,15 +9,15 @@
 #      read it). ("funnel": the same for bench/sv.R's earlier series, T = 200,
 #      sigma = 0.15, printed only.)
 #   2. MASS::SP500 (T = 2780): the package's exact mala() with the path
-#      whitened (NUTS fails on it; see below). Stored as
-#      inst/extdata/sv-sp500-reference.rds (the vignette and bench/sv.R read
-#      it).
+#      whitened, cross-checked by rstan's non-centred NUTS. Stored as
+#      inst/extdata/sv-sp500-reference.rds (the vignette, bench/sv.R and the
+#      tests read it).
 # Each stores the globals' means, sds and ESS, and the path's means and sds;
 # no draws (a few tens of kB).
-#   Rscript data-raw/sv-reference.R [sim|funnel|sp500]   (all when no argument)
+#   Rscript data-raw/sv-reference.R [sim|funnel|sp500|sp500-nuts]   (all when no argument)
 suppressPackageStartupMessages({library(sgld); library(rstan)})
 what <- commandArgs(TRUE)
-if (!length(what)) what <- c("sim", "funnel", "sp500")
+if (!length(what)) what <- c("sim", "funnel", "sp500", "sp500-nuts")
 
 # The Stan program in both parameterisations of the path: centred (s itself,
 # as model_sv() samples it) and non-centred (s[t] = s[t-1] + sigma z[t],
@@ -144,27 +144,30 @@ if ("funnel" %in% what)
 
 # MASS::SP500 (T = 2780): the package's own exact sampler, mala() with the
 # path whitened given the globals (precondition = "whiten", the default for
-# model_sv()), 4 chains x 250,000 iterations after 25,000 of warm-up each,
-# from over-dispersed starts. NUTS could not be the reference here: centred,
-# every transition hit the maximum tree depth (ESS of sigma 3 after 236 s,
-# R-hat 1.97); non-centred ran over 22 minutes without finishing (see
-# bench/sv.R, which times NUTS against it).
+# model_sv()), 4 chains x 250,000 iterations after a warm-up, from
+# over-dispersed starts; "sp500-nuts" below cross-checks it with rstan's
+# non-centred NUTS (centred NUTS is no reference here: with adapt_delta 0.95
+# and a maximum tree depth of 12 every transition hit that depth, ESS of
+# sigma 3 after 236 s, R-hat 1.97). bench/sv.R times both against it.
 if ("sp500" %in% what) {
   m <- model_sv(MASS::SP500, type = "rw")
   set.seed(11)
   chains <- 4
   g <- sgld:::whiten_globals(m)
-  # starts: the globals over-dispersed around the profile's maximum, the path
-  # at its approximate conditional mean given them
-  init <- t(vapply(seq_len(chains), function(i) {
-    th <- g$theta + drop(t(chol(g$cov)) %*% rnorm(m$k, 0, 2))
-    w <- .Call(sgld:::C_sgld_whiten_eval, m, c(th, rep(0, m$n)), 1, TRUE)
-    sgld:::to_user_scale.sgld_model_sv(m, matrix(w, 1))[1, ]
-  }, numeric(m$d)))
-  iter <- 275000
+  # starts: the globals over-dispersed around the maximum of the whitened
+  # profile, the path drawn from its Gaussian approximation given them
+  # (whiten_init(), as lr = "auto" does); then 20,000 iterations of sgld() at
+  # lr 0.05 in the same coordinates, which carry the chains into the bulk
+  # of the posterior without rejections (MALA started away from it can
+  # reject every proposal: it did from three of four starts at z = 0), and
+  # mala() continues them exactly
+  init <- sgld:::whiten_init(m, list(theta = g$theta, R = t(chol(g$cov))), chains)
   t0 <- proc.time()[["elapsed"]]
+  warm <- sgld(m, lr = 0.05, iter = 20000, burnin = 0, chains = chains, init = init, threads = 2,
+               progress = FALSE)
+  iter <- 250000
   fit <- mala(m, lr = 0.1, iter = iter, burnin = 25000, thin = 25, chains = chains,
-              init = init, threads = 2, progress = FALSE)
+              init = warm, threads = 2, progress = FALSE)
   seconds <- proc.time()[["elapsed"]] - t0
   mom <- sgld:::pooled_moments(fit$moments, fit$chain_ids)
   G <- as.matrix(fit)
@@ -176,12 +179,46 @@ if ("sp500" %in% what) {
               acceptance = fit$acceptance, seconds = seconds, iterations = iter,
               chains = chains, draws = nrow(G),
               method = sprintf(paste0("mala(precondition = \"whiten\", lr = 0.1), %d chains x %d ",
-                                      "iterations after %d warm-up, thinned by 25"),
+                                      "iterations after 20,000 of sgld() and %d of mala() as ",
+                                      "warm-up, thinned by 25"),
                                chains, iter - 25000, 25000))
   cat(sprintf(paste0("MASS::SP500: %.0f s, acceptance %s\n  sigma %.5f (sd %.5f, ESS %.0f, ",
                      "R-hat %.4f), nu %.3f (sd %.3f, ESS %.0f, R-hat %.4f)\n"),
               seconds, paste(round(fit$acceptance, 3), collapse = " "), ref$gmean[1], ref$gsd[1],
               ess[1], rhat[1], ref$gmean[2], ref$gsd[2], ess[2], rhat[2]))
   dir.create("inst/extdata", showWarnings = FALSE, recursive = TRUE)
+  saveRDS(ref, "inst/extdata/sv-sp500-reference.rds", version = 2)
+}
+
+# The cross-check of the MASS::SP500 reference: rstan's NUTS, non-centred,
+# rstan's defaults (adapt_delta 0.8, maximum tree depth 10), 4 chains x
+# (1,000 warm-up + 1,000 draws); stored beside the reference as `nuts_check`.
+if ("sp500-nuts" %in% what) {
+  ref <- readRDS("inst/extdata/sv-sp500-reference.rds")
+  y <- MASS::SP500
+  m <- model_sv(y, type = "rw")
+  s0 <- m$default_init[-(1:2)]
+  init <- function() list(sigma = 0.05, nu = 10, s1 = s0[1], z = diff(s0) / 0.05)
+  fit <- sampling(stan_program("noncentred"), data = list(T = length(y), y = as.double(y)),
+                  chains = 4, cores = 1, iter = 2000, warmup = 1000, seed = 4, refresh = 0,
+                  init = init)
+  dr <- as.matrix(fit)
+  sc <- paste0("s[", seq_along(y), "]")
+  sp <- get_sampler_params(fit, inc_warmup = FALSE)
+  tsum <- summary(fit, pars = c("sigma", "nu"))$summary
+  g <- dr[, c("sigma", "nu")]
+  ref$nuts_check <- list(
+    method = "rstan NUTS, non-centred, defaults, 4 chains x (1000 warm-up + 1000 draws)",
+    gmean = colMeans(g), gsd = apply(g, 2, sd), gess = tsum[, "n_eff"], rhat = tsum[, "Rhat"],
+    z_globals = (colMeans(g) - ref$gmean) / sqrt(ref$gsd^2 / ref$gess + apply(g, 2, var) / tsum[, "n_eff"]),
+    path_cor = cor(colMeans(dr[, sc]), ref$pmean),
+    path_sd_ratio = mean(apply(dr[, sc], 2, sd) / ref$psd),
+    divergences = sum(vapply(sp, function(x) sum(x[, "divergent__"]), 0)),
+    seconds = sum(get_elapsed_time(fit)))
+  with(ref$nuts_check, cat(sprintf(paste0(
+    "NUTS cross-check: sigma %.5f (sd %.5f, ESS %.0f), nu %.3f (sd %.3f, ESS %.0f); ",
+    "off by %+.2f, %+.2f combined standard errors; path: correlation %.6f, sd ratio %.4f; ",
+    "%d divergences, %.0f s\n"), gmean[1], gsd[1], gess[1], gmean[2], gsd[2], gess[2],
+    z_globals[1], z_globals[2], path_cor, path_sd_ratio, divergences, seconds)))
   saveRDS(ref, "inst/extdata/sv-sp500-reference.rds", version = 2)
 }
