@@ -156,27 +156,27 @@ static void whitened_gradient(const whiten_opts *o, const double *w, const doubl
   solve_lower(m->il, m->e, m->gz, P);
   memcpy(m->h, m->gz, (size_t) P * sizeof(double));
   solve_upper(m->il, m->e, m->h, P);
+  const double *il = m->il, *e = m->e, *xbar = m->xbar, *u = m->u, *h = m->h, *gz = m->gz;
   for (int j = 0; j < k; j++) {
     o->model->path_gaussian(o->model->data, w, j, m->da, m->dob, m->db);
-    /* the factor's derivative: l_i^2 = a_i - e_{i-1}^2, e_i = o_i / l_i */
-    double prev_e = 0.0, prev_de = 0.0, dlog = 0.0;
-    for (int i = 0; i < P; i++) {
-      m->dl[i] = 0.5 * (m->da[i] - 2.0 * prev_e * prev_de) * m->il[i];
-      m->de[i] = i + 1 < P ? (m->dob[i] - m->e[i] * m->dl[i]) * m->il[i] : 0.0;
-      prev_e = m->e[i];
-      prev_de = m->de[i];
-      dlog += m->dl[i] * m->il[i];
+    const double *da = m->da, *dob = m->dob, *db = m->db;
+    double *dl = m->dl, *de = m->de;
+    /* the factor's derivative: l_i^2 = a_i - e_{i-1}^2, e_i = o_i / l_i
+       (sequential), then d log det L = sum dl_i / l_i */
+    dl[0] = 0.5 * da[0] * il[0];
+    for (int i = 0; i + 1 < P; i++) {
+      de[i] = (dob[i] - e[i] * dl[i]) * il[i];
+      dl[i + 1] = (0.5 * da[i + 1] - e[i] * de[i]) * il[i + 1];
     }
-    double s = g[j] - tau * dlog;
-    for (int i = 0; i < P; i++) {
-      /* h' (db - dM xbar) - gz' (dL^T u) */
-      double dmx = m->da[i] * m->xbar[i];
-      if (i > 0) dmx += m->dob[i - 1] * m->xbar[i - 1];
-      if (i + 1 < P) dmx += m->dob[i] * m->xbar[i + 1];
-      const double dlu = m->dl[i] * m->u[i] + (i + 1 < P ? m->de[i] * m->u[i + 1] : 0.0);
-      s += m->h[i] * (m->db[i] - dmx) - m->gz[i] * dlu;
-    }
-    m->gt[j] = s;
+    double dlog = 0.0;
+    for (int i = 0; i < P; i++) dlog += dl[i] * il[i];
+    /* h' (db - dM xbar) - gz' (dL^T u), dM and dL^T bidiagonal or tridiagonal:
+       the diagonal terms, then the off-diagonal ones, without branches */
+    double s = 0.0;
+    for (int i = 0; i < P; i++) s += h[i] * (db[i] - da[i] * xbar[i]) - gz[i] * dl[i] * u[i];
+    for (int i = 0; i + 1 < P; i++)
+      s -= dob[i] * (h[i + 1] * xbar[i] + h[i] * xbar[i + 1]) + gz[i] * de[i] * u[i + 1];
+    m->gt[j] = g[j] - tau * dlog + s;
   }
 }
 
