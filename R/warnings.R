@@ -19,7 +19,8 @@ check_run <- function(fit, settings, rule) {
   # the Stein check takes full-data gradients at stored draws: it needs all of them
   if (is_sampler(fit) && settings$temperature > 0 && all_kept(fit) && small)
     checks$gradient_ratio <- stein_check(fit, settings)
-  if (is_sampler(fit) && ndraws(fit) > 1 && ndraws(fit) * fit$model$d * length(fit$draws) <= 1e6)
+  if (is_sampler(fit) && ndraws(fit) > 1 &&
+      as.double(ndraws(fit)) * fit$model$d * length(fit$draws) <= 1e6)
     checks$convergence <- convergence_check(suppressWarnings(summary(fit))$statistics, warn = FALSE)
   fit$checks <- checks
   fit
