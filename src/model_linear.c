@@ -23,6 +23,7 @@ typedef struct linear_data {
   int vinv_diag;
   double a, b;           /* inverse-gamma shape and rate */
   double prior_const;    /* normalising constant of the prior in (beta, gamma) */
+  int wide;              /* the dense kernels' AVX2 build (dense.h: dense_wide()) */
 } linear_data;
 
 /* The batch sums of residual times covariates (into xr) and of squared
@@ -76,34 +77,54 @@ static double linear_sums_blocked(const double *z, const int p, const double *w,
 /* Many coefficients: blocks of DENSE_BLOCK rows (dense.h), each row read
    once for its residual and again, still in cache, for X'r. The column-wise
    second pass above strides across 64 rows per coefficient, which at large p
-   misses the cache on every read. */
+   misses the cache on every read. LINEAR_BLOCK_OF is one block of B rows
+   from item k; LINEAR_DENSE the batch, in blocks of 4 (dot products by
+   `dots4`) after `wide_blocks` (empty, or the wide build's blocks of 8),
+   then single rows, as model_logistic.c's. */
+#define LINEAR_BLOCK_OF(B, dots, axpy)                                               \
+  {                                                                                  \
+    const double *zb[B];                                                             \
+    double r[B];                                                                     \
+    dense_prefetch_rows(z, idx, k + ahead, k + ahead + (B), m, stride);              \
+    for (int b = 0; b < (B); b++) zb[b] = z + idx[k + b] * stride;                   \
+    dots(zb, w, p, r);                                                               \
+    for (int b = 0; b < (B); b++) {                                                  \
+      r[b] = zb[b][p] - r[b];                                                        \
+      ssr += r[b] * r[b];                                                            \
+    }                                                                                \
+    axpy(xr, zb, r, p);                                                              \
+  }
+#define LINEAR_DENSE(ahead_rows, dots4, wide_blocks)                                 \
+  const int stride = p + 1, ahead = ahead_rows;                                      \
+  double ssr = 0.0;                                                                  \
+  for (int j = 0; j < p; j++) xr[j] = 0.0;                                           \
+  dense_prefetch_rows(z, idx, 0, ahead, m, stride);                                  \
+  int k = 0;                                                                         \
+  wide_blocks                                                                        \
+  for (; k + DENSE_BLOCK <= m; k += DENSE_BLOCK)                                     \
+    LINEAR_BLOCK_OF(DENSE_BLOCK, dots4, dense_axpy4)                                 \
+  for (; k < m; k++) {                                                               \
+    const double *zi = z + idx[k] * stride, r = zi[p] - dense_dot(zi, w, p);         \
+    ssr += r * r;                                                                    \
+    dense_axpy(xr, zi, r, p);                                                        \
+  }                                                                                  \
+  return ssr;
+
 static double linear_sums_dense(const double *z, const int p, const double *w,
                                 const R_xlen_t *idx, int m, double *xr) {
-  const int stride = p + 1;
-  double ssr = 0.0;
-  const int ahead = DENSE_AHEAD(p);
-  for (int j = 0; j < p; j++) xr[j] = 0.0;
-  dense_prefetch_rows(z, idx, 0, ahead, m, stride);
-  int k = 0;
-  for (; k + DENSE_BLOCK <= m; k += DENSE_BLOCK) {
-    const double *zb[DENSE_BLOCK];
-    double r[DENSE_BLOCK];
-    dense_prefetch_rows(z, idx, k + ahead, k + ahead + DENSE_BLOCK, m, stride);
-    for (int b = 0; b < DENSE_BLOCK; b++) zb[b] = z + idx[k + b] * stride;
-    dense_dots4(zb, w, p, r);
-    for (int b = 0; b < DENSE_BLOCK; b++) {
-      r[b] = zb[b][p] - r[b];
-      ssr += r[b] * r[b];
-    }
-    dense_axpy4(xr, zb, r, p);
-  }
-  for (; k < m; k++) {
-    const double *zi = z + idx[k] * stride, r = zi[p] - dense_dot(zi, w, p);
-    ssr += r * r;
-    dense_axpy(xr, zi, r, p);
-  }
-  return ssr;
+  LINEAR_DENSE(DENSE_AHEAD(p), dense_dots4, )
 }
+
+#ifdef DENSE_WIDE_BUILD
+DENSE_WIDE static double linear_sums_dense_wide(const double *z, const int p, const double *w,
+                                                const R_xlen_t *idx, int m, double *xr) {
+  LINEAR_DENSE(DENSE_WIDE_AHEAD(p), dense_dots4w,
+               for (; k + DENSE_WIDE_BLOCK <= m; k += DENSE_WIDE_BLOCK)
+                 LINEAR_BLOCK_OF(DENSE_WIDE_BLOCK, dense_dots8w, dense_axpy8w))
+}
+#else
+#define linear_sums_dense_wide linear_sums_dense
+#endif
 
 /* the same sums weighted by the case weights, and their sum into *wsum */
 static double linear_sums_weighted(const linear_data *L, const double *w, const R_xlen_t *idx,
@@ -133,8 +154,9 @@ static inline double linear_sums(const linear_data *L, const double *w, const R_
   case 3: return linear_sums_small(L->z, 3, w, idx, m, xr);
   case 4: return linear_sums_small(L->z, 4, w, idx, m, xr);
   default:
-    return L->p >= DENSE_MIN_P ? linear_sums_dense(L->z, L->p, w, idx, m, xr)
-                               : linear_sums_blocked(L->z, L->p, w, idx, m, xr);
+    if (L->p < DENSE_MIN_P) return linear_sums_blocked(L->z, L->p, w, idx, m, xr);
+    return L->wide ? linear_sums_dense_wide(L->z, L->p, w, idx, m, xr)
+                   : linear_sums_dense(L->z, L->p, w, idx, m, xr);
   }
 }
 
@@ -303,6 +325,7 @@ sgld_model model_linear_build(SEXP spec) {
   L->a = list_real(spec, "prior_shape");
   L->b = list_real(spec, "prior_rate");
   L->prior_const = list_real(spec, "prior_const");
+  L->wide = dense_wide();
 
   /* fields not named here (optional functions this model lacks) are zero */
   return (sgld_model) {
