@@ -38,6 +38,7 @@ typedef struct logistic_data {
   /* per observation, or NULL: offsets; weighted counts of events and non-events */
   const double *offset, *events, *nonevents;
   int wide;                /* the dense kernels' AVX2 build (dense.h: dense_wide()) */
+  int prior_all;           /* PRIOR_NORMAL or PRIOR_LAPLACE for every coefficient, or -1 */
 } logistic_data;
 
 /* log sigma(u) = -log(1 + e^-u) */
@@ -286,9 +287,33 @@ static inline double prior_slope(const logistic_data *L, int j, double wj) {
   return u / (s * s);
 }
 
+/* g[j] <- g[j] * scale - prior_slope(L, j, w[j]) for every coefficient
+   (scale 1: g minus the slopes, as g * 1 is g). When every coefficient has
+   the same kind of prior (L->prior_all) the loop has no branch and
+   vectorises: a division per coefficient, one at a time, took most of the
+   pass (callgrind, d = 2000: 44k instructions per gradient). The Laplace
+   sign is written as copysign(|u| > 0, u) + 0, which is prior_slope()'s
+   (u > 0) - (u < 0) for every u, zeros and NaN included (the + 0 turns -0
+   into 0); GCC 12 does not vectorise the comparisons' difference. */
+static void add_prior_slopes(const logistic_data *L, const double *w, double scale, double *g) {
+  const int p = L->p;
+  const double *loc = L->prior_loc, *sc = L->prior_scale;
+  if (L->prior_all == PRIOR_LAPLACE) {
+    DENSE_SIMD
+    for (int j = 0; j < p; j++) {
+      const double u = w[j] - loc[j];
+      g[j] = g[j] * scale - (copysign((double) (fabs(u) > 0), u) + 0.0) / sc[j];
+    }
+  } else if (L->prior_all == PRIOR_NORMAL) {
+    DENSE_SIMD
+    for (int j = 0; j < p; j++) g[j] = g[j] * scale - (w[j] - loc[j]) / (sc[j] * sc[j]);
+  } else {
+    for (int j = 0; j < p; j++) g[j] = g[j] * scale - prior_slope(L, j, w[j]);
+  }
+}
+
 static void logistic_grad_logprior(const void *data, const double *w, double *g) {
-  const logistic_data *L = data;
-  for (int j = 0; j < L->p; j++) g[j] -= prior_slope(L, j, w[j]);
+  add_prior_slopes(data, w, 1.0, g);
 }
 
 /* the likelihood sum, scaled, and the prior in one pass over the parameters
@@ -301,7 +326,7 @@ static void logistic_grad_logpost(const void *data, const double *w, const R_xle
   else if (L->zf) float_grad_loglik(data, w, idx, m, g, work);
   else if (L->z) logistic_grad_loglik(data, w, idx, m, g, work);
   else sparse_grad_loglik(data, w, idx, m, g, work);
-  for (int j = 0; j < L->p; j++) g[j] = g[j] * scale - prior_slope(L, j, w[j]);
+  add_prior_slopes(L, w, scale, g);
 }
 
 /* mean log likelihood per datum and accuracy (the sign of x' beta), named
@@ -414,6 +439,9 @@ sgld_model model_logistic_build(SEXP spec) {
   L->prior_type = INTEGER(type);
   L->prior_loc = list_doubles(spec, "prior_loc", L->p);
   L->prior_scale = list_doubles(spec, "prior_scale", L->p);
+  L->prior_all = L->prior_type[0];
+  for (int j = 1; j < L->p; j++)
+    if (L->prior_type[j] != L->prior_all) L->prior_all = -1;
   L->offset = list_optional_doubles(spec, "obs_offset", L->n);
   L->events = list_optional_doubles(spec, "obs_events", L->n);
   L->nonevents = L->events ? list_doubles(spec, "obs_nonevents", L->n) : NULL;
