@@ -279,6 +279,7 @@ typedef struct sgld_minibatch {
   R_xlen_t *perm;   /* large batches without replacement: the identity 0..n-1,
                        then room to record the m swaps of a draw */
   unsigned char *seen;  /* one mark per item (small batches without replacement) */
+  uint64_t *set;        /* or a hash set of the batch's items (large n) */
 } sgld_minibatch;
 
 /* memory the minibatch needs, in bytes, given n, m and replace */

@@ -18,6 +18,11 @@ checksum_cases <- function() {
   dense <- model_logistic(Xd, yd, sparse = FALSE)
   dense_f <- model_logistic(Xd, yd, sparse = FALSE, storage = "float")
   dense_lin <- model_linear(Xd[, -1], drop(Xd %*% rnorm(50)) + rnorm(n))
+  # n >= 2^20: the batch's items kept in a hash set, not a byte per item
+  # (src/minibatch.c); batches of 2000 repeat an item about twice each
+  n_big <- 2^20 + 3
+  x_big <- rnorm(n_big)
+  big <- model_linear(x_big, 1 + 2 * x_big + rnorm(n_big))
   list(
     sgld_b10 = function() sgld(lin, lr = 1e-7, batch_size = 10, iter = 3000, chains = 2),
     sgld_threads = function() sgld(lin, lr = 1e-7, batch_size = 100, iter = 2000, chains = 3,
@@ -47,6 +52,7 @@ checksum_cases <- function() {
     logistic_dense_small = function() sgld(dense, lr = 1e-4, batch_size = 13, iter = 500),
     logistic_float = function() sgld(dense_f, lr = 1e-4, batch_size = 103, iter = 500),
     linear_dense = function() sgld(dense_lin, lr = 1e-6, batch_size = 103, iter = 500),
+    minibatch_hash = function() sgld(big, lr = 1e-10, batch_size = 2000, iter = 300),
     continued = function() {
       f <- sgld(lin, lr = 1e-7, batch_size = 10, iter = 1000, burnin = 0)
       sgld(lin, lr = 1e-7, batch_size = 10, iter = 1000, burnin = 0, init = f)
