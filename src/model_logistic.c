@@ -433,6 +433,7 @@ sgld_model model_logistic_build(SEXP spec) {
     L->z = model_rows(spec, (R_xlen_t) (L->p + 1) * L->n);
   }
   L->zf = list_optional_floats(spec, "zf", (R_xlen_t) (L->p + 1) * L->n);
+  huge_pages(L->zf, (size_t) (L->p + 1) * (size_t) L->n * sizeof(float));
   SEXP type = list_elt(spec, "prior_type");
   if (TYPEOF(type) != INTSXP || XLENGTH(type) != L->p)
     error("internal: 'prior_type' must be an integer vector of length p");
