@@ -24,6 +24,7 @@ typedef struct linear_data {
   double a, b;           /* inverse-gamma shape and rate */
   double prior_const;    /* normalising constant of the prior in (beta, gamma) */
   int wide;              /* the dense kernels' AVX2 build (dense.h: dense_wide()) */
+  int ahead;             /* rows prefetched ahead (dense.h: dense_ahead()) */
 } linear_data;
 
 /* The batch sums of residual times covariates (into xr) and of squared
@@ -33,19 +34,31 @@ typedef struct linear_data {
 #define LINEAR_SMALL_P 4
 #define LINEAR_BLOCK 64
 
-static inline double linear_sums_small(const double *z, const int p, const double *w,
-                                       const R_xlen_t *idx, int m, double *xr) {
-  const int stride = p + 1;
-  double acc[LINEAR_SMALL_P] = {0.0, 0.0, 0.0, 0.0}, ssr = 0.0;
-  dense_prefetch_rows(z, idx, 0, DENSE_AHEAD(p), m, stride);
-  for (int k = 0; k < m; k++) {
-    if (k + DENSE_AHEAD(p) < m) dense_prefetch_row(z + idx[k + DENSE_AHEAD(p)] * stride, stride);
-    const double *zi = z + idx[k] * stride;
-    double r = zi[p];
-    for (int j = 0; j < p; j++) r -= zi[j] * w[j];
-    for (int j = 0; j < p; j++) acc[j] += r * zi[j];
-    ssr += r * r;
+/* row k's residual into the sums */
+#define LINEAR_SMALL_ROW(k)                                                          \
+  {                                                                                  \
+    const double *zi = z + idx[k] * stride;                                          \
+    double r = zi[p];                                                                \
+    for (int j = 0; j < p; j++) r -= zi[j] * w[j];                                   \
+    for (int j = 0; j < p; j++) acc[j] += r * zi[j];                                 \
+    ssr += r * r;                                                                    \
   }
+
+/* the rows that prefetch `ahead` rows on, then the last `ahead`, which do
+   not (no prefetching at all for ahead = 0: no test per row) */
+static inline double linear_sums_small(const double *z, const int p, const double *w,
+                                       const R_xlen_t *idx, int m, double *xr, int ahead) {
+  const int stride = p + 1, last = ahead < m ? m - ahead : 0;
+  double acc[LINEAR_SMALL_P] = {0.0, 0.0, 0.0, 0.0}, ssr = 0.0;
+  int k = 0;
+  if (ahead) {
+    dense_prefetch_rows(z, idx, 0, ahead, m, stride);
+    for (; k < last; k++) {
+      dense_prefetch_row(z + idx[k + ahead] * stride, stride);
+      LINEAR_SMALL_ROW(k)
+    }
+  }
+  for (; k < m; k++) LINEAR_SMALL_ROW(k)
   for (int j = 0; j < p; j++) xr[j] = acc[j];
   return ssr;
 }
@@ -85,7 +98,7 @@ static double linear_sums_blocked(const double *z, const int p, const double *w,
   {                                                                                  \
     const double *zb[B];                                                             \
     double r[B];                                                                     \
-    dense_prefetch_rows(z, idx, k + ahead, k + ahead + (B), m, stride);              \
+    if (ahead) dense_prefetch_rows(z, idx, k + ahead, k + ahead + (B), m, stride);   \
     for (int b = 0; b < (B); b++) zb[b] = z + idx[k + b] * stride;                   \
     dots(zb, w, p, r);                                                               \
     for (int b = 0; b < (B); b++) {                                                  \
@@ -111,14 +124,15 @@ static double linear_sums_blocked(const double *z, const int p, const double *w,
   return ssr;
 
 static double linear_sums_dense(const double *z, const int p, const double *w,
-                                const R_xlen_t *idx, int m, double *xr) {
-  LINEAR_DENSE(DENSE_AHEAD(p), dense_dots4, )
+                                const R_xlen_t *idx, int m, double *xr, int rows_ahead) {
+  LINEAR_DENSE(rows_ahead, dense_dots4, )
 }
 
 #ifdef DENSE_WIDE_BUILD
 DENSE_WIDE static double linear_sums_dense_wide(const double *z, const int p, const double *w,
-                                                const R_xlen_t *idx, int m, double *xr) {
-  LINEAR_DENSE(DENSE_WIDE_AHEAD(p), dense_dots4w,
+                                                const R_xlen_t *idx, int m, double *xr,
+                                                int rows_ahead) {
+  LINEAR_DENSE(rows_ahead, dense_dots4w,
                for (; k + DENSE_WIDE_BLOCK <= m; k += DENSE_WIDE_BLOCK)
                  LINEAR_BLOCK_OF(DENSE_WIDE_BLOCK, dense_dots8w, dense_axpy8w))
 }
@@ -149,14 +163,14 @@ static double linear_sums_weighted(const linear_data *L, const double *w, const 
 static inline double linear_sums(const linear_data *L, const double *w, const R_xlen_t *idx,
                                  int m, double *xr) {
   switch (L->p) {
-  case 1: return linear_sums_small(L->z, 1, w, idx, m, xr);
-  case 2: return linear_sums_small(L->z, 2, w, idx, m, xr);
-  case 3: return linear_sums_small(L->z, 3, w, idx, m, xr);
-  case 4: return linear_sums_small(L->z, 4, w, idx, m, xr);
+  case 1: return linear_sums_small(L->z, 1, w, idx, m, xr, L->ahead);
+  case 2: return linear_sums_small(L->z, 2, w, idx, m, xr, L->ahead);
+  case 3: return linear_sums_small(L->z, 3, w, idx, m, xr, L->ahead);
+  case 4: return linear_sums_small(L->z, 4, w, idx, m, xr, L->ahead);
   default:
     if (L->p < DENSE_MIN_P) return linear_sums_blocked(L->z, L->p, w, idx, m, xr);
-    return L->wide ? linear_sums_dense_wide(L->z, L->p, w, idx, m, xr)
-                   : linear_sums_dense(L->z, L->p, w, idx, m, xr);
+    return L->wide ? linear_sums_dense_wide(L->z, L->p, w, idx, m, xr, L->ahead)
+                   : linear_sums_dense(L->z, L->p, w, idx, m, xr, L->ahead);
   }
 }
 
@@ -326,6 +340,7 @@ sgld_model model_linear_build(SEXP spec) {
   L->b = list_real(spec, "prior_rate");
   L->prior_const = list_real(spec, "prior_const");
   L->wide = dense_wide();
+  L->ahead = dense_ahead(L->p, (double) L->n, sizeof(double));
 
   /* fields not named here (optional functions this model lacks) are zero */
   return (sgld_model) {

@@ -39,6 +39,7 @@ typedef struct logistic_data {
   const double *offset, *events, *nonevents;
   int wide;                /* the dense kernels' AVX2 build (dense.h: dense_wide()) */
   int prior_all;           /* PRIOR_NORMAL or PRIOR_LAPLACE for every coefficient, or -1 */
+  int ahead;               /* rows prefetched ahead (dense.h: dense_ahead()) */
 } logistic_data;
 
 /* log sigma(u) = -log(1 + e^-u) */
@@ -117,12 +118,6 @@ static void counts_grad_loglik(const void *data, const double *w, const R_xlen_t
   }
 }
 
-#ifdef __GNUC__
-#define PREFETCH(p) __builtin_prefetch(p)
-#else
-#define PREFETCH(p) ((void) 0)
-#endif
-
 /* Minibatch rows sit at random places in a data set larger than the cache, so
    the time goes to waiting for memory: ask for every row's offsets, then every
    row's entries, before using any, so the waits overlap. */
@@ -130,12 +125,12 @@ static void sparse_grad_loglik(const void *data, const double *w, const R_xlen_t
                                int m, double *g, double *work) {
   (void) work;
   const logistic_data *L = data;
-  for (int k = 0; k < m; k++) PREFETCH(L->start + idx[k]);
+  for (int k = 0; k < m; k++) DENSE_PREFETCH(L->start + idx[k]);
   for (int k = 0; k < m; k++) {
     const R_xlen_t lo = (R_xlen_t) L->start[idx[k]];
-    PREFETCH(L->col + lo);
-    if (L->val) PREFETCH(L->val + lo);
-    PREFETCH(L->y + idx[k]);
+    DENSE_PREFETCH(L->col + lo);
+    if (L->val) DENSE_PREFETCH(L->val + lo);
+    DENSE_PREFETCH(L->y + idx[k]);
   }
   for (int k = 0; k < m; k++) {
     const R_xlen_t i = idx[k];
@@ -175,7 +170,7 @@ static void sparse_grad_loglik(const void *data, const double *w, const R_xlen_t
   {                                                                                  \
     const T *z[B];                                                                   \
     double c[B];                                                                     \
-    dense_prefetch_rows##S(rows, idx, k + ahead, k + ahead + (B), m, stride);        \
+    if (ahead) dense_prefetch_rows##S(rows, idx, k + ahead, k + ahead + (B), m, stride); \
     for (int b = 0; b < (B); b++) z[b] = rows + idx[k + b] * stride;                 \
     dots(z, w, p, c);                                                                \
     for (int b = 0; b < (B); b++) {                                                  \
@@ -199,12 +194,12 @@ static void sparse_grad_loglik(const void *data, const double *w, const R_xlen_t
 
 static void blocked_grad_loglik(const logistic_data *L, const double *w, const R_xlen_t *idx,
                                 int m, double *g) {
-  LOGISTIC_BLOCKED(double, , L->z, DENSE_AHEAD(p), dense_dots4, )
+  LOGISTIC_BLOCKED(double, , L->z, L->ahead, dense_dots4, )
 }
 
 static void float_blocked_grad_loglik(const logistic_data *L, const double *w,
                                       const R_xlen_t *idx, int m, double *g) {
-  LOGISTIC_BLOCKED(float, _f, L->zf, DENSE_AHEAD(p), dense_dots4_f, )
+  LOGISTIC_BLOCKED(float, _f, L->zf, L->ahead, dense_dots4_f, )
 }
 
 #ifdef DENSE_WIDE_BUILD
@@ -213,12 +208,12 @@ static void float_blocked_grad_loglik(const logistic_data *L, const double *w,
     LOGISTIC_BLOCK(T, S, rows, DENSE_WIDE_BLOCK, dense_dots8w##S, dense_axpy8w##S)
 DENSE_WIDE static void blocked_grad_loglik_wide(const logistic_data *L, const double *w,
                                                 const R_xlen_t *idx, int m, double *g) {
-  LOGISTIC_BLOCKED(double, , L->z, DENSE_WIDE_AHEAD(p), dense_dots4w,
+  LOGISTIC_BLOCKED(double, , L->z, L->ahead, dense_dots4w,
                    LOGISTIC_WIDE_BLOCKS(double, , L->z))
 }
 DENSE_WIDE static void float_blocked_grad_loglik_wide(const logistic_data *L, const double *w,
                                                       const R_xlen_t *idx, int m, double *g) {
-  LOGISTIC_BLOCKED(float, _f, L->zf, DENSE_WIDE_AHEAD(p), dense_dots4w_f,
+  LOGISTIC_BLOCKED(float, _f, L->zf, L->ahead, dense_dots4w_f,
                    LOGISTIC_WIDE_BLOCKS(float, _f, L->zf))
 }
 #else
@@ -235,6 +230,15 @@ static void float_grad_loglik(const void *data, const double *w, const R_xlen_t 
   else float_blocked_grad_loglik(L, w, idx, m, g);
 }
 
+/* row k's term of the gradient, for a few covariates */
+#define LOGISTIC_SCALAR_ROW(k)                                                       \
+  {                                                                                  \
+    const double *zi = L->z + idx[k] * stride;                                       \
+    const double y = zi[p];                                                          \
+    const double c = y * sigmoid_neg(y * linear_predictor(zi, w, p));                \
+    for (int j = 0; j < p; j++) g[j] += c * zi[j];                                   \
+  }
+
 static void logistic_grad_loglik(const void *data, const double *w, const R_xlen_t *idx,
                                  int m, double *g, double *work) {
   (void) work;
@@ -245,14 +249,18 @@ static void logistic_grad_loglik(const void *data, const double *w, const R_xlen
     else blocked_grad_loglik(L, w, idx, m, g);
     return;
   }
-  dense_prefetch_rows(L->z, idx, 0, DENSE_AHEAD(p), m, stride);
-  for (int k = 0; k < m; k++) {
-    if (k + DENSE_AHEAD(p) < m) dense_prefetch_row(L->z + idx[k + DENSE_AHEAD(p)] * stride, stride);
-    const double *zi = L->z + idx[k] * stride;
-    const double y = zi[p];
-    const double c = y * sigmoid_neg(y * linear_predictor(zi, w, p));
-    for (int j = 0; j < p; j++) g[j] += c * zi[j];
+  /* as model_linear.c's linear_sums_small(): rows that prefetch, then rows
+     that do not */
+  const int ahead = L->ahead, last = ahead < m ? m - ahead : 0;
+  int k = 0;
+  if (ahead) {
+    dense_prefetch_rows(L->z, idx, 0, ahead, m, stride);
+    for (; k < last; k++) {
+      dense_prefetch_row(L->z + idx[k + ahead] * stride, stride);
+      LOGISTIC_SCALAR_ROW(k)
+    }
   }
+  for (; k < m; k++) LOGISTIC_SCALAR_ROW(k)
 }
 
 static double logistic_loglik(const void *data, const double *w, const R_xlen_t *idx,
@@ -448,6 +456,8 @@ sgld_model model_logistic_build(SEXP spec) {
   L->nonevents = L->events ? list_doubles(spec, "obs_nonevents", L->n) : NULL;
   const int counts = L->offset || L->events;
   L->wide = dense_wide();
+  L->ahead = sparse ? 0 : dense_ahead(L->p, (double) L->n,
+                                      L->zf ? sizeof(float) : sizeof(double));
 
   /* fields not named here (optional functions this model lacks) are zero */
   return (sgld_model) {
