@@ -35,6 +35,7 @@ typedef struct logistic_data {
   const int *col;
   const int *prior_type;   /* per coefficient */
   const double *prior_loc, *prior_scale;
+  const double *prior_inv_scale;   /* 1 / prior_scale */
   /* per observation, or NULL: offsets; weighted counts of events and non-events */
   const double *offset, *events, *nonevents;
   int wide;                /* the dense kernels' AVX2 build (dense.h: dense_wide()) */
@@ -302,15 +303,20 @@ static inline double prior_slope(const logistic_data *L, int j, double wj) {
    pass (callgrind, d = 2000: 44k instructions per gradient). The Laplace
    sign is written as copysign(|u| > 0, u) + 0, which is prior_slope()'s
    (u > 0) - (u < 0) for every u, zeros and NaN included (the + 0 turns -0
-   into 0); GCC 12 does not vectorise the comparisons' difference. */
-static void add_prior_slopes(const logistic_data *L, const double *w, double scale, double *g) {
+   into 0); GCC 12 does not vectorise the comparisons' difference. And as
+   the sign is -1, 0 or 1, sign / s is exactly sign * (1 / s): the Laplace
+   pass multiplies by the reciprocals, computed once (L->prior_inv_scale),
+   and divides nothing (Adult, d = 124, batch 10: 1394 -> 1046 instructions
+   per iteration). In AVX2 where the processor has it (SGLD_WIDE). */
+SGLD_WIDE static void add_prior_slopes(const logistic_data *L, const double *w, double scale, double *g) {
   const int p = L->p;
   const double *loc = L->prior_loc, *sc = L->prior_scale;
   if (L->prior_all == PRIOR_LAPLACE) {
+    const double *inv = L->prior_inv_scale;
     DENSE_SIMD
     for (int j = 0; j < p; j++) {
       const double u = w[j] - loc[j];
-      g[j] = g[j] * scale - (copysign((double) (fabs(u) > 0), u) + 0.0) / sc[j];
+      g[j] = g[j] * scale - (copysign((double) (fabs(u) > 0), u) + 0.0) * inv[j];
     }
   } else if (L->prior_all == PRIOR_NORMAL) {
     DENSE_SIMD
@@ -451,6 +457,9 @@ sgld_model model_logistic_build(SEXP spec) {
   L->prior_all = L->prior_type[0];
   for (int j = 1; j < L->p; j++)
     if (L->prior_type[j] != L->prior_all) L->prior_all = -1;
+  double *inv = (double *) R_alloc(L->p, sizeof(double));
+  for (int j = 0; j < L->p; j++) inv[j] = 1.0 / L->prior_scale[j];
+  L->prior_inv_scale = inv;
   L->offset = list_optional_doubles(spec, "obs_offset", L->n);
   L->events = list_optional_doubles(spec, "obs_events", L->n);
   L->nonevents = L->events ? list_doubles(spec, "obs_nonevents", L->n) : NULL;

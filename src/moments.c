@@ -39,8 +39,9 @@ static inline void moment_update(double *restrict mean, double *restrict m2,
    That case runs under `omp simd` (the updates of a parameter touch nothing
    of another's, so the bits are the same): at d = 2000 the loop took 72k
    instructions per draw (callgrind) with the scale looked up per parameter,
-   a large part of an iteration once the gradient was vectorised. */
-void moments_add(chain_output *out, chain_result *res, const double *w, double eta,
+   a large part of an iteration once the gradient was vectorised; in AVX2
+   where the processor has it (SGLD_WIDE). */
+SGLD_WIDE void moments_add(chain_output *out, chain_result *res, const double *w, double eta,
                  const int *scale, int d) {
   const double inv_k = 1.0 / (double) res->kept;
   res->weight += eta;

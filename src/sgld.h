@@ -16,6 +16,19 @@
 #include <math.h>
 #include <Rinternals.h>   /* R_xlen_t, SEXP for the builders only */
 
+/* On x86-64 Linux with GCC, hot functions whose vector loops reorder no sum
+   are also compiled for AVX2, and the loader picks that copy where the
+   processor has it. Not FMA: a fused multiply-add rounds once instead of
+   twice, so draws would then depend on the machine; AVX2 alone does the
+   same operations in the same order, 4 doubles at a time instead of 2, and
+   gives the same bits. (dense.h's kernels choose their AVX2 build by hand:
+   theirs is not the same source compiled twice.) */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+#define SGLD_WIDE __attribute__((target_clones("avx2", "default")))
+#else
+#define SGLD_WIDE
+#endif
+
 /* ---------------------------------------------------------------- RNG -- */
 
 /* xoshiro256++ state; one per chain, chains sit 2^128 draws apart. */
