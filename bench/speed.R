@@ -183,14 +183,23 @@ for (r in rows) {
                                       "sgld in double (no FMA, for the same bits on every machine)."),
                                 lab, a, us(best), fl))
   if (fl > 1.5) {
-    why <- if (cache_t > 0.8 * us(best))
-      sprintf(paste("the work of an iteration, not memory: with its rows in the cache sgld takes %.1f us",
-                    "(%.2fx the floor%s)"), cache_t, cache_t / floor_t,
+    cache_mb <- 2 * w$m * (w$d + 1) * 8 / 2^20
+    why <- if (cache_t > 0.8 * us(best) && cache_mb <= 1)
+      sprintf(paste("the work of an iteration, not memory: with its rows in L2 (%d rows, %.1f MB) sgld",
+                    "takes %.1f us (%.2fx the floor%s)"), 2L * w$m, cache_mb, cache_t, cache_t / floor_t,
               if (w$d <= 20) "; per row an exp() and a drawn index, which the floor does not do" else
                 "; the gradient's multiply-adds and the noise, update and moments of d parameters")
+    else if (cache_t > 0.8 * us(best))
+      sprintf(paste("the reads from the cache and the work of an iteration: with %d rows (%.1f MB, in L3)",
+                    "sgld takes %.1f us (%.2fx the floor); it reads each row twice (the dot products,",
+                    "then the gradient's update, from L2), and draws the noise for, updates and",
+                    "summarises d parameters every iteration"), 2L * w$m, cache_mb, cache_t,
+              cache_t / floor_t)
     else
       sprintf(paste("memory: with its rows in the cache sgld takes %.1f us; the floor reads the same",
-                    "rows in %.1f us"), cache_t, floor_t)
+                    "rows in %.1f us, with the best software prefetching for this row length, where",
+                    "sgld leaves rows over 1 kB to the processor's prefetcher (asking for them ahead",
+                    "measured slower, src/dense.h)"), cache_t, floor_t)
     misses <- c(misses, sprintf("%s: %.2fx the floor (%.1f us against %.1f us). Limit: %s.", lab, fl,
                                 us(best), floor_t, why))
   }
