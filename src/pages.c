@@ -24,15 +24,17 @@
  * a kernel without read-only file huge pages, as this one), nothing happens.
  *
  * Measured on this machine (2 vCPUs of an AMD EPYC, Linux 6.18 in a VM,
- * load 4.5-6 from other jobs, so the ratios mean more than the figures):
- * the memory floor of bench/floor_gather.c at n = 10^7, d = 20, batch 100
- * took 14.1-14.3 us per iteration in 4 kB pages and 5.9 us in 2 MB pages;
- * sgld() on the same workload (bench/scaling.R's; before dense.h's
- * prefetches worked) 15.0-16.3 us against 8.1-9.5 us, the rows made by
- * sgld_stack_rows(), and the first run as fast as the next. Collapsing the
- * same 1.6 GB made in 4 kB pages took 1.0-2.3 s (this virtual machine backs
- * fresh memory slowly: faulting in 1.7 GB of fresh 4 kB pages took
- * 1.1-1.3 s, of 2 MB pages 0.2-5.2 s).
+ * load 2.5-6 from other jobs, so the ratios mean more than the figures), at
+ * n = 10^7, d = 20, batch 100 (bench/scaling.R's workload, 1.6 GB): the
+ * memory floor of bench/floor_gather.c took 14.1-14.3 us per iteration in
+ * 4 kB pages and 5.9 us in 2 MB pages; sgld() 15.0-16.3 us against 8.1-9.5
+ * us before dense.h's prefetches worked, and 3.4-6.1 us against 3.0-4.6 us
+ * (medians 3.4-4.8 against 3.0-3.1) after. The price is paid when the rows
+ * are made: sgld_stack_rows() took 0.95-1.2 s in 4 kB pages and 5.3-5.5 s in
+ * 2 MB pages the first time in the process (the kernel assembles free 2 MB
+ * pages; the virtual machine backs fresh memory slowly), 0.3-0.5 s after;
+ * R's rbind(t(X), y), which made them before, took 4.3-7.5 s. Collapsing
+ * the same 1.6 GB made in 4 kB pages took 1.0-2.3 s.
  */
 #if defined(__linux__)
 #define _DEFAULT_SOURCE
