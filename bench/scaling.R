@@ -215,8 +215,8 @@ cat(sprintf(paste(" Sampling with replacement (no check that the batch's items a
                   "of marks) changes the time at n = %s by a factor %.2f, so the duplicate check is %s.\n\n"),
             fmt_n(ns[length(ns)]), wr, if (abs(wr - 1) < 0.1) "not the issue" else "part of it"))
 cat(paste("*What the package does about it*: the model's rows are written into memory advised",
-          "into 2 MB pages, and larger data collapsed into them when a run starts (src/pages.c),",
-          "so a row is no longer a page walk; the dense kernels prefetch every line of the rows",
+          "into 2 MB pages (src/pages.c), so a row is no longer a page walk; the dense kernels",
+          "prefetch every line of the rows",
           "32 ahead (src/dense.h), so the misses of a batch's rows overlap; a batch of n >= 2^20",
           "items is checked for repeats in a hash set of a few kB instead of n bytes",
           "(src/minibatch.c). What is left is the reads themselves. Not done: storing the",

@@ -9,19 +9,23 @@
  *
  * Linux in its "madvise" mode (this machine's, and the default of many
  * distributions) gives anonymous memory 2 MB pages only in ranges advised
- * with MADV_HUGEPAGE, and memory already written, as a model's rows are
- * when the model is made in R, keeps its 4 kB pages until collapsed:
- * MADV_COLLAPSE (Linux 6.1) does that at once. Both are asked for the
- * 2 MB-aligned interior of each large block a model reads at random, when
- * the model is built for a run (mmap.c: model_rows(); the float copy in
- * model_logistic.c). A block already in 2 MB pages is left as it is at no
- * cost (0.2 ms for 1.7 GB, measured), so only the first run on a data set
- * pays for the copy, and a model made in this session does not pay at all:
- * its rows (and their float copy) are written here, by sgld_stack_rows()
- * and sgld_float_rows(), into memory advised before it is first touched,
- * which then comes in 2 MB pages from the start. Where either call is unknown or refused (another
- * system, an older kernel, huge pages turned off, a memory map of a file on
- * a kernel without read-only file huge pages, as this one), nothing happens.
+ * with MADV_HUGEPAGE, and only as they are first touched. So a dense
+ * model's rows (and their float copy) are written here, by
+ * sgld_stack_rows() and sgld_float_rows(), into memory advised before it is
+ * touched: the 2 MB-aligned interior of each block of 64 MB or more. When a
+ * model is built for a run, its rows are advised again (mmap.c:
+ * model_rows(); the float copy in model_logistic.c), which changes nothing
+ * for rows made here and lets the kernel's background thread (khugepaged)
+ * move rows made otherwise (a model read from a file, a file-backed map)
+ * into 2 MB pages over time. Where the call is unknown or refused (another
+ * system, huge pages turned off, a memory map of a file on a kernel without
+ * read-only file huge pages, as this one), nothing happens.
+ *
+ * Not done: collapsing rows already in 4 kB pages at the start of a run
+ * (MADV_COLLAPSE, Linux 6.1). It took 1.0-2.3 s for 1.6 GB here, but above
+ * all it copies pages shared with another process: chains run as forked
+ * futures (parallel = "future" on a multicore plan) would each make a
+ * private copy of the whole data set.
  *
  * Measured on this machine (2 vCPUs of an AMD EPYC, Linux 6.18 in a VM,
  * load 2.5-6 from other jobs, so the ratios mean more than the figures), at
@@ -33,8 +37,7 @@
  * are made: sgld_stack_rows() took 0.95-1.2 s in 4 kB pages and 5.3-5.5 s in
  * 2 MB pages the first time in the process (the kernel assembles free 2 MB
  * pages; the virtual machine backs fresh memory slowly), 0.3-0.5 s after;
- * R's rbind(t(X), y), which made them before, took 4.3-7.5 s. Collapsing
- * the same 1.6 GB made in 4 kB pages took 1.0-2.3 s.
+ * R's rbind(t(X), y), which made them before, took 4.3-7.5 s.
  */
 #if defined(__linux__)
 #define _DEFAULT_SOURCE
@@ -46,26 +49,19 @@
 #include <Rinternals.h>
 #include "sgld.h"
 
-/* smaller blocks stay as they are: the TLB's reach (16 MB) and the cost of
-   the copy */
+/* smaller blocks stay as they are: within the TLB's reach (16 MB) the
+   pages cost little, and 2 MB pages are slower to come by */
 #define HUGE_MIN_BYTES ((size_t) 64 << 20)
 #define HUGE_PAGE ((uintptr_t) 2 << 20)
 
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
-/* the value in Linux's own headers (asm-generic/mman-common.h, ABI since
-   6.1); glibc's <sys/mman.h> has it only from 2.37 */
-#ifndef MADV_COLLAPSE
-#define MADV_COLLAPSE 25
-#endif
 
 void huge_pages(const void *data, size_t bytes) {
   if (!data || bytes < HUGE_MIN_BYTES) return;
   const uintptr_t lo = ((uintptr_t) data + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
   const uintptr_t hi = ((uintptr_t) data + bytes) & ~(HUGE_PAGE - 1);
   if (hi <= lo) return;
-  /* failures are not errors: the data are read as they are */
-  if (madvise((void *) lo, hi - lo, MADV_HUGEPAGE) == 0)
-    (void) madvise((void *) lo, hi - lo, MADV_COLLAPSE);
+  (void) madvise((void *) lo, hi - lo, MADV_HUGEPAGE);   /* refused: read as they are */
 }
 
 #else

@@ -421,8 +421,8 @@ const double *list_doubles(SEXP list, const char *name, R_xlen_t len);
 const double *list_optional_doubles(SEXP list, const char *name, R_xlen_t len);
 /* a model's (p + 1) x n rows: its `z`, or the memory map of its data file (mmap.c) */
 const double *model_rows(SEXP spec, R_xlen_t len);
-/* pages.c: data read at random asked for in 2 MB pages, where the system
-   allows and the block is large; nothing otherwise */
+/* pages.c: data read at random advised into 2 MB pages (MADV_HUGEPAGE),
+   where the system allows and the block is large; nothing otherwise */
 void huge_pages(const void *data, size_t bytes);
 /* single precision, stored by R as a raw vector (storage = "float"); NULL if absent */
 const float *list_optional_floats(SEXP list, const char *name, R_xlen_t len);
