@@ -13,8 +13,10 @@
  * products are written with explicit 2-double vectors and the updates carry
  * `omp simd` (g never overlaps the data), so both run two doubles per
  * instruction (SSE2, the x86-64 baseline; no -march flags, so the package
- * runs anywhere). Measured on this machine (logistic regression, batch 100):
- * see model_logistic.c.
+ * runs anywhere); where the processor has AVX2, the models take a second
+ * build of the same lanes, four doubles an instruction ("the wide build",
+ * below). Measured on this machine (logistic regression, batch 100): see
+ * model_logistic.c.
  *
  * The dot products' sums are reordered (four partial sums), so they differ
  * from a row-by-row scalar loop in the last bits; they are the same for every
