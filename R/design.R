@@ -156,12 +156,13 @@ check_response_length <- function(y, x) {
   invisible(y)
 }
 
-# Observation-contiguous storage: column i is (x_i, y_i).
+# Observation-contiguous storage: column i is (x_i, y_i), as
+# rbind(t(X), y), written in C into memory that large data get in 2 MB pages
+# (src/pages.c).
 stack_data <- function(X, y) {
-  z <- rbind(t(unname(X)), as.double(y))
-  storage.mode(z) <- "double"
-  dimnames(z) <- NULL
-  z
+  if (!is.matrix(X)) X <- as.matrix(X)
+  if (!is.double(X)) storage.mode(X) <- "double"
+  .Call(C_sgld_stack_rows, X, as.double(y))
 }
 
 # Keep what predict() needs from a formula fit.

@@ -186,14 +186,8 @@ set_model_data.sgld_model_logistic <- function(model, X, y) {
 }
 
 # A double vector's single-precision copy, as the raw bytes C reads as floats
-# (native byte order); by pieces, as writeBin() to a raw vector is limited to
-# 2^31 - 1 bytes.
-float_copy <- function(x) {
-  piece <- 2^28
-  starts <- seq(1, length(x), by = piece)
-  do.call(c, lapply(starts, function(s)
-    writeBin(as.double(x[s:min(length(x), s + piece - 1)]), raw(), size = 4L)))
-}
+# (native byte order), written in C (src/pages.c).
+float_copy <- function(x) .Call(C_sgld_float_rows, as.double(x))
 
 design_matrix.sgld_model_logistic <- function(model) {
   if (!model$sparse) return(NextMethod())

@@ -17,8 +17,26 @@
 #include <string.h>
 #include "run.h"
 
-/* C99's isfinite, inlined (R_FINITE may be a call into libR) */
-static int all_finite(const double *x, int d) {
+/* Are x[0..d) all finite? A few: C99's isfinite, inlined (R_FINITE may be
+   a call into libR). Many: x * 0 is (+-)0 for a finite x and NaN for an
+   infinite or NaN one, so the sum is 0 exactly when all are finite, and a
+   sum of zeros and NaNs does not depend on its order, so it runs as a
+   vectorised reduction, in AVX2 where the processor has it (SGLD_WIDE).
+   Callgrind, two checks an iteration: Adult (d = 124) 992 -> 386
+   instructions; the linear model at d = 3 would take 46 more with the
+   reduction's set-up. */
+#define FINITE_LOOP_MAX 16
+SGLD_WIDE static int all_finite_many(const double *x, int d) {
+  double s = 0.0;
+#ifdef _OPENMP
+#pragma omp simd reduction(+:s)
+#endif
+  for (int j = 0; j < d; j++) s += x[j] * 0.0;
+  return s == 0.0;
+}
+
+static inline int all_finite(const double *x, int d) {
+  if (d > FINITE_LOOP_MAX) return all_finite_many(x, d);
   for (int j = 0; j < d; j++)
     if (!isfinite(x[j])) return 0;
   return 1;

@@ -13,8 +13,10 @@
  * products are written with explicit 2-double vectors and the updates carry
  * `omp simd` (g never overlaps the data), so both run two doubles per
  * instruction (SSE2, the x86-64 baseline; no -march flags, so the package
- * runs anywhere). Measured on this machine (logistic regression, batch 100):
- * see model_logistic.c.
+ * runs anywhere); where the processor has AVX2, the models take a second
+ * build of the same lanes, four doubles an instruction ("the wide build",
+ * below). Measured on this machine (logistic regression, batch 100): see
+ * model_logistic.c.
  *
  * The dot products' sums are reordered (four partial sums), so they differ
  * from a row-by-row scalar loop in the last bits; they are the same for every
@@ -23,6 +25,7 @@
 #ifndef SGLD_DENSE_H
 #define SGLD_DENSE_H
 
+#include <stdlib.h>
 #include <string.h>
 
 #define DENSE_BLOCK 4
@@ -63,8 +66,17 @@ static inline dense_v2 dense_load2_f(const float *x) {
 #define DENSE_SIMD
 #endif
 
+/* A prefetch, and an empty asm statement that takes its address: GCC 12
+   at -O2 deletes a loop whose only statements are __builtin_prefetch calls
+   (it counts them as having no effect, and such a loop as dead), and it did
+   delete every loop below, so until the empty asm was added the dense
+   kernels prefetched nothing (checked in the object code). */
 #ifdef __GNUC__
-#define DENSE_PREFETCH(x) __builtin_prefetch(x)
+#define DENSE_PREFETCH(x)                                                            \
+  do {                                                                               \
+    __builtin_prefetch(x);                                                           \
+    __asm__ __volatile__("" : : "r"(x));                                             \
+  } while (0)
 #else
 #define DENSE_PREFETCH(x) ((void) 0)
 #endif
@@ -141,16 +153,153 @@ static inline void dense_prefetch_rows##S(const T *z, const R_xlen_t *idx, int f
 DENSE_KERNELS(double, )
 DENSE_KERNELS(float, _f)
 
+/* ------------------------------------------------------- the wide build --
+
+   On x86-64 Linux with GCC the kernels also come in an AVX2 build, and the
+   models pick it once, when they are built, where the processor has AVX2
+   (dense_wide()): the same lanes, four doubles to an instruction instead of
+   two. Not FMA: a fused multiply-add rounds once where the baseline rounds
+   twice, so the draws would depend on the machine. Without FMA the wide
+   build does the same operations in the same order and gives the same bits
+   (tests/testthat/test-checksums.R: dense logistic and linear runs recorded
+   with the baseline build; test-dense.R runs both builds on this machine).
+   Where the SSE2 build writes a row's four lanes as two 2-double vectors,
+   the wide one writes one 4-double vector (lane l in element l either way,
+   summed ((l0 + l1) + (l2 + l3))); written as 4-double vectors in the
+   baseline build, GCC 12 kept them in memory.
+
+   The wide build also takes DENSE_WIDE_BLOCK = 8 rows a block: the dot
+   products then keep 8 independent sums in flight (4 only wait on the adds'
+   latency) and each pass over g serves 8 rows. The update of g by the 8
+   rows, ((g + A) + B) with A and B the two groups of 4 as dense_axpy4 sums
+   them, is the baseline's two dense_axpy4 calls in one pass, so the bits
+   are the same; the rows' dot products do not depend on each other at all.
+   A batch that is not a multiple of 8 ends with a group of 4, then single
+   rows, as the baseline's does.
+
+   Measured on this machine (EPYC, Zen 5; logistic regression, sgld(),
+   thin = 1): see model_logistic.c. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+#define DENSE_WIDE_BUILD 1
+#define DENSE_WIDE __attribute__((target("avx2")))
+#define DENSE_WIDE_BLOCK 8
+typedef double dense_v4 __attribute__((vector_size(4 * sizeof(double))));
+typedef float dense_f4 __attribute__((vector_size(4 * sizeof(float))));
+/* loads as statements, not functions returning 32-byte vectors (whose ABI
+   changes with AVX, which GCC warns about) */
+#define DENSE_LOAD4(v, x) memcpy(&(v), (x), sizeof(v))
+#define DENSE_LOAD4_f(v, x)                                                          \
+  do {                                                                               \
+    dense_f4 f4_;                                                                    \
+    memcpy(&f4_, (x), sizeof f4_);                                                   \
+    (v) = __builtin_convertvector(f4_, dense_v4);                                    \
+  } while (0)
+#define DENSE_LANE4(a) (((a)[0] + (a)[1]) + ((a)[2] + (a)[3]))
+
+/* 1 if the models should use the wide kernels: the processor has AVX2, and
+   the environment variable SGLD_NO_AVX2 is unset, empty or "0" (set, it
+   forces the baseline build: tests compare the two) */
+static inline int dense_wide(void) {
+  const char *off = getenv("SGLD_NO_AVX2");
+  if (off && off[0] && !(off[0] == '0' && !off[1])) return 0;
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx2") != 0;
+}
+
+/* one row's lanes: acc += z[j..j+3] * w[j..j+3] */
+#define DENSE_ACC4(S, acc, z, wv, j)                                                 \
+  do {                                                                               \
+    dense_v4 x_;                                                                     \
+    DENSE_LOAD4##S(x_, (z) + (j));                                                   \
+    (acc) += x_ * (wv);                                                              \
+  } while (0)
+
+/* out[0..3] = the four rows' sums from their lanes, then the rest in order */
+#define DENSE_FINISH4(S, out, a0, a1, a2, a3, z0, z1, z2, z3)                        \
+  (out)[0] = dense_tail##S(DENSE_LANE4(a0), z0, w, p4, p);                           \
+  (out)[1] = dense_tail##S(DENSE_LANE4(a1), z1, w, p4, p);                           \
+  (out)[2] = dense_tail##S(DENSE_LANE4(a2), z2, w, p4, p);                           \
+  (out)[3] = dense_tail##S(DENSE_LANE4(a3), z3, w, p4, p);
+
+#define DENSE_WIDE_KERNELS(T, S)                                                     \
+DENSE_WIDE static inline void dense_dots4w##S(const T *const *z, const double *w, int p, \
+                                              double *out) {                         \
+  const T *z0 = z[0], *z1 = z[1], *z2 = z[2], *z3 = z[3];                            \
+  const int p4 = p - p % 4;                                                          \
+  dense_v4 a0 = {0.0, 0.0, 0.0, 0.0}, a1 = a0, a2 = a0, a3 = a0;                     \
+  for (int j = 0; j < p4; j += 4) {                                                  \
+    dense_v4 wv;                                                                     \
+    DENSE_LOAD4(wv, w + j);                                                          \
+    DENSE_ACC4(S, a0, z0, wv, j); DENSE_ACC4(S, a1, z1, wv, j);                      \
+    DENSE_ACC4(S, a2, z2, wv, j); DENSE_ACC4(S, a3, z3, wv, j);                      \
+  }                                                                                  \
+  DENSE_FINISH4(S, out, a0, a1, a2, a3, z0, z1, z2, z3)                              \
+}                                                                                    \
+DENSE_WIDE static inline void dense_dots8w##S(const T *const *z, const double *w, int p, \
+                                              double *out) {                         \
+  const T *z0 = z[0], *z1 = z[1], *z2 = z[2], *z3 = z[3];                            \
+  const T *z4 = z[4], *z5 = z[5], *z6 = z[6], *z7 = z[7];                            \
+  const int p4 = p - p % 4;                                                          \
+  dense_v4 a0 = {0.0, 0.0, 0.0, 0.0}, a1 = a0, a2 = a0, a3 = a0;                     \
+  dense_v4 a4 = a0, a5 = a0, a6 = a0, a7 = a0;                                       \
+  for (int j = 0; j < p4; j += 4) {                                                  \
+    dense_v4 wv;                                                                     \
+    DENSE_LOAD4(wv, w + j);                                                          \
+    DENSE_ACC4(S, a0, z0, wv, j); DENSE_ACC4(S, a1, z1, wv, j);                      \
+    DENSE_ACC4(S, a2, z2, wv, j); DENSE_ACC4(S, a3, z3, wv, j);                      \
+    DENSE_ACC4(S, a4, z4, wv, j); DENSE_ACC4(S, a5, z5, wv, j);                      \
+    DENSE_ACC4(S, a6, z6, wv, j); DENSE_ACC4(S, a7, z7, wv, j);                      \
+  }                                                                                  \
+  DENSE_FINISH4(S, out, a0, a1, a2, a3, z0, z1, z2, z3)                              \
+  DENSE_FINISH4(S, out + 4, a4, a5, a6, a7, z4, z5, z6, z7)                          \
+}                                                                                    \
+DENSE_WIDE static inline void dense_axpy8w##S(double *g, const T *const *z, const double *c, \
+                                              int p) {                               \
+  const T *z0 = z[0], *z1 = z[1], *z2 = z[2], *z3 = z[3];                            \
+  const T *z4 = z[4], *z5 = z[5], *z6 = z[6], *z7 = z[7];                            \
+  const double c0 = c[0], c1 = c[1], c2 = c[2], c3 = c[3];                           \
+  const double c4 = c[4], c5 = c[5], c6 = c[6], c7 = c[7];                           \
+  DENSE_SIMD                                                                         \
+  for (int j = 0; j < p; j++)                                                        \
+    g[j] = (g[j] + ((c0 * (double) z0[j] + c1 * (double) z1[j]) +                    \
+                    (c2 * (double) z2[j] + c3 * (double) z3[j]))) +                  \
+           ((c4 * (double) z4[j] + c5 * (double) z5[j]) +                            \
+            (c6 * (double) z6[j] + c7 * (double) z7[j]));                            \
+}
+
+DENSE_WIDE_KERNELS(double, )
+DENSE_WIDE_KERNELS(float, _f)
+#else
+static inline int dense_wide(void) {
+  return 0;
+}
+#endif
+
 /* Prefetching. A minibatch's rows sit at random places of a matrix that may
    be far larger than the cache, so each row is a cache miss (and, beyond the
    TLB's reach, a page walk); asking for rows some way ahead lets those misses
    overlap with the arithmetic on the current rows instead of queueing behind
-   it. Every line of a row is asked for: long rows cross 4 KB pages, where the
-   hardware prefetcher stops. Rows are asked for DENSE_AHEAD(p) rows ahead:
-   short rows take little arithmetic, so the distance must be longer to cover
-   a miss. Measured with bench/floor_gather.c (the reads alone): prefetching
-   the next row halved the time at d = 2000 (rows in L3) and d = 1000 (rows
-   in DRAM). */
-#define DENSE_AHEAD(p) ((p) >= 256 ? DENSE_BLOCK : 4 * DENSE_BLOCK)
+   it. Every line of a row is asked for. dense_ahead() is how many rows
+   ahead, chosen once when the model is built: short rows take little
+   arithmetic each, so many are asked for; long rows none, as the
+   processor's own prefetcher follows a row's lines once it has seen a few
+   and whole rows asked for ahead only compete with it. Measured with
+   sgld() (logistic regression, batch 100 unless said, thin = 1, rows
+   drawn from the data in 2 MB pages above 64 MB, load 5-6 on 2 cores),
+   microseconds per iteration without prefetching -> rows ahead: d = 20,
+   n = 5 10^6 (168 B rows): 8.5 -> 4.1 (16), 3.8 (32), 3.8 (64); d = 5,
+   n = 10^6, batch 1000: 119.5 -> 30.9 (32); d = 5, n = 2 10^7: 12.2 -> 3.7
+   (32); d = 20, n = 10^5: 6.9 -> 3.5 (32); d = 100, n = 10^6 (808 B): 10.2
+   -> 9.1 (8 to 64 alike); d = 300, n = 3 10^5 (2.4 kB): 25.9 -> 28-29 (any
+   distance); d = 1000, n = 10^5: 72.9 -> 85-89; d = 2000, n = 10^3 (in L3):
+   62.9 -> 68-71. Data within L2 (1 MB a core here) gain nothing and pay the
+   instructions (the linear model on `handout`, 240 kB, batch 10: 11% more
+   instructions per iteration by callgrind), so get none; d = 20, n = 10^4
+   (1.7 MB): 2.8 -> 2.6. */
+static inline int dense_ahead(int p, double n, size_t elt) {
+  const size_t row = (size_t) (p + 1) * elt;
+  if (row > 1024 || n * (double) row <= 1048576.0) return 0;
+  return row > 256 ? 8 : 32;
+}
 
 #endif

@@ -98,10 +98,14 @@ static void batch_grad_loglik(const sgld_estimator *e, const double *w, const R_
     model->grad_loglik(model->data, w, idx + from[b], from[b + 1] - from[b], gb,
                        work + (size_t) b * ws);
   }
-  for (int b = 1; b < nb; b++) {
-    const double *pb = part + (size_t) (b - 1) * d;
-    for (int j = 0; j < d; j++) g[j] += pb[j];
-  }
+  /* g + piece 1 + piece 2 + piece 3, left to right (nb is SPLIT_BLOCKS), in
+     one vectorised pass (callgrind, d = 2000: 36k instructions per gradient
+     as a scalar pass per piece, the compiler not knowing the buffers apart) */
+  const double *p1 = part, *p2 = part + d, *p3 = part + 2 * (size_t) d;
+#ifdef _OPENMP
+#pragma omp simd
+#endif
+  for (int j = 0; j < d; j++) g[j] = ((g[j] + p1[j]) + p2[j]) + p3[j];
 }
 
 void estimate_gradient(const sgld_estimator *e, const double *w, const R_xlen_t *idx,

@@ -12,6 +12,8 @@ SEXP sgld_whiten_eval(SEXP model, SEXP w, SEXP tau, SEXP inverse);
 SEXP sgld_rng_draws(SEXP n, SEXP kind, SEXP bound, SEXP stream);
 SEXP sgld_streams(SEXP chains);
 SEXP sgld_file_rows(SEXP args);
+SEXP sgld_stack_rows(SEXP X, SEXP y);
+SEXP sgld_float_rows(SEXP z);
 SEXP sgld_schedule_values(SEXP spec, SEXP t, SEXP total);
 SEXP sgld_gradient_draws(SEXP model, SEXP settings);
 SEXP sgld_compiled_info(SEXP pointer);
@@ -35,6 +37,8 @@ static const R_CallMethodDef call_methods[] = {
   CALLDEF(sgld_rng_draws, 4),
   CALLDEF(sgld_streams, 1),
   CALLDEF(sgld_file_rows, 1),
+  CALLDEF(sgld_stack_rows, 2),
+  CALLDEF(sgld_float_rows, 1),
   CALLDEF(sgld_schedule_values, 3),
   CALLDEF(sgld_gradient_draws, 2),
   CALLDEF(sgld_compiled_info, 1),

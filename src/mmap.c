@@ -95,7 +95,7 @@ static void unmap(SEXP ptr) {
 
 /* The model's rows, (p + 1) x n doubles: from R memory (`z`), or from the
    mapping of its file, made now if the model has none yet (new, or loaded). */
-const double *model_rows(SEXP spec, R_xlen_t len) {
+static const double *find_rows(SEXP spec, R_xlen_t len) {
   SEXP file = optional_elt(spec, "file");
   if (file == R_NilValue) return list_doubles(spec, "z", len);
   if (!isEnvironment(file)) error("internal: a model's 'file' must be an environment");
@@ -123,6 +123,13 @@ const double *model_rows(SEXP spec, R_xlen_t len) {
   defineVar(install("ptr"), ptr, file);
   UNPROTECT(2);
   return (const double *) addr;
+}
+
+/* the rows, asked for in 2 MB pages where they are large (pages.c) */
+const double *model_rows(SEXP spec, R_xlen_t len) {
+  const double *z = find_rows(spec, len);
+  huge_pages(z, (size_t) len * sizeof(double));
+  return z;
 }
 
 /* ------------------------------------------------- the row copy -- */

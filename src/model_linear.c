@@ -23,6 +23,8 @@ typedef struct linear_data {
   int vinv_diag;
   double a, b;           /* inverse-gamma shape and rate */
   double prior_const;    /* normalising constant of the prior in (beta, gamma) */
+  int wide;              /* the dense kernels' AVX2 build (dense.h: dense_wide()) */
+  int ahead;             /* rows prefetched ahead (dense.h: dense_ahead()) */
 } linear_data;
 
 /* The batch sums of residual times covariates (into xr) and of squared
@@ -32,19 +34,41 @@ typedef struct linear_data {
 #define LINEAR_SMALL_P 4
 #define LINEAR_BLOCK 64
 
+/* row k's residual into the sums */
+#define LINEAR_SMALL_ROW(k)                                                          \
+  {                                                                                  \
+    const double *zi = z + idx[k] * stride;                                          \
+    double r = zi[p];                                                                \
+    for (int j = 0; j < p; j++) r -= zi[j] * w[j];                                   \
+    for (int j = 0; j < p; j++) acc[j] += r * zi[j];                                 \
+    ssr += r * r;                                                                    \
+  }
+
 static inline double linear_sums_small(const double *z, const int p, const double *w,
                                        const R_xlen_t *idx, int m, double *xr) {
   const int stride = p + 1;
   double acc[LINEAR_SMALL_P] = {0.0, 0.0, 0.0, 0.0}, ssr = 0.0;
-  dense_prefetch_rows(z, idx, 0, DENSE_AHEAD(p), m, stride);
-  for (int k = 0; k < m; k++) {
-    if (k + DENSE_AHEAD(p) < m) dense_prefetch_row(z + idx[k + DENSE_AHEAD(p)] * stride, stride);
-    const double *zi = z + idx[k] * stride;
-    double r = zi[p];
-    for (int j = 0; j < p; j++) r -= zi[j] * w[j];
-    for (int j = 0; j < p; j++) acc[j] += r * zi[j];
-    ssr += r * r;
+  for (int k = 0; k < m; k++) LINEAR_SMALL_ROW(k)
+  for (int j = 0; j < p; j++) xr[j] = acc[j];
+  return ssr;
+}
+
+/* The same for data beyond L2 (dense.h: dense_ahead()): the rows that
+   prefetch `ahead` rows on, then the last `ahead`, which do not. A function
+   of its own, for any p: with the prefetching loops in linear_sums_small()
+   the compiler stopped inlining linear_sums(), which cost 5% of an
+   iteration on `handout` at batch 100 (CPU time, medians of 3). */
+static double linear_sums_far(const double *z, const int p, const double *w,
+                              const R_xlen_t *idx, int m, double *xr, int ahead) {
+  const int stride = p + 1, last = ahead < m ? m - ahead : 0;
+  double acc[LINEAR_SMALL_P] = {0.0, 0.0, 0.0, 0.0}, ssr = 0.0;
+  int k = 0;
+  dense_prefetch_rows(z, idx, 0, ahead, m, stride);
+  for (; k < last; k++) {
+    dense_prefetch_row(z + idx[k + ahead] * stride, stride);
+    LINEAR_SMALL_ROW(k)
   }
+  for (; k < m; k++) LINEAR_SMALL_ROW(k)
   for (int j = 0; j < p; j++) xr[j] = acc[j];
   return ssr;
 }
@@ -76,34 +100,55 @@ static double linear_sums_blocked(const double *z, const int p, const double *w,
 /* Many coefficients: blocks of DENSE_BLOCK rows (dense.h), each row read
    once for its residual and again, still in cache, for X'r. The column-wise
    second pass above strides across 64 rows per coefficient, which at large p
-   misses the cache on every read. */
-static double linear_sums_dense(const double *z, const int p, const double *w,
-                                const R_xlen_t *idx, int m, double *xr) {
-  const int stride = p + 1;
-  double ssr = 0.0;
-  const int ahead = DENSE_AHEAD(p);
-  for (int j = 0; j < p; j++) xr[j] = 0.0;
-  dense_prefetch_rows(z, idx, 0, ahead, m, stride);
-  int k = 0;
-  for (; k + DENSE_BLOCK <= m; k += DENSE_BLOCK) {
-    const double *zb[DENSE_BLOCK];
-    double r[DENSE_BLOCK];
-    dense_prefetch_rows(z, idx, k + ahead, k + ahead + DENSE_BLOCK, m, stride);
-    for (int b = 0; b < DENSE_BLOCK; b++) zb[b] = z + idx[k + b] * stride;
-    dense_dots4(zb, w, p, r);
-    for (int b = 0; b < DENSE_BLOCK; b++) {
-      r[b] = zb[b][p] - r[b];
-      ssr += r[b] * r[b];
-    }
-    dense_axpy4(xr, zb, r, p);
+   misses the cache on every read. LINEAR_BLOCK_OF is one block of B rows
+   from item k; LINEAR_DENSE the batch, in blocks of 4 (dot products by
+   `dots4`) after `wide_blocks` (empty, or the wide build's blocks of 8),
+   then single rows, as model_logistic.c's. */
+#define LINEAR_BLOCK_OF(B, dots, axpy)                                               \
+  {                                                                                  \
+    const double *zb[B];                                                             \
+    double r[B];                                                                     \
+    if (ahead) dense_prefetch_rows(z, idx, k + ahead, k + ahead + (B), m, stride);   \
+    for (int b = 0; b < (B); b++) zb[b] = z + idx[k + b] * stride;                   \
+    dots(zb, w, p, r);                                                               \
+    for (int b = 0; b < (B); b++) {                                                  \
+      r[b] = zb[b][p] - r[b];                                                        \
+      ssr += r[b] * r[b];                                                            \
+    }                                                                                \
+    axpy(xr, zb, r, p);                                                              \
   }
-  for (; k < m; k++) {
-    const double *zi = z + idx[k] * stride, r = zi[p] - dense_dot(zi, w, p);
-    ssr += r * r;
-    dense_axpy(xr, zi, r, p);
-  }
+#define LINEAR_DENSE(ahead_rows, dots4, wide_blocks)                                 \
+  const int stride = p + 1, ahead = ahead_rows;                                      \
+  double ssr = 0.0;                                                                  \
+  for (int j = 0; j < p; j++) xr[j] = 0.0;                                           \
+  dense_prefetch_rows(z, idx, 0, ahead, m, stride);                                  \
+  int k = 0;                                                                         \
+  wide_blocks                                                                        \
+  for (; k + DENSE_BLOCK <= m; k += DENSE_BLOCK)                                     \
+    LINEAR_BLOCK_OF(DENSE_BLOCK, dots4, dense_axpy4)                                 \
+  for (; k < m; k++) {                                                               \
+    const double *zi = z + idx[k] * stride, r = zi[p] - dense_dot(zi, w, p);         \
+    ssr += r * r;                                                                    \
+    dense_axpy(xr, zi, r, p);                                                        \
+  }                                                                                  \
   return ssr;
+
+static double linear_sums_dense(const double *z, const int p, const double *w,
+                                const R_xlen_t *idx, int m, double *xr, int rows_ahead) {
+  LINEAR_DENSE(rows_ahead, dense_dots4, )
 }
+
+#ifdef DENSE_WIDE_BUILD
+DENSE_WIDE static double linear_sums_dense_wide(const double *z, const int p, const double *w,
+                                                const R_xlen_t *idx, int m, double *xr,
+                                                int rows_ahead) {
+  LINEAR_DENSE(rows_ahead, dense_dots4w,
+               for (; k + DENSE_WIDE_BLOCK <= m; k += DENSE_WIDE_BLOCK)
+                 LINEAR_BLOCK_OF(DENSE_WIDE_BLOCK, dense_dots8w, dense_axpy8w))
+}
+#else
+#define linear_sums_dense_wide linear_sums_dense
+#endif
 
 /* the same sums weighted by the case weights, and their sum into *wsum */
 static double linear_sums_weighted(const linear_data *L, const double *w, const R_xlen_t *idx,
@@ -127,14 +172,17 @@ static double linear_sums_weighted(const linear_data *L, const double *w, const 
 /* the batch sums, with the register-resident kernel for small p */
 static inline double linear_sums(const linear_data *L, const double *w, const R_xlen_t *idx,
                                  int m, double *xr) {
+  if (L->ahead && L->p <= LINEAR_SMALL_P)
+    return linear_sums_far(L->z, L->p, w, idx, m, xr, L->ahead);
   switch (L->p) {
   case 1: return linear_sums_small(L->z, 1, w, idx, m, xr);
   case 2: return linear_sums_small(L->z, 2, w, idx, m, xr);
   case 3: return linear_sums_small(L->z, 3, w, idx, m, xr);
   case 4: return linear_sums_small(L->z, 4, w, idx, m, xr);
   default:
-    return L->p >= DENSE_MIN_P ? linear_sums_dense(L->z, L->p, w, idx, m, xr)
-                               : linear_sums_blocked(L->z, L->p, w, idx, m, xr);
+    if (L->p < DENSE_MIN_P) return linear_sums_blocked(L->z, L->p, w, idx, m, xr);
+    return L->wide ? linear_sums_dense_wide(L->z, L->p, w, idx, m, xr, L->ahead)
+                   : linear_sums_dense(L->z, L->p, w, idx, m, xr, L->ahead);
   }
 }
 
@@ -303,6 +351,8 @@ sgld_model model_linear_build(SEXP spec) {
   L->a = list_real(spec, "prior_shape");
   L->b = list_real(spec, "prior_rate");
   L->prior_const = list_real(spec, "prior_const");
+  L->wide = dense_wide();
+  L->ahead = dense_ahead(L->p, (double) L->n, sizeof(double));
 
   /* fields not named here (optional functions this model lacks) are zero */
   return (sgld_model) {

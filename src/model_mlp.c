@@ -96,16 +96,7 @@ double mlp_output_loglik(const mlp_data *M, const double *f, double y, double lo
  */
 #define MLP_BLOCK 16
 
-/* On x86-64 with GCC, the two hot functions are also compiled for AVX2 and
-   the loader picks that copy where the processor has it. Not FMA: a fused
-   multiply-add rounds once instead of twice, so draws would then depend on
-   the machine; AVX2 alone does the same operations in the same order, 4
-   doubles at a time instead of 2, and gives the same bits. */
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
-#define MLP_WIDE __attribute__((target_clones("avx2", "default")))
-#else
-#define MLP_WIDE
-#endif
+/* The two hot functions are also compiled for AVX2 (sgld.h: SGLD_WIDE). */
 
 static size_t mlp_work_size(const mlp_data *M) {
   return (size_t) MLP_BLOCK * ((size_t) M->p + M->units + 3 * (size_t) M->max_width) +
@@ -121,7 +112,7 @@ static inline double *block_acts(const mlp_data *M, double *work, int l) {
 
 /* One layer, n_in x B feature-major in, n_out x B out: two units at a time,
    so each loaded input vector serves two accumulators. */
-MLP_WIDE static void layer_forward(const double *restrict W, const double *restrict b,
+SGLD_WIDE static void layer_forward(const double *restrict W, const double *restrict b,
                           const double *restrict in, double *restrict out,
                           int n_in, int n_out, int hidden, int act) {
   enum { B = MLP_BLOCK };
@@ -187,7 +178,7 @@ static inline void block_outputs(const mlp_data *M, const double *out, int i, do
   for (int k = 0; k < K; k++) f[k] = out[(size_t) k * MLP_BLOCK + i];
 }
 
-MLP_WIDE static void mlp_grad_loglik(const void *data, const double *w, const R_xlen_t *idx, int m,
+SGLD_WIDE static void mlp_grad_loglik(const void *data, const double *w, const R_xlen_t *idx, int m,
                             double *g, double *work) {
   enum { B = MLP_BLOCK };
   const mlp_data *M = data;

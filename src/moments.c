@@ -24,18 +24,36 @@ static inline double moment_value(double w, int scale) {
   }
 }
 
+/* parameter j's three running moments, given its value u on its scale */
+static inline void moment_update(double *restrict mean, double *restrict m2,
+                                 double *restrict wmean, int j, double u, double inv_k,
+                                 double share) {
+  const double delta = u - mean[j];
+  mean[j] += delta * inv_k;
+  m2[j] += delta * (u - mean[j]);
+  wmean[j] += share * (u - wmean[j]);
+}
+
 /* add the draw w, kept at learning rate eta, as the res->kept-th draw
-   (res->kept already counts it) */
-void moments_add(chain_output *out, chain_result *res, const double *w, double eta,
+   (res->kept already counts it); scale NULL: every parameter as it is.
+   That case runs under `omp simd` (the updates of a parameter touch nothing
+   of another's, so the bits are the same): at d = 2000 the loop took 72k
+   instructions per draw (callgrind) with the scale looked up per parameter,
+   a large part of an iteration once the gradient was vectorised; in AVX2
+   where the processor has it (SGLD_WIDE). */
+SGLD_WIDE void moments_add(chain_output *out, chain_result *res, const double *w, double eta,
                  const int *scale, int d) {
   const double inv_k = 1.0 / (double) res->kept;
   res->weight += eta;
   const double share = res->weight > 0 ? eta / res->weight : inv_k;
-  for (int j = 0; j < d; j++) {
-    const double u = scale ? moment_value(w[j], scale[j]) : w[j];
-    const double delta = u - out->mean[j];
-    out->mean[j] += delta * inv_k;
-    out->m2[j] += delta * (u - out->mean[j]);
-    out->wmean[j] += share * (u - out->wmean[j]);
+  double *mean = out->mean, *m2 = out->m2, *wmean = out->wmean;
+  if (!scale) {
+#ifdef _OPENMP
+#pragma omp simd
+#endif
+    for (int j = 0; j < d; j++) moment_update(mean, m2, wmean, j, w[j], inv_k, share);
+    return;
   }
+  for (int j = 0; j < d; j++)
+    moment_update(mean, m2, wmean, j, moment_value(w[j], scale[j]), inv_k, share);
 }

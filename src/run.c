@@ -61,6 +61,10 @@ static void read_kept_parameters(SEXP settings, run_settings *s, int d) {
     s->n_keep = (int) XLENGTH(keep);
   }
   s->moment_scale = list_codes(settings, "moment_scale", d, CODES_MOMENT_SCALE);
+  /* every parameter on its own scale: no table (moments.c's loop then vectorises) */
+  int identity = 1;
+  for (int j = 0; j < d; j++) identity &= s->moment_scale[j] == MOMENT_IDENTITY;
+  if (identity) s->moment_scale = NULL;
 }
 
 /* each chain's start, the rule's state to continue from, and the chains' order */

@@ -16,6 +16,19 @@
 #include <math.h>
 #include <Rinternals.h>   /* R_xlen_t, SEXP for the builders only */
 
+/* On x86-64 Linux with GCC, hot functions whose vector loops reorder no sum
+   are also compiled for AVX2, and the loader picks that copy where the
+   processor has it. Not FMA: a fused multiply-add rounds once instead of
+   twice, so draws would then depend on the machine; AVX2 alone does the
+   same operations in the same order, 4 doubles at a time instead of 2, and
+   gives the same bits. (dense.h's kernels choose their AVX2 build by hand:
+   theirs is not the same source compiled twice.) */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+#define SGLD_WIDE __attribute__((target_clones("avx2", "default")))
+#else
+#define SGLD_WIDE
+#endif
+
 /* ---------------------------------------------------------------- RNG -- */
 
 /* xoshiro256++ state; one per chain, chains sit 2^128 draws apart. */
@@ -294,6 +307,7 @@ typedef struct sgld_minibatch {
   R_xlen_t *perm;   /* large batches without replacement: the identity 0..n-1,
                        then room to record the m swaps of a draw */
   unsigned char *seen;  /* one mark per item (small batches without replacement) */
+  uint64_t *set;        /* or a hash set of the batch's items (large n) */
 } sgld_minibatch;
 
 /* memory the minibatch needs, in bytes, given n, m and replace */
@@ -422,6 +436,9 @@ const double *list_doubles(SEXP list, const char *name, R_xlen_t len);
 const double *list_optional_doubles(SEXP list, const char *name, R_xlen_t len);
 /* a model's (p + 1) x n rows: its `z`, or the memory map of its data file (mmap.c) */
 const double *model_rows(SEXP spec, R_xlen_t len);
+/* pages.c: data read at random advised into 2 MB pages (MADV_HUGEPAGE),
+   where the system allows and the block is large; nothing otherwise */
+void huge_pages(const void *data, size_t bytes);
 /* single precision, stored by R as a raw vector (storage = "float"); NULL if absent */
 const float *list_optional_floats(SEXP list, const char *name, R_xlen_t len);
 

@@ -9,6 +9,20 @@ checksum_cases <- function() {
   logit <- model_logistic(X, yl)
   mix <- model_mixture(mixture_data(100))
   ica <- model_ica(ica_data(300)$X)
+  # many covariates: the dense kernels (src/dense.h), whose wide (AVX2) build
+  # must give the bits of the baseline (SSE2) build the hashes were recorded with
+  set.seed(12)
+  n <- 600
+  Xd <- cbind(1, matrix(rnorm(n * 49), n))
+  yd <- rbinom(n, 1, plogis(drop(Xd %*% rnorm(50, sd = 0.2))))
+  dense <- model_logistic(Xd, yd, sparse = FALSE)
+  dense_f <- model_logistic(Xd, yd, sparse = FALSE, storage = "float")
+  dense_lin <- model_linear(Xd[, -1], drop(Xd %*% rnorm(50)) + rnorm(n))
+  # n >= 2^20: the batch's items kept in a hash set, not a byte per item
+  # (src/minibatch.c); batches of 2000 repeat an item about twice each
+  n_big <- 2^20 + 3
+  x_big <- rnorm(n_big)
+  big <- model_linear(x_big, 1 + 2 * x_big + rnorm(n_big))
   list(
     sgld_b10 = function() sgld(lin, lr = 1e-7, batch_size = 10, iter = 3000, chains = 2),
     sgld_threads = function() sgld(lin, lr = 1e-7, batch_size = 100, iter = 2000, chains = 3,
@@ -32,6 +46,13 @@ checksum_cases <- function() {
                                         thin = mixing_distance(1e-3)),
     ica_natural = function() sgld(ica, lr = 1e-5, batch_size = 100, iter = 500),
     ica_mala = function() mala(ica, lr = 1e-6, iter = 200),
+    # batch 103: the batch in 4 pieces (gradient.c), each in blocks of 8 and 4
+    # rows and single rows; batch 13: one piece, the fused prior pass
+    logistic_dense = function() sgld(dense, lr = 1e-4, batch_size = 103, iter = 500),
+    logistic_dense_small = function() sgld(dense, lr = 1e-4, batch_size = 13, iter = 500),
+    logistic_float = function() sgld(dense_f, lr = 1e-4, batch_size = 103, iter = 500),
+    linear_dense = function() sgld(dense_lin, lr = 1e-6, batch_size = 103, iter = 500),
+    minibatch_hash = function() sgld(big, lr = 1e-10, batch_size = 2000, iter = 300),
     continued = function() {
       f <- sgld(lin, lr = 1e-7, batch_size = 10, iter = 1000, burnin = 0)
       sgld(lin, lr = 1e-7, batch_size = 10, iter = 1000, burnin = 0, init = f)
