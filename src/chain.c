@@ -188,8 +188,9 @@ static int mala_step(const run_context *ctx, chain *ch, double eta, double t_abs
   return 1;
 }
 
-/* Offer the state after iteration t to the collector: burn-in, thinning,
-   then store the kept parameters and add every parameter to the moments. */
+/* Offer the state after iteration t to the collector: burn-in, the
+   schedule's sampling phases, thinning, then store the kept parameters and
+   add every parameter to the moments. */
 static void offer_state(const run_context *ctx, chain *ch, R_xlen_t t, double t_abs,
                         double eta) {
   const run_settings *s = ctx->s;
@@ -198,6 +199,13 @@ static void offer_state(const run_context *ctx, chain *ch, R_xlen_t t, double t_
       ch->collecting = 1;
       ch->res.collect_from = t_abs + 1;
     }
+    return;
+  }
+  /* outside a sampling phase nothing is kept, and thinning starts afresh
+     with the next phase */
+  if (!schedule_sampling(&s->schedule, t_abs)) {
+    ch->since_kept = 0;
+    ch->eta_since_kept = 0.0;
     return;
   }
   int keep;
