@@ -34,10 +34,14 @@
 #'   iteration \eqn{t}{t} is into its cycle,
 #'   \eqn{\eta_t = \frac{a}{2}\left(\cos(\pi r_t) + 1\right)}{eta_t = (a/2) (cos(pi r_t) + 1)}:
 #'   each cycle starts at \eqn{a}{a} and falls to nearly 0. The first part of
-#'   each cycle, \eqn{r_t < \beta}{r_t < beta}, explores (large steps move the
-#'   chain to another region of the posterior); the rest,
-#'   \eqn{r_t \ge \beta}{r_t >= beta}, samples. Draws are kept only in the
-#'   sampling parts: after `burnin`, `thin` counts the iterations of each
+#'   each cycle, \eqn{r_t < \beta}{r_t < beta}, explores: large steps move the
+#'   chain to another region of the posterior, by optimisation (`explore =
+#'   "optimize"`, Zhang et al.'s algorithm: no noise is injected, as if the
+#'   temperature were 0, so [sgld()] takes SGD steps, [sghmc()] SGD with
+#'   momentum steps and [psgld()] RMSprop steps) or by sampling at the run's
+#'   temperature (`"sample"`). The rest of each cycle,
+#'   \eqn{r_t \ge \beta}{r_t >= beta}, samples at the run's temperature.
+#'   Draws are kept only in the sampling parts: after `burnin`, `thin` counts the iterations of each
 #'   sampling part from its start (so `thin` = 10 in a sampling part of 30
 #'   iterations keeps its 10th, 20th and 30th), and `mixing_distance()` sums the
 #'   learning rates from its start. Averaging predictions over the draws of
@@ -60,7 +64,10 @@
 #' @param cycles The number of cycles \eqn{M}{M}, a whole number from 1 (at
 #'   most the run's `iter`).
 #' @param beta The fraction of each cycle that explores, in \eqn{[0, 1)}{[0, 1)}:
-#'   0 keeps draws in the whole of every cycle.
+#'   0 samples, and keeps draws, in the whole of every cycle.
+#' @param explore How the exploring part of each cycle moves: `"optimize"`
+#'   (no injected noise) or `"sample"` (at the run's temperature). [mala()]
+#'   needs `"sample"`.
 #' @param floor A lower bound on the learning rate, 0 for none.
 #' @return An object of class `sgld_lr`.
 #' @references Zhang, R., Li, C., Zhang, J., Chen, C. and Wilson, A. G. (2020).
@@ -130,13 +137,14 @@ lr_piecewise <- function(C0, T0, T1, s = 0.51, floor = 0) {
 
 #' @rdname schedules
 #' @export
-lr_cyclical <- function(a, cycles, beta = 0.8) {
+lr_cyclical <- function(a, cycles, beta = 0.8, explore = c("optimize", "sample")) {
   check_number(a, "a", lower = 0, lower_open = TRUE)
   check_count(cycles, "cycles", lower = 1)
   check_number(beta, "beta", lower = 0)
   if (beta >= 1) abort("`beta` must be smaller than 1 (the fraction of each cycle that ",
                        "explores), not ", beta, ".")
-  new_lr("cyclical", a = a, cycles = cycles, beta = beta, floor = 0)
+  explore <- check_choice(explore, c("optimize", "sample"), "explore")
+  new_lr("cyclical", a = a, cycles = cycles, beta = beta, explore = explore, floor = 0)
 }
 
 check_gamma <- function(gamma) {
@@ -157,8 +165,9 @@ print.sgld_lr <- function(x, ...) {
     piecewise = sprintf("piecewise: %g up to t = %g, then %g (t - %g)^-%g up to t = %g",
                         x$C0, x$T0, x$C0, x$T0, x$s, x$T1),
     exp = sprintf("exponential from %g at t = 1 to %g at the last iteration", x$start, x$end),
-    cyclical = sprintf("cyclical cosine from %g, %g cycle%s, the first %g of each exploring",
-                       x$a, x$cycles, if (x$cycles == 1) "" else "s", x$beta))
+    cyclical = sprintf("cyclical cosine from %g, %g cycle%s, the first %g of each exploring (%s)",
+                       x$a, x$cycles, if (x$cycles == 1) "" else "s", x$beta,
+                       if (x$explore == "optimize") "optimising" else "sampling"))
   if (!is.null(x$floor) && x$floor > 0) txt <- paste0(txt, ", floor ", format(x$floor))
   cat("Learning-rate schedule, ", txt, "\n", sep = "")
   invisible(x)
@@ -178,8 +187,9 @@ as_lr <- function(lr) {
 
 # The shapes the C engine knows, by the names in src/codes.c (constant,
 # polynomial, piecewise, exponential, cyclical): lr_range() is a polynomial
-# one. A cyclical schedule's cycle length t1 = ceiling(iter / cycles) and its
-# exploring fraction b are read by src/schedule.c.
+# one. A cyclical schedule's cycle length t1 = ceiling(iter / cycles), its
+# exploring fraction b and its exploring temperature gamma (relative to the
+# run's: 0 optimises, 1 samples) are read by src/schedule.c.
 resolve_lr <- function(lr, iter) {
   out <- list(type = "constant", a = 0, b = 0, gamma = 0, t0 = 0, t1 = 0, floor = 0)
   switch(lr$type,
@@ -207,7 +217,8 @@ resolve_lr <- function(lr, iter) {
       if (lr$cycles > iter)
         abort("`lr`: lr_cyclical() with `cycles` = ", lr$cycles, " needs at least as many ",
               "iterations; the run has `iter` = ", iter, ".")
-      out[c("type", "a", "b", "t1")] <- list("cyclical", lr$a, lr$beta, ceiling(iter / lr$cycles))
+      out[c("type", "a", "b", "gamma", "t1")] <-
+        list("cyclical", lr$a, lr$beta, as.double(lr$explore == "sample"), ceiling(iter / lr$cycles))
     },
     # a schedule already resolved for a longer run that is executed in parts
     # (bbb() between its ELBO estimates): each part keeps the whole run's shape

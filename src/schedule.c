@@ -4,7 +4,8 @@
  * one of the shapes named in codes.c, and passes that name as spec$type.
  * A schedule also says at which iterations draws may be kept
  * (schedule_sampling()): all of them, except in the exploring part of a
- * cycle of a cyclical schedule.
+ * cycle of a cyclical schedule, which runs at gamma times the run's
+ * temperature (schedule_temperature(): 0 optimises, 1 samples).
  */
 #include <R.h>          /* M_PI */
 #include "sgld.h"
@@ -18,6 +19,10 @@ sgld_schedule schedule_build(SEXP spec) {
   s.t0 = list_real(spec, "t0");
   s.t1 = list_real(spec, "t1");
   s.floor = list_real(spec, "floor");
+  if (s.type == SCHEDULE_CYCLICAL && !(s.t1 >= 1.0 && s.t1 <= 4503599627370496.0))
+    error("internal: a cyclical schedule's cycle length 't1' must be a count from 1");
+  if (s.type == SCHEDULE_CYCLICAL && !(s.gamma >= 0.0 && s.gamma <= 1.0))
+    error("internal: a cyclical schedule's exploring temperature 'gamma' must be in [0, 1]");
   return s;
 }
 
@@ -51,6 +56,10 @@ double schedule_eta(const sgld_schedule *s, double t) {
 
 int schedule_sampling(const sgld_schedule *s, double t) {
   return s->type != SCHEDULE_CYCLICAL || cycle_position(s, t) >= s->b;
+}
+
+double schedule_temperature(const sgld_schedule *s, double t, double tau) {
+  return schedule_sampling(s, t) ? tau : s->gamma * tau;
 }
 
 /* The largest learning rate after iteration t: every schedule but the

@@ -266,7 +266,8 @@ typedef struct sgld_schedule {
   double t0, t1;            /* piecewise: a for t <= t0, a (t - t0)^-gamma up to t1;
                                exponential: a b^((t - 1) / (t1 - 1));
                                cyclical: cycles of t1 iterations, (a/2)(cos(pi r) + 1)
-                               with r = ((t - 1) mod t1) / t1, sampling once r >= b */
+                               with r = ((t - 1) mod t1) / t1, sampling once r >= b,
+                               exploring (r < b) at gamma times the run's temperature */
   double floor;             /* eta never goes below this */
 } sgld_schedule;
 
@@ -275,6 +276,9 @@ double schedule_eta(const sgld_schedule *s, double t);
 /* 1 if draws may be kept at iteration t: always, except in the exploring
    part of a cycle of a cyclical schedule */
 int schedule_sampling(const sgld_schedule *s, double t);
+/* the temperature of iteration t in a run at temperature tau: tau, except in
+   the exploring part of a cycle of a cyclical schedule */
+double schedule_temperature(const sgld_schedule *s, double t, double tau);
 
 /* ------------------------------------------------------ minibatches -- */
 

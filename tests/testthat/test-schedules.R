@@ -79,7 +79,7 @@ test_that("lr_cyclical follows (a/2)(cos(pi r) + 1) in cycles of ceiling(T/M)", 
   # and its recorded learning rates are the schedule's
   expect_identical(etas(lr_cyclical(1e-4, 3, beta = 0), 90),
                    lr_values(lr_cyclical(1e-4, 3, beta = 0), 1:90))
-  expect_output(print(lr_cyclical(1e-3, 4, 0.8)), "cyclical cosine from 0.001, 4 cycles, the first 0.8")
+  expect_output(print(lr_cyclical(1e-3, 4, 0.8)), "cyclical cosine from 0.001, 4 cycles, the first 0.8 of each exploring (optimising)", fixed = TRUE)
 })
 
 test_that("a cyclical schedule keeps draws only in the sampling part of each cycle", {
@@ -107,10 +107,11 @@ test_that("a cyclical schedule keeps draws only in the sampling part of each cyc
   }
   # thin = 2, burnin = 49: the second part (48-52) is entered at 50, so 51 is its 2nd
   expect_identical(expected(2, 49), c(51L, 75L, 77L, 101L, 103L))
-  # the same run's draws at the kept iterations equal those of a run that keeps every
-  # iteration: the collector chooses, the chain does not change
+  # exploring by sampling, the run's draws at the kept iterations equal those of a
+  # run that keeps every iteration: the collector chooses, the chain does not change
   set.seed(4)
-  all_it <- quiet(sgld(m, lr = lr_cyclical(1e-4, 4, 0.8), batch_size = 10, iter = iter, burnin = 0))
+  all_it <- quiet(sgld(m, lr = lr_cyclical(1e-4, 4, 0.8, explore = "sample"), batch_size = 10,
+                       iter = iter, burnin = 0))
   set.seed(4)
   every <- quiet(sgld(m, lr = lr_cyclical(1e-4, 4, 0), batch_size = 10, iter = iter, burnin = 0))
   expect_false(identical(all_it$iteration[, 1], every$iteration[, 1]))
@@ -128,6 +129,43 @@ test_that("a cyclical schedule keeps draws only in the sampling part of each cyc
   }), use.names = FALSE)
   expect_gt(length(want), 0)
   expect_identical(fit$iteration[, 1], as.double(want))
+})
+
+test_that("exploring by optimisation takes noiseless steps, then samples", {
+  m <- model_linear(y ~ x1, data = small_data())
+  # one run of 2 cycles of 40 iterations, the first 30 of each exploring ...
+  lr <- lr_cyclical(1e-4, 2, 0.75)
+  set.seed(5)
+  one <- quiet(sgld(m, lr = lr, batch_size = 10, iter = 80, burnin = 0, thin = 2))
+  expect_identical(one$iteration[, 1], as.double(c(seq(32, 40, 2), seq(72, 80, 2))))
+  # ... is sgd() over each exploring part and sgld() over each sampling part, continued
+  # one from the other with the whole run's schedule (the plain rule draws no noise at
+  # temperature 0, so the random streams stay in step)
+  whole <- structure(list(type = "resolved", schedule = sgld:::resolve_lr(lr, 80)), class = "sgld_lr")
+  set.seed(5)
+  fit <- NULL
+  parts <- list()
+  for (cycle in 1:2) {
+    fit <- quiet(sgd(m, lr = whole, batch_size = 10, iter = 30, init = fit))
+    fit <- quiet(sgld(m, lr = whole, batch_size = 10, iter = 10, burnin = 0, thin = 2, init = fit))
+    parts[[cycle]] <- as.matrix(fit$draws[[1]])
+  }
+  expect_identical(do.call(rbind, parts), as.matrix(one$draws[[1]]), ignore_attr = TRUE)
+  # exploring by sampling, the first exploring part already differs
+  set.seed(5)
+  noisy <- quiet(sgld(m, lr = lr_cyclical(1e-4, 2, 0.75, explore = "sample"), batch_size = 10,
+                      iter = 80, burnin = 0, thin = 2))
+  expect_identical(noisy$iteration, one$iteration)
+  expect_false(any(as.matrix(noisy$draws[[1]]) == as.matrix(one$draws[[1]])))
+  # the diagnostics report no injected noise while exploring by optimisation
+  set.seed(5)
+  dg <- quiet(sgld(m, lr = lr, batch_size = 10, iter = 80, burnin = 0, thin = 2,
+                   diagnostics = diagnostics_every(5)))$diagnostics
+  exploring <- ((dg$iteration - 1) %% 40) / 40 < 0.75
+  expect_identical(dg$var_injected[exploring], rep(0, sum(exploring)))
+  expect_equal(dg$var_injected[!exploring], 2 * dg$lr[!exploring], tolerance = 1e-15)
+  expect_output(print(lr), "the first 0.75 of each exploring \\(optimising\\)")
+  expect_error(mala(m, lr = lr, iter = 80), "mala\\(\\) samples at every iteration")
 })
 
 test_that("a continued cyclical run carries on its cycles", {
@@ -171,6 +209,8 @@ test_that("lr_cyclical checks its arguments and the run's", {
   expect_error(lr_cyclical(1e-3, 4, beta = -0.1), "`beta` must be at least 0")
   expect_error(lr_cyclical(1e-3, 4, beta = 1), "`beta` must be smaller than 1")
   expect_error(lr_cyclical(1e-3, 4, beta = "a"), "`beta` must be a single finite number")
+  expect_error(lr_cyclical(1e-3, 4, explore = "anneal"), "`explore` must be one of \"optimize\", \"sample\"")
+  expect_error(lr_cyclical(1e-3, 4, explore = NA), "`explore` must be one of")
   m <- model_linear(y ~ x1, data = small_data())
   expect_error(sgld(m, lr = lr_cyclical(1e-4, 20), iter = 10),
                "`lr`: lr_cyclical\\(\\) with `cycles` = 20 needs at least as many iterations")
