@@ -25,7 +25,7 @@
 #'   their \eqn{\epsilon}{epsilon}). It does not satisfy the Robbins-Monro conditions;
 #'   it is for exploring step sizes.
 #'
-#' * `lr_cyclical(a, cycles, beta)`: the cyclical cosine schedule of Zhang
+#' * `lr_cyclical(a, cycles, beta, explore)`: the cyclical cosine schedule of Zhang
 #'   et al. (2020). The run's \eqn{T}{T} iterations are cut into `cycles`
 #'   cycles of \eqn{L = \lceil T/M \rceil}{L = ceiling(T/M)} iterations
 #'   (\eqn{M}{M} = `cycles`; the last cycle is shorter when \eqn{M}{M} does not
@@ -44,8 +44,10 @@
 #'   Draws are kept only in the sampling parts: after `burnin`, `thin` counts the iterations of each
 #'   sampling part from its start (so `thin` = 10 in a sampling part of 30
 #'   iterations keeps its 10th, 20th and 30th), and `mixing_distance()` sums the
-#'   learning rates from its start. Averaging predictions over the draws of
-#'   several cycles averages over several modes. The draws are then at
+#'   learning rates from its start. [sgld()]'s default `burnin` (half the
+#'   run) still applies: `burnin = 0` keeps draws from every cycle. Averaging
+#'   predictions over the draws of several cycles can average over several
+#'   modes of the posterior. The draws are then at
 #'   irregular iterations: `fit$iteration` says where each was taken (see
 #'   [sampling_threshold()]). A continued run (`init = fit`) carries on the
 #'   cycles of its own length from the iteration where the first run stopped.
@@ -56,7 +58,8 @@
 #' Note that Welling and Teh's step size \eqn{\epsilon_t}{epsilon_t} is \eqn{2 \eta_t}{2 eta_t}.
 #'
 #' @param eta A positive learning rate.
-#' @param a,b,gamma Scale, offset and exponent of the polynomial decay.
+#' @param a,b,gamma Scale, offset and exponent of the polynomial decay; for
+#'   `lr_cyclical()`, `a` is the learning rate at the start of each cycle.
 #' @param start,end Learning rates at the first and at the last iteration,
 #'   `start > end > 0`.
 #' @param C0,T0,T1,s Level, end of the constant phase, end of the decay, and
