@@ -115,6 +115,7 @@ resolve_collection <- function(burnin, thin, diagnostics, iter, schedule) {
       abort("`burnin` must be smaller than `iter` (", burnin, " >= ", iter, ").")
     out$burnin <- burnin
   }
+  phases <- sampling_phases(schedule)
   if (inherits(thin, "sgld_distance")) {
     out$thin_mode <- "distance"
     out$distance <- thin$D0
@@ -126,8 +127,32 @@ resolve_collection <- function(burnin, thin, diagnostics, iter, schedule) {
     if (thin > span)
       abort("`thin` must be at most iter - burnin = ", span, " so that a draw is kept.")
     capacity <- floor(span / thin)
+    if (!is.null(phases)) {
+      if (thin > phases$sampling)
+        abort("`thin` must be at most the length of a cycle's sampling part (",
+              phases$sampling, " iterations of lr_cyclical()'s ", phases$cycle,
+              ") so that a draw is kept.")
+      # thinning counts afresh in each sampling part, and the iterations
+      # from burn-in to the end touch at most this many of them
+      touched <- ceiling(span / phases$cycle) + 1
+      capacity <- min(capacity, touched * floor(phases$sampling / thin))
+    }
   }
   out$capacity <- min(capacity, floor((iter - out$burnin) / out$thin))
-  out$regular <- out$burnin_mode == "count" && out$thin_mode == "count"
+  out$regular <- out$burnin_mode == "count" && out$thin_mode == "count" && is.null(phases)
   out
+}
+
+# A schedule whose cycles explore before they sample (lr_cyclical(), resolved):
+# the cycle's length and the number of its iterations that sample, those
+# whose position r = j / L (j = 0, ..., L - 1) is at least b, as the engine
+# decides (src/schedule.c); NULL for the other schedules, which sample
+# throughout.
+sampling_phases <- function(schedule) {
+  if (schedule$type != "cyclical") return(NULL)
+  L <- schedule$t1
+  j <- ceiling(schedule$b * L)
+  while (j > 0 && (j - 1) / L >= schedule$b) j <- j - 1
+  while (j < L && j / L < schedule$b) j <- j + 1
+  list(cycle = L, sampling = L - j)
 }

@@ -455,6 +455,8 @@ run_settings <- function(model, lr, batch_size, iter, burnin, thin, temperature,
   if (isTRUE(model$local_parameters))
     check_local_parameters(model, batch_size, control_variates, diagnostics, rule)
   schedule <- resolve_lr(lr, iter)
+  if (mala && schedule$type == "cyclical" && schedule$gamma < 1)
+    abort("`lr`: mala() samples at every iteration; use lr_cyclical(explore = \"sample\").")
   collect <- resolve_collection(burnin, thin, diagnostics, iter, schedule)
   check_number(temperature, "temperature", lower = 0)
   check_count(chains, "chains", lower = 1, upper = 1000)

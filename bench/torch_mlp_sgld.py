@@ -7,13 +7,13 @@ model_mlp(x, y, hidden = H, family = "categorical"):
     g_hat = grad log prior(w) + (n / m) * sum over the batch of grad log lik,
 
 softmax likelihood, N(0, 1 / fan-in) prior on every weight and bias of a
-layer, inputs standardised with the training images' means and sds (a
+layer (or N(0, prior_sd^2) on all of them, model_mlp(prior = prior_normal(0, prior_sd))), inputs standardised with the training images' means and sds (a
 constant pixel only centred), batches of m distinct images (a random
 permutation per epoch, walked in order). Gradients by autograd; the update
 in place under torch.no_grad().
 
-  python3 bench/torch_mlp_sgld.py [n_train] [hidden] [epochs] [threads] [dtype]
-  (defaults 60000 400 2 2 float32)
+  python3 bench/torch_mlp_sgld.py [n_train] [hidden] [epochs] [threads] [dtype] [prior_sd]
+  (defaults 60000 400 2 2 float32, and the 1 / fan-in prior)
 
 Reads Debian's dataset-fashion-mnist idx files. Prints one line per epoch
 (seconds, the first epoch includes warm-up) and the test accuracy of the
@@ -38,6 +38,7 @@ H = int(args[1]) if len(args) > 1 else 400
 epochs = int(args[2]) if len(args) > 2 else 2
 threads = int(args[3]) if len(args) > 3 else 2
 dtype = getattr(torch, args[4]) if len(args) > 4 else torch.float32
+prior_sd = float(args[5]) if len(args) > 5 else None
 torch.set_num_threads(threads)
 torch.manual_seed(1)
 
@@ -56,7 +57,9 @@ W1 = (torch.randn(H, p, dtype=dtype) * math.sqrt(2.0 / p)).requires_grad_()
 b1 = torch.zeros(H, dtype=dtype, requires_grad=True)
 W2 = (torch.randn(K, H, dtype=dtype) * math.sqrt(2.0 / H)).requires_grad_()
 b2 = torch.zeros(K, dtype=dtype, requires_grad=True)
-params = [(W1, p), (b1, p), (W2, H), (b2, H)]   # (tensor, fan-in of its layer)
+# (tensor, prior precision: the fan-in of its layer, or 1 / prior_sd^2)
+prec1, prec2 = (p, H) if prior_sd is None else (1 / prior_sd**2, 1 / prior_sd**2)
+params = [(W1, prec1), (b1, prec1), (W2, prec2), (b2, prec2)]
 
 def logits(xb):
     return torch.relu(xb @ W1.T + b1) @ W2.T + b2
@@ -67,7 +70,7 @@ for e in range(epochs):
     for s in range(0, n - m + 1, m):
         idx_b = perm[s:s + m]
         ll = -torch.nn.functional.cross_entropy(logits(X[idx_b]), Y[idx_b], reduction="sum")
-        lp = sum(-0.5 * fan * (w * w).sum() for w, fan in params)
+        lp = sum(-0.5 * prec * (w * w).sum() for w, prec in params)
         obj = (n / m) * ll + lp
         grads = torch.autograd.grad(obj, [w for w, _ in params])
         with torch.no_grad():

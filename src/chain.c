@@ -88,7 +88,8 @@ static double diagnose(const run_context *ctx, chain *ch, double eta, double *ro
   const double n = (double) model->n;
   const double lambda = score_lambda_max(model, w, items, count, T, sc->diag_buf, sc->work);
   const double var_grad = eta * eta * n * n * lambda / s->m;
-  const double var_inj = 2.0 * eta * s->tau;
+  const double tau_t = schedule_temperature(&s->schedule, t, s->tau);
+  const double var_inj = 2.0 * eta * tau_t;
   const double alpha = eta * n * n * lambda / (2.0 * s->m);
 
   /* rejection probability of the full-data proposal from w */
@@ -96,7 +97,7 @@ static double diagnose(const run_context *ctx, chain *ch, double eta, double *ro
   const sgld_update *proposal = diagnostic_proposal(rule, d, &proposal_opts);
   double *g = sc->diag_buf, *g_new = sc->diag_buf + d;   /* reuse: V no longer needed */
   const double U = full_log_post(model, w, g, s->all_idx, sc->work);
-  const double tau = s->tau > 0 ? s->tau : 1.0;
+  const double tau = tau_t > 0 ? tau_t : 1.0;
   mh_propose(proposal, w, g, eta, tau, sc->state, &ch->diag_rng, sc->w_new, d, proposal_opts);
   const double U_new = full_log_post(model, sc->w_new, g_new, s->all_idx, sc->work);
   double rejection = 1.0;
@@ -206,8 +207,9 @@ static int mala_step(const run_context *ctx, chain *ch, double eta, double t_abs
   return 1;
 }
 
-/* Offer the state after iteration t to the collector: burn-in, thinning,
-   then store the kept parameters and add every parameter to the moments. */
+/* Offer the state after iteration t to the collector: burn-in, the
+   schedule's sampling phases, thinning, then store the kept parameters and
+   add every parameter to the moments. */
 static void offer_state(const run_context *ctx, chain *ch, R_xlen_t t, double t_abs,
                         double eta) {
   const run_settings *s = ctx->s;
@@ -216,6 +218,13 @@ static void offer_state(const run_context *ctx, chain *ch, R_xlen_t t, double t_
       ch->collecting = 1;
       ch->res.collect_from = t_abs + 1;
     }
+    return;
+  }
+  /* outside a sampling phase nothing is kept, and thinning starts afresh
+     with the next phase */
+  if (!schedule_sampling(&s->schedule, t_abs)) {
+    ch->since_kept = 0;
+    ch->eta_since_kept = 0.0;
     return;
   }
   int keep;
@@ -295,8 +304,9 @@ static int iterate(const run_context *ctx, chain *ch, R_xlen_t t) {
   if (s->mala) {
     if (!mala_step(ctx, ch, eta, t_abs)) return 0;
   } else {
-    ctx->rule->step(sc->w, sc->g, ctx->rule->needs_g_bar ? sc->g_bar : NULL, eta, s->tau,
-                    sc->state, &ch->rng, d, s->opts);
+    ctx->rule->step(sc->w, sc->g, ctx->rule->needs_g_bar ? sc->g_bar : NULL, eta,
+                    schedule_temperature(&s->schedule, t_abs, s->tau), sc->state, &ch->rng, d,
+                    s->opts);
   }
   if (!all_finite(sc->w, d) || (model->in_domain && !model->in_domain(model->data, sc->w))) {
     memcpy(sc->w, sc->w_prev, d * sizeof(double));   /* leave the last finite state */

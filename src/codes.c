@@ -11,7 +11,8 @@
 
 static const char *const schedule_names[] = {
   [SCHEDULE_CONSTANT] = "constant", [SCHEDULE_POLY] = "poly",
-  [SCHEDULE_PIECEWISE] = "piecewise", [SCHEDULE_EXP] = "exp", NULL
+  [SCHEDULE_PIECEWISE] = "piecewise", [SCHEDULE_EXP] = "exp",
+  [SCHEDULE_CYCLICAL] = "cyclical", NULL
 };
 static const char *const clip_names[] = {
   [CLIP_NONE] = "none", [CLIP_NORM] = "norm", [CLIP_VALUE] = "value", NULL

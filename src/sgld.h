@@ -285,18 +285,28 @@ size_t update_one_per_parameter(int d);
 /* ------------------------------------------------------- schedules -- */
 
 /* named in codes.c, the names R passes as schedule$type */
-enum { SCHEDULE_CONSTANT, SCHEDULE_POLY, SCHEDULE_PIECEWISE, SCHEDULE_EXP, SCHEDULE_KINDS };
+enum { SCHEDULE_CONSTANT, SCHEDULE_POLY, SCHEDULE_PIECEWISE, SCHEDULE_EXP, SCHEDULE_CYCLICAL,
+       SCHEDULE_KINDS };
 
 typedef struct sgld_schedule {
   int type;
   double a, b, gamma;       /* constant: eta = a; poly: a (b + t)^-gamma */
   double t0, t1;            /* piecewise: a for t <= t0, a (t - t0)^-gamma up to t1;
-                               exponential: a b^((t - 1) / (t1 - 1)) */
+                               exponential: a b^((t - 1) / (t1 - 1));
+                               cyclical: cycles of t1 iterations, (a/2)(cos(pi r) + 1)
+                               with r = ((t - 1) mod t1) / t1, sampling once r >= b,
+                               exploring (r < b) at gamma times the run's temperature */
   double floor;             /* eta never goes below this */
 } sgld_schedule;
 
 sgld_schedule schedule_build(SEXP spec);
 double schedule_eta(const sgld_schedule *s, double t);
+/* 1 if draws may be kept at iteration t: always, except in the exploring
+   part of a cycle of a cyclical schedule */
+int schedule_sampling(const sgld_schedule *s, double t);
+/* the temperature of iteration t in a run at temperature tau: tau, except in
+   the exploring part of a cycle of a cyclical schedule */
+double schedule_temperature(const sgld_schedule *s, double t, double tau);
 
 /* ------------------------------------------------------ minibatches -- */
 

@@ -67,7 +67,9 @@ run_cases <- function(seed, first, last) {
   # (model_sv() runs on full data, without diagnostics)
   settings_for <- function(m) {
     local <- isTRUE(m$local_parameters)
-    sgld:::run_settings(m, lr = 1e-6, batch_size = if (local) NULL else 5, iter = 50,
+    # a constant or a cyclical schedule (whose sampling phases the collector reads)
+    lr <- sample(list(1e-6, lr_cyclical(1e-6, 3, 0.5)), 1)[[1]]
+    sgld:::run_settings(m, lr = lr, batch_size = if (local) NULL else 5, iter = 50,
                         burnin = 10, thin = 2, temperature = 1, chains = 2, init = NULL,
                         replace = FALSE, clip = NULL, threads = 2,
                         diagnostics = if (!local) diagnostics_every(10))
@@ -156,7 +158,9 @@ run_cases <- function(seed, first, last) {
         ksd = .Call(sgld:::C_sgld_ksd, draw() %||% matrix(rnorm(6), 2), draw() %||% matrix(rnorm(6), 2),
                     draw(), draw()),
         schedule = .Call(sgld:::C_sgld_schedule_values,
-                         mutate(unclass(sgld:::resolve_lr(lr_poly(1e-3, 1, 0.55), 100)), 1),
+                         mutate(unclass(sgld:::resolve_lr(sample(list(lr_poly(1e-3, 1, 0.55),
+                                                                      lr_cyclical(1e-3, 3)), 1)[[1]],
+                                                          100)), 1),
                          palette[[sample(length(palette), 1)]], palette[[sample(length(palette), 1)]]),
         sampler = {
           f <- sample(list(sgld, sgd, psgld, sghmc, mala, bbb), 1)[[1]]

@@ -131,6 +131,11 @@ for (name in c("linear", "logistic", "counts", "mlp")) {
                            clip = NULL, rule = rule)
   calls[[paste(name, "vi local")]] <- list(sgld:::C_sgld_run, models[[name]], s)
 }
+# a cyclical schedule: draws kept only in each cycle's sampling part
+s <- sgld:::run_settings(models$linear, lr = lr_cyclical(1e-6, 3, 0.5), batch_size = 4, iter = 20,
+                         burnin = 0, thin = 2, temperature = 1, chains = 2, init = NULL,
+                         replace = FALSE, clip = NULL)
+calls[["linear cyclical"]] <- list(sgld:::C_sgld_run, models$linear, s)
 calls[["codes"]] <- list(sgld:::C_sgld_codes)
 calls[["code of"]] <- list(sgld:::C_sgld_code_of, "schedule", "piecewise")
 calls[["rng"]] <- list(sgld:::C_sgld_rng_draws, 10, 0L, 0, 2L)
@@ -147,6 +152,8 @@ calls[["ksd"]] <- list(sgld:::C_sgld_ksd, matrix(rnorm(12), 3), matrix(rnorm(12)
 calls[["streams"]] <- list(sgld:::C_sgld_streams, 3L)
 calls[["schedule"]] <- list(sgld:::C_sgld_schedule_values,
                             sgld:::resolve_lr(lr_poly(1e-3, 1, 0.55), 100), c(1, 5, 50), FALSE)
+calls[["schedule cyclical"]] <- list(sgld:::C_sgld_schedule_values,
+                                     sgld:::resolve_lr(lr_cyclical(1e-3, 3), 100), 100, TRUE)
 # A run that stopped early leaves its outputs unwritten past what it kept:
 # compare only what it wrote.
 # The run's expected length is a wall-clock estimate (a custom model's is

@@ -7,6 +7,8 @@ f <- sgld(m, lr = 1e-6, batch_size = 300, iter = 500, replace = TRUE)
 f <- sgld(m, lr = 1e-6, batch_size = 100, iter = 500, thin = 3)
 f <- sgd(m, lr = lr_range(1e-5, 1e-6), batch_size = 400, iter = 500, clip = clip_value(10))
 f <- gd(m, lr = lr_piecewise(1e-5, 100, 200), iter = 300)
+f <- sgld(m, lr = lr_cyclical(1e-6, 4, 0.8), batch_size = 10, iter = 400, burnin = 0, thin = 5,
+          chains = 2)
 f <- suppressWarnings(sgld(m, lr = 1, batch_size = 10, iter = 100, chains = 2, burnin = 0))
 print(log_posterior(m, c(0, 1, 0))$logpost)
 z <- .Call(sgld:::C_sgld_rng_draws, 1e5, 0L, 0, 2L)

@@ -27,11 +27,12 @@ test_that("the engine reports every table once, as character vectors", {
 test_that("every schedule kind R makes is one C knows, and back", {
   expect_round_trip("schedule")
   made <- vapply(list(lr_constant(1e-3), lr_poly(1e-3, 1, 0.55), lr_range(1e-2, 1e-4),
-                      lr_piecewise(1e-3, 10, 20), lr_exp(1e-2, 1e-4)),
+                      lr_piecewise(1e-3, 10, 20), lr_exp(1e-2, 1e-4), lr_cyclical(1e-3, 4)),
                  function(lr) sgld:::resolve_lr(lr, 100)$type, character(1))
   expect_setequal(made, codes()$schedule)
   # the engine evaluates each kind by its name
-  for (lr in list(lr_constant(0.5), lr_poly(1, 0, 1), lr_piecewise(1, 2, 4, s = 1), lr_exp(1, 0.01)))
+  for (lr in list(lr_constant(0.5), lr_poly(1, 0, 1), lr_piecewise(1, 2, 4, s = 1), lr_exp(1, 0.01),
+                  lr_cyclical(1, 2)))
     expect_true(all(is.finite(lr_values(lr, 1:5))))
   expect_identical(lr_values(lr_poly(1, 0, 1), 1:4), 1 / (1:4))
   bad <- sgld:::resolve_lr(lr_constant(1), 10)
