@@ -5,11 +5,12 @@
 #
 #   Rscript bench/fashion-mnist.R [n_train] [hidden] [epochs] [seeds] [methods]
 #
-# from the package root. The full run is `Rscript bench/fashion-mnist.R 60000
+# from the package root; `seeds` is k for seeds 1 to k, or a range such as
+# 2:3, and `methods` a semicolon-separated subset of the names in `runs`
+# below (default: all). The full run is `Rscript bench/fashion-mnist.R 60000
 # 400 20 3` (all 60,000 training images, 20 epochs, seeds 1-3; about an hour
 # on one core); the default (2000 images, 100 units, 3 epochs, 1 seed) is the
-# short version, under a minute. `methods` is a comma-separated subset of the
-# names in `runs` below (default: all). Needs Debian's dataset-fashion-mnist
+# short version, under a minute. Needs Debian's dataset-fashion-mnist
 # (tools/install-deps.sh --bench). Time per epoch against PyTorch:
 # bench/fashion-mnist-speed.R.
 #
@@ -91,7 +92,10 @@ num <- function(k, default) if (length(args) >= k) as.numeric(args[k]) else defa
 n_train <- num(1, 2000)
 hidden <- num(2, 100)
 epochs <- num(3, 3)
-seeds <- seq_len(num(4, 1))
+seeds <- if (length(args) >= 4 && grepl(":", args[4])) {
+  r <- as.integer(strsplit(args[4], ":", fixed = TRUE)[[1]])
+  seq(r[1], r[2])
+} else seq_len(num(4, 1))
 
 # The settings of every method, the same for every seed.
 batch <- 100
@@ -134,7 +138,7 @@ runs <- list(
   "SGHMC, cyclical" = function()
     sghmc(m, lr = cyclical(peak * 0.1), friction = 0.1, batch_size = batch, iter = iter,
           burnin = 0, thin = thin, pars = TRUE))
-if (length(args) >= 5) runs <- runs[strsplit(args[5], ",")[[1]]]
+if (length(args) >= 5) runs <- runs[trimws(strsplit(args[5], ";")[[1]])]
 if (anyNA(names(runs))) stop("unknown method in `methods`")
 
 ece <- function(prob, y) {
