@@ -171,8 +171,8 @@ for (seed in seeds) for (k in names(runs)) {
   invisible(gc())
 }
 
-cat(sprintf("## Fashion-MNIST (bench/fashion-mnist.R %g %g %g %d)\n\n", n_train, hidden, epochs,
-            length(seeds)))
+cat(sprintf("## Fashion-MNIST (bench/fashion-mnist.R %g %g %g %s)\n\n", n_train, hidden, epochs,
+            if (length(args) >= 4) args[4] else "1"))
 cat(sprintf(paste0(
   "%s; load average before %s, after %s. %s training images, 784-%d-10 ReLU network, ",
   "N(0, %g^2) prior on every weight and bias, batch %d, %g epochs (%d iterations), 1 chain on ",
