@@ -3,11 +3,12 @@
 # test log loss of SGLD, pSGLD and SGHMC against SGD after the same number of
 # epochs, over several seeds.
 #
-#   Rscript bench/fashion-mnist.R [n_train] [hidden] [epochs] [seeds] [methods]
+#   Rscript bench/fashion-mnist.R [n_train] [hidden] [epochs] [seeds] [methods] [cycles]
 #
 # from the package root; `seeds` is k for seeds 1 to k, or a range such as
-# 2:3, and `methods` a semicolon-separated subset of the names in `runs`
-# below (default: all). The full run is `Rscript bench/fashion-mnist.R 60000
+# 2:3, `methods` a semicolon-separated subset of the names in `runs` below
+# (default: all), and `cycles` the number of cycles of the cyclical
+# schedules (default 2). The full run is `Rscript bench/fashion-mnist.R 60000
 # 400 20 3` (all 60,000 training images, 20 epochs, seeds 1-3; about an hour
 # on one core); the default (2000 images, 100 units, 3 epochs, 1 seed) is the
 # short version, under a minute. Needs Debian's dataset-fashion-mnist
@@ -100,7 +101,7 @@ seeds <- if (length(args) >= 4 && grepl(":", args[4])) {
 # The settings of every method, the same for every seed.
 batch <- 100
 prior_sd <- 0.3          # N(0, 0.3^2) on every weight and bias, for every method
-cycles <- 2              # cycles of the cyclical schedules
+cycles <- num(6, 2)     # cycles of the cyclical schedules (argument 6, default 2)
 beta <- 0.8              # the first 80% of each cycle explores, the last 20% samples
 draws_per_cycle <- 20
 peak <- 0.2              # per-image learning rate at the top of a cycle (SGLD, SGD)

@@ -93,10 +93,26 @@ chain_output chain_views(SEXP out, const run_settings *s, int c, int d, size_t s
 }
 
 /* what the chains left in their records, into the per-chain slots */
+/* A chain may keep fewer draws than the capacity (a run that stopped early,
+   thinning by distance, the sampling parts of a cyclical schedule, whose
+   capacity is an upper bound): the rows it did not write are set to NA, so
+   that no output holds uninitialised memory. */
+static void mark_unwritten(SEXP out, int c, R_xlen_t kept) {
+  SEXP draws = VECTOR_ELT(VECTOR_ELT(out, OUT_DRAWS), c);
+  const R_xlen_t cap = nrows(draws), cols = ncols(draws);
+  for (R_xlen_t j = 0; j < cols; j++)
+    for (R_xlen_t i = kept; i < cap; i++) REAL(draws)[i + j * cap] = NA_REAL;
+  for (R_xlen_t i = kept; i < cap; i++) {
+    slot(out, OUT_ETA)[i + c * cap] = NA_REAL;
+    slot(out, OUT_ITERATION)[i + c * cap] = NA_REAL;
+  }
+}
+
 void write_results(SEXP out, const chain *chains, int n, double expected_seconds) {
   unsigned char *rng = RAW(VECTOR_ELT(out, OUT_RNG));
   for (int c = 0; c < n; c++) {
     const chain_result *r = &chains[c].res;
+    mark_unwritten(out, c, r->kept);
     slot(out, OUT_KEPT)[c] = (double) r->kept;
     INTEGER(VECTOR_ELT(out, OUT_STATUS))[c] = r->status;
     slot(out, OUT_STOP_ITER)[c] = r->stop_iter;

@@ -222,3 +222,25 @@ test_that("lr_cyclical checks its arguments and the run's", {
   fit <- quiet(sgld(m, lr = lr_cyclical(1e-4, 4, 0.8), iter = 100, burnin = 0, thin = 5))
   expect_identical(fit$iteration[, 1], c(25, 50, 75, 100))
 })
+
+test_that("rows a chain did not keep are NA in the engine's output", {
+  # a cyclical schedule's capacity is an upper bound (here 4 rows, 3 kept):
+  # the engine leaves no uninitialised memory in the unwritten rows
+  m <- model_linear(y ~ x1, data = small_data())
+  s <- sgld:::run_settings(m, lr = lr_cyclical(1e-6, 3, 0.5), batch_size = 4, iter = 20,
+                           burnin = 0, thin = 2, temperature = 1, chains = 2, init = NULL,
+                           replace = FALSE, clip = NULL)
+  set.seed(2)
+  res <- .Call(sgld:::C_sgld_run, m, s)
+  expect_equal(res$kept, c(3, 3))
+  expect_gt(nrow(res$draws[[1]]), 3)
+  for (c in 1:2) {
+    rows <- seq_len(nrow(res$draws[[c]])) > res$kept[c]
+    expect_true(all(is.na(res$draws[[c]][rows, ])))
+    expect_true(all(is.na(res$eta[rows, c])) && all(is.na(res$iteration[rows, c])))
+    expect_true(all(is.finite(res$draws[[c]][!rows, ])))
+  }
+  set.seed(2)
+  expect_identical(.Call(sgld:::C_sgld_run, m, s)[c("draws", "eta", "iteration")],
+                   res[c("draws", "eta", "iteration")])
+})
