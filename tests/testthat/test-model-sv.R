@@ -198,19 +198,7 @@ test_that("pSGLD's preconditioner sees the posterior gradient for local paramete
                unname(apply(as.matrix(fa), 2, sd)))
 })
 
-# ---- accuracy against an exact reference ------------------------------------
-# sv-reference.rds (data-raw/sv-reference.R): rstan NUTS on the same model and
-# priors (random walk, t returns), a simulated series of T = 500 (sigma = 0.3,
-# t_8 returns), 4 chains x 5000 draws; its ESS and the cross-check against a
-# long mala() of this package are stored with it.
-sv_reference <- function() readRDS(test_path("sv-reference.rds"))
-
-sv_accuracy <- function(gmean, gsd, pmean, psd, ref) {
-  list(mean_error = unname((gmean - ref$gmean) / ref$gsd),
-       sd_ratio = unname(gsd / ref$gsd),
-       path_cor = cor(pmean, ref$pmean),
-       path_sd_ratio = mean(psd / ref$psd))
-}
+# ---- accuracy against an exact reference (helper-sv.R) -----------------------
 
 test_that("the reference is exact enough to judge 0.2 sd", {
   ref <- sv_reference()
@@ -239,14 +227,7 @@ test_that("SGHMC at its stated settings is within the bar of the NUTS reference"
   m <- model_sv(ref$y, type = "rw")
   set.seed(3)
   f <- sghmc(m, lr = 2.5e-4, iter = 1e6, burnin = 1e5, thin = 10)
-  mom <- sgld:::pooled_moments(f$moments, f$chain_ids)
-  p <- m$k + seq_len(m$n)
-  g <- as.matrix(f)
-  a <- sv_accuracy(colMeans(g), apply(g, 2, sd), mom$mean[p], mom$sd[p], ref)
-  expect_lt(max(abs(a$mean_error)), 0.2)
-  expect_lt(max(abs(a$sd_ratio - 1)), 0.2)
-  expect_gt(a$path_cor, 0.99)
-  expect_lt(abs(a$path_sd_ratio - 1), 0.2)
+  expect_sv_bar(sv_fit_accuracy(f, ref))
 })
 
 test_that("Bayes by Backprop on the SV model: what the vignette says of it", {

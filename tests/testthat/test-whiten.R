@@ -85,7 +85,7 @@ test_that("mala() with the path whitened is exact: it agrees with NUTS", {
   # failed; without the Jacobian's gradient the finite differences above,
   # this test and the sgld() one below failed.
   skip_on_cran()
-  ref <- readRDS(test_path("sv-reference.rds"))
+  ref <- sv_reference()
   m <- model_sv(ref$y, type = "rw")
   set.seed(21)
   f <- mala(m, lr = 0.1, iter = 40000, burnin = 4000, thin = 4, progress = FALSE)
@@ -118,17 +118,11 @@ test_that("sgld() with the path whitened at lr 0.05 is within the bar of NUTS", 
   # are 2.1% too wide. Here 100,000 iterations (ESS of sigma about 700, a
   # Monte Carlo sd of about 0.04 for its error).
   skip_on_cran()
-  ref <- readRDS(test_path("sv-reference.rds"))
+  ref <- sv_reference()
   m <- model_sv(ref$y, type = "rw")
   set.seed(22)
   f <- sgld(m, lr = 0.05, iter = 1e5, burnin = 1e4, thin = 10, progress = FALSE)
-  g <- as.matrix(f)
-  mom <- sgld:::pooled_moments(f$moments, f$chain_ids)
-  p <- m$k + seq_len(m$n)
-  expect_lt(max(abs(colMeans(g) - ref$gmean) / ref$gsd), 0.2)
-  expect_lt(max(abs(apply(g, 2, sd) / ref$gsd - 1)), 0.2)
-  expect_gt(cor(mom$mean[p], ref$pmean), 0.99)
-  expect_lt(abs(mean(mom$sd[p] / ref$psd) - 1), 0.2)
+  expect_sv_bar(sv_fit_accuracy(f, ref))
 })
 
 test_that("precondition = \"whiten\" is refused for models without a latent path", {
@@ -163,12 +157,6 @@ test_that("sgld(model) alone is within the bar on MASS::SP500", {
   set.seed(23)
   f <- sgld(m, progress = FALSE)
   expect_match(f$auto$reason, "whitened")
-  g <- as.matrix(f)
-  mom <- sgld:::pooled_moments(f$moments, f$chain_ids)
-  p <- m$k + seq_len(m$n)
-  expect_lt(max(abs(colMeans(g) - ref$gmean) / ref$gsd), 0.2)
-  expect_lt(max(abs(apply(g, 2, sd) / ref$gsd - 1)), 0.2)
-  expect_gt(cor(mom$mean[p], ref$pmean), 0.99)
-  expect_lt(abs(mean(mom$sd[p] / ref$psd) - 1), 0.2)
+  expect_sv_bar(sv_fit_accuracy(f, ref))
   expect_gt(min(coda::effectiveSize(f$draws)), 1000)
 })
