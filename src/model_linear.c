@@ -110,7 +110,7 @@ static double linear_sums_blocked(const double *z, const int p, const double *w,
     double r[B];                                                                     \
     if (ahead) dense_prefetch_rows(z, idx, k + ahead, k + ahead + (B), m, stride);   \
     for (int b = 0; b < (B); b++) zb[b] = z + idx[k + b] * stride;                   \
-    dots(zb, w, p, r);                                                               \
+    dots(zb, NULL, w, p, r);   /* rows of doubles: no spread prefetch (dense.h) */   \
     for (int b = 0; b < (B); b++) {                                                  \
       r[b] = zb[b][p] - r[b];                                                        \
       ssr += r[b] * r[b];                                                            \

@@ -41,6 +41,7 @@ typedef struct logistic_data {
   int wide;                /* the dense kernels' AVX2 build (dense.h: dense_wide()) */
   int prior_all;           /* PRIOR_NORMAL or PRIOR_LAPLACE for every coefficient, or -1 */
   int ahead;               /* rows prefetched ahead (dense.h: dense_ahead()) */
+  int spread;              /* the next block's rows prefetched line by line (dense_spread()) */
 } logistic_data;
 
 /* log sigma(u) = -log(1 + e^-u) */
@@ -48,13 +49,17 @@ static inline double log_sigmoid(double u) {
   return u > 0 ? -log1p(exp(-u)) : u - log1p(exp(u));
 }
 
-/* sigma(-u) = 1 / (1 + e^u) */
+/* sigma(-u) = 1 / (1 + e^u), as e^-u / (1 + e^-u) for u > 0 so that nothing
+   overflows. Written without a branch (the numerator is a select), with the
+   same bits as the two-branch form (for u <= 0, -|u| is u): the sign of
+   y_i x_i' beta is a coin toss for a model far from fitting its data, and a
+   branch on it was mispredicted half the time. Measured with sgld() (d = 5,
+   thin = 1, medians of 3 interleaved runs, idle machine), microseconds per
+   iteration, branch -> select: n = 10^3, batch 100: 1.70 -> 1.61; n = 10^6,
+   batch 1000: 17.35 -> 16.55; Adult (sparse, batch 10): no change. */
 static inline double sigmoid_neg(double u) {
-  if (u > 0) {
-    double e = exp(-u);
-    return e / (1.0 + e);
-  }
-  return 1.0 / (1.0 + exp(u));
+  const double e = exp(-fabs(u));
+  return (u > 0 ? e : 1.0) / (1.0 + e);
 }
 
 static inline double linear_predictor(const double *zi, const double *w, int p) {
@@ -167,26 +172,27 @@ static void sparse_grad_loglik(const void *data, const double *w, const R_xlen_t
    k; LOGISTIC_BLOCKED the batch, in blocks of 4 (dot products by `dots4`)
    after `wide_blocks` (empty, or the wide build's blocks of 8), then single
    rows. */
-#define LOGISTIC_BLOCK(T, S, rows, B, dots, axpy)                                    \
+#define LOGISTIC_BLOCK(T, S, rows, B, dots, dots_spread, axpy)                       \
   {                                                                                  \
-    const T *z[B];                                                                   \
+    const T *z[B], *zn[B];                                                           \
     double c[B];                                                                     \
     if (ahead) dense_prefetch_rows##S(rows, idx, k + ahead, k + ahead + (B), m, stride); \
     for (int b = 0; b < (B); b++) z[b] = rows + idx[k + b] * stride;                 \
-    dots(z, w, p, c);                                                                \
+    if (L->spread) dots_spread(z, dense_next_rows##S(rows, idx, k, B, m, stride, z, zn), w, p, c); \
+    else dots(z, NULL, w, p, c);                                                     \
     for (int b = 0; b < (B); b++) {                                                  \
       const double y = z[b][p];                                                      \
       c[b] = y * sigmoid_neg(y * c[b]);                                              \
     }                                                                                \
     axpy(g, z, c, p);                                                                \
   }
-#define LOGISTIC_BLOCKED(T, S, rows, ahead_rows, dots4, wide_blocks)                 \
+#define LOGISTIC_BLOCKED(T, S, rows, ahead_rows, dots4, dots4_spread, wide_blocks)   \
   const int p = L->p, stride = p + 1, ahead = ahead_rows;                            \
   dense_prefetch_rows##S(rows, idx, 0, ahead, m, stride);                            \
   int k = 0;                                                                         \
   wide_blocks                                                                        \
   for (; k + DENSE_BLOCK <= m; k += DENSE_BLOCK)                                     \
-    LOGISTIC_BLOCK(T, S, rows, DENSE_BLOCK, dots4, dense_axpy4##S)                   \
+    LOGISTIC_BLOCK(T, S, rows, DENSE_BLOCK, dots4, dots4_spread, dense_axpy4##S)     \
   for (; k < m; k++) {                                                               \
     const T *zi = rows + idx[k] * stride;                                            \
     const double y = zi[p];                                                          \
@@ -195,26 +201,27 @@ static void sparse_grad_loglik(const void *data, const double *w, const R_xlen_t
 
 static void blocked_grad_loglik(const logistic_data *L, const double *w, const R_xlen_t *idx,
                                 int m, double *g) {
-  LOGISTIC_BLOCKED(double, , L->z, L->ahead, dense_dots4, )
+  LOGISTIC_BLOCKED(double, , L->z, L->ahead, dense_dots4, dense_dots4p, )
 }
 
 static void float_blocked_grad_loglik(const logistic_data *L, const double *w,
                                       const R_xlen_t *idx, int m, double *g) {
-  LOGISTIC_BLOCKED(float, _f, L->zf, L->ahead, dense_dots4_f, )
+  LOGISTIC_BLOCKED(float, _f, L->zf, L->ahead, dense_dots4_f, dense_dots4p_f, )
 }
 
 #ifdef DENSE_WIDE_BUILD
 #define LOGISTIC_WIDE_BLOCKS(T, S, rows)                                             \
   for (; k + DENSE_WIDE_BLOCK <= m; k += DENSE_WIDE_BLOCK)                           \
-    LOGISTIC_BLOCK(T, S, rows, DENSE_WIDE_BLOCK, dense_dots8w##S, dense_axpy8w##S)
+    LOGISTIC_BLOCK(T, S, rows, DENSE_WIDE_BLOCK, dense_dots8w##S, dense_dots8wp##S,      \
+                   dense_axpy8w##S)
 DENSE_WIDE static void blocked_grad_loglik_wide(const logistic_data *L, const double *w,
                                                 const R_xlen_t *idx, int m, double *g) {
-  LOGISTIC_BLOCKED(double, , L->z, L->ahead, dense_dots4w,
+  LOGISTIC_BLOCKED(double, , L->z, L->ahead, dense_dots4w, dense_dots4w,
                    LOGISTIC_WIDE_BLOCKS(double, , L->z))
 }
 DENSE_WIDE static void float_blocked_grad_loglik_wide(const logistic_data *L, const double *w,
                                                       const R_xlen_t *idx, int m, double *g) {
-  LOGISTIC_BLOCKED(float, _f, L->zf, L->ahead, dense_dots4w_f,
+  LOGISTIC_BLOCKED(float, _f, L->zf, L->ahead, dense_dots4w_f, dense_dots4w_f,
                    LOGISTIC_WIDE_BLOCKS(float, _f, L->zf))
 }
 #else
@@ -467,6 +474,8 @@ sgld_model model_logistic_build(SEXP spec) {
   L->wide = dense_wide();
   L->ahead = sparse ? 0 : dense_ahead(L->p, (double) L->n,
                                       L->zf ? sizeof(float) : sizeof(double));
+  L->spread = sparse ? 0 : dense_spread(L->p, (double) L->n,
+                                        L->zf ? sizeof(float) : sizeof(double));
 
   /* fields not named here (optional functions this model lacks) are zero */
   return (sgld_model) {

@@ -139,9 +139,12 @@ test_that("float storage agrees with double storage to the data's rounding", {
   # 2^-24 |x_i| (|c_i| + |dc_i/deta| sum_k |x_ik beta_k|), |dc/deta| <= 1/4,
   # plus the double arithmetic's own rounding (far smaller): the bound
   # tested, summed over rows, per coordinate.
+  # p = 300, n = 1000: float rows over 1 kB in data over 1 MB, which take
+  # the kernel that asks for the next block's rows as it sums (src/dense.h:
+  # dense_spread())
   set.seed(9)
-  for (p in c(3, 8, 37)) {
-    n <- 301
+  for (p in c(3, 8, 37, 300)) {
+    n <- if (p == 300) 1000 else 301
     X <- matrix(rnorm(n * p, sd = 3), n, p)
     y <- rbinom(n, 1, 0.5)
     md <- model_logistic(X, y, sparse = FALSE)
