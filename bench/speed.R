@@ -76,9 +76,9 @@ for (w in work) {
   mod <- simulate(w$n, w$d, "float")
   # the same d and batch with the rows in the cache (n = 2 m): how long the
   # iteration's work takes when memory costs nothing
-  cached <- simulate(2 * w$m, w$d)
-  cached$zf <- NULL
-  s <- s32 <- s2 <- sc <- f <- ff <- numeric()
+  cached <- simulate(2 * w$m, w$d, "float")
+  cached_zf <- cached$zf
+  s <- s32 <- s2 <- sc <- sc32 <- f <- ff <- numeric()
   for (r in seq_len(reps)) {       # rounds: load from other processes falls on all alike
     s32 <- c(s32, sgld_rate(mod, w$m, w$iter))
     zf <- mod$zf
@@ -87,6 +87,9 @@ for (w in work) {
     # one chain on 2 threads (src/gradient.c; the driver keeps 1 thread when 2 lose)
     s2 <- c(s2, sgld_rate(mod, w$m, w$iter, threads = 2))
     mod$zf <- zf
+    cached$zf <- cached_zf
+    sc32 <- c(sc32, sgld_rate(cached, w$m, w$iter, lr = 1e-2 / w$n))
+    cached$zf <- NULL
     sc <- c(sc, sgld_rate(cached, w$m, w$iter, lr = 1e-2 / w$n))
     f <- c(f, floor_ns(w$n, w$d, w$m, w$iter))
     ff <- c(ff, floor_ns(w$n, w$d, w$m, w$iter, "-f"))
@@ -96,6 +99,7 @@ for (w in work) {
   t32_1 <- torch_times(w$n, w$d, w$m, w$torch_iter, "float32", 1)
   t64 <- torch_times(w$n, w$d, w$m, w$torch_iter, "float64", 1)
   rows[[length(rows) + 1]] <- list(w = w, sgld = s, sgld32 = s32, sgld2 = s2, cached = sc,
+                                   cached32 = sc32,
                                    floor = f, floor32 = ff, t32 = t32, t32_1 = t32_1, t64 = t64)
 }
 
@@ -149,17 +153,18 @@ cat(sprintf("Run %s on %s, R %s, sgld %s, PyTorch %s (Debian's python3-torch, CP
             paste(strsplit(readLines("/proc/loadavg"), " ")[[1]][1:3], collapse = " "),
             as.numeric(difftime(Sys.time(), started, units = "secs"))))
 cat("Logistic regression on simulated dense data (an intercept and d - 1 standard normal covariates, y = 0/1 at random), Laplace(0, 1) prior, constant learning rate 0.01/n, every draw kept. ",
-    "**sgld**: `sgld(model, batch_size = m, iter = 20000, thin = 1, threads = 1)`, rate from `fit$time` (the engine), dense storage of doubles, and of floats (`storage = \"float\"`, the same model with its single-precision copy) in the same rounds; *rows in cache*: the same d and batch on n = 2m rows. ",
+    "**sgld**: `sgld(model, batch_size = m, iter = 20000, thin = 1, threads = 1)`, rate from `fit$time` (the engine), dense storage of doubles, and of floats (`storage = \"float\"`, the same model with its single-precision copy) in the same rounds; *rows in cache*: the same d and batch on n = 2m rows, in each storage. ",
     "**PyTorch** (`bench/torch_sgld.py --synthetic`): the same algorithm with hand-written tensor gradients, float32 with `torch.set_num_threads(2)` and float64 with 1 thread; batches of distinct items; seconds timed inside Python after a warm-up; fewer iterations at d >= 1000. ",
     sprintf("**Floor** (`bench/floor_gather.c`, `gcc -O2`): the same matrix in memory (2 MB pages), m random rows per iteration each read whole (eight independent partial sums; every line of the row A rows ahead prefetched while a row is summed, the fastest of A = %s), indices drawn beforehand: the memory traffic of an iteration and nothing else, as time per iteration; the float column is the same with the rows stored in single precision.\n\n",
             paste(floor_ahead, collapse = ", ")), sep = "")
 cat("Iterations per second, median [min, max]:\n\n")
-cat("| workload | data MB | sgld | sgld, storage = \"float\" | sgld, one chain on 2 threads | sgld, rows in cache | PyTorch float32, 2 threads | PyTorch float32, 1 thread | PyTorch float64, 1 thread | floor (double rows) | floor (float rows) |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+cat("| workload | data MB | sgld | sgld, storage = \"float\" | sgld, one chain on 2 threads | sgld, rows in cache | sgld, rows in cache, float | PyTorch float32, 2 threads | PyTorch float32, 1 thread | PyTorch float64, 1 thread | floor (double rows) | floor (float rows) |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 for (r in rows) {
   w <- r$w
-  cat(sprintf("| d = %d, n = %s, batch %d | %.0f | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", w$d,
+  cat(sprintf("| d = %d, n = %s, batch %d | %.0f | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", w$d,
               format(w$n, big.mark = ",", scientific = FALSE), w$m, w$n * (w$d + 1) * 8 / 2^20,
               fmt_rate(r$sgld), fmt_rate(r$sgld32), fmt_rate(r$sgld2), fmt_rate(r$cached),
+              fmt_rate(r$cached32),
               fmt_rate(r$t32), fmt_rate(r$t32_1), fmt_rate(r$t64), fmt_rate(1e9 / r$floor),
               fmt_rate(1e9 / r$floor32)))
 }
@@ -176,14 +181,14 @@ for (r in rows) {
   b <- best / median(r$t64)
   floor_t <- median(if (single) r$floor32 else r$floor) / 1e3         # us
   fl <- us(best) / floor_t
-  cache_t <- us(median(r$cached))
+  cache_t <- us(median(if (single) r$cached32 else r$cached))   # the same storage
   if (!is.na(a) && a < 3)
     misses <- c(misses, sprintf(paste("%s: %.2fx PyTorch float32. Limit: sgld takes %.1f us per iteration, %.2fx its floor;",
                                       "PyTorch's float32 does its arithmetic in single precision,",
                                       "sgld in double (no FMA, for the same bits on every machine)."),
                                 lab, a, us(best), fl))
   if (fl > 1.5) {
-    cache_mb <- 2 * w$m * (w$d + 1) * 8 / 2^20
+    cache_mb <- 2 * w$m * (w$d + 1) * (if (single) 4 else 8) / 2^20
     why <- if (cache_t > 0.8 * us(best) && cache_mb <= 1)
       sprintf(paste("the work of an iteration, not memory: with its rows in L2 (%d rows, %.1f MB) sgld",
                     "takes %.1f us (%.2fx the floor%s)"), 2L * w$m, cache_mb, cache_t, cache_t / floor_t,
@@ -196,10 +201,14 @@ for (r in rows) {
                     "summarises d parameters every iteration"), 2L * w$m, cache_mb, cache_t,
               cache_t / floor_t)
     else
-      sprintf(paste("memory: with its rows in the cache sgld takes %.1f us; the floor reads the same",
-                    "rows in %.1f us, with the best software prefetching for this row length, where",
-                    "sgld leaves rows over 1 kB to the processor's prefetcher (asking for them ahead",
-                    "measured slower, src/dense.h)"), cache_t, floor_t)
+      sprintf(paste("memory and arithmetic only partly overlapped: with its rows in the cache sgld",
+                    "takes %.1f us and the floor reads the rows in %.1f us, so %.1f us of the sum",
+                    "%.1f us overlap; %s"), cache_t, floor_t, cache_t + floor_t - us(best),
+              cache_t + floor_t,
+              if (single) paste("float rows ask for the next block's rows a line at a time as the",
+                                "current block is summed (src/dense.h: dense_spread())")
+              else paste("rows of doubles over 1 kB are left to the processor's prefetcher",
+                         "(asking for them ahead measured slower, src/dense.h)"))
     misses <- c(misses, sprintf("%s: %.2fx the floor (%.1f us against %.1f us). Limit: %s.", lab, fl,
                                 us(best), floor_t, why))
   }
