@@ -121,10 +121,10 @@ static inline dense_v2 dense_load2_f(const float *x) {
      the four lanes, then the rest in order;
    - dense_dots4: out[k] = z[k] . w for the DENSE_BLOCK rows z[0..3], in the
      same lanes (so a row gives the same bits in a block or alone); zn is
-     not used; dense_dots4p the same, asking for the next block's rows zn
-     as it goes (DENSE_BY_LINES);
-   - dense_next_rows: the rows zn of the B items after the block of B from
-     item k (the block's own rows where the batch ends first);
+     not used (dense_dots4p_f, after the template, is the same for rows of
+     floats, asking for the next block's rows zn as it goes, and
+     dense_next_rows_f gives the rows of the B items after the block of B
+     from item k, the block's own where the batch ends first);
    - dense_axpy4: g += c[0] z[0] + ... + c[3] z[3]; dense_axpy: g += c z;
    - dense_prefetch_rows: every cache line of rows idx[from .. to) (see
      below). */
@@ -170,7 +170,6 @@ static inline double dense_dot##S(const T *z, const double *w, int p) {         
   return dense_tail##S((s[0] + s[1]) + (s[2] + s[3]), z, w, p4, p);                  \
 }                                                                                    \
 DENSE_DOTS4_FN(T, S, dense_dots4##S, DENSE_FLAT)                                     \
-DENSE_DOTS4_FN(T, S, dense_dots4p##S, DENSE_BY_LINES)                                \
 static inline void dense_axpy4##S(double *g, const T *const *z, const double *c, int p) { \
   const T *z0 = z[0], *z1 = z[1], *z2 = z[2], *z3 = z[3];                            \
   const double c0 = c[0], c1 = c[1], c2 = c[2], c3 = c[3];                           \
@@ -181,12 +180,6 @@ static inline void dense_axpy4##S(double *g, const T *const *z, const double *c,
 static inline void dense_axpy##S(double *g, const T *z, double c, int p) {           \
   DENSE_SIMD                                                                         \
   for (int j = 0; j < p; j++) g[j] += c * (double) z[j];                             \
-}                                                                                    \
-static inline const T *const *dense_next_rows##S(const T *rows, const R_xlen_t *idx, int k, \
-                                                  int B, int m, int stride,         \
-                                                  const T *const *z, const T **zn) { \
-  for (int b = 0; b < B; b++) zn[b] = k + B + b < m ? rows + idx[k + B + b] * stride : z[b]; \
-  return zn;                                                                         \
 }                                                                                    \
 static inline void dense_prefetch_row##S(const T *z, int len) {                      \
   for (int j = 0; j < len; j += (int) (64 / sizeof(T))) DENSE_PREFETCH(z + j);       \
@@ -200,6 +193,16 @@ static inline void dense_prefetch_rows##S(const T *z, const R_xlen_t *idx, int f
 
 DENSE_KERNELS(double, )
 DENSE_KERNELS(float, _f)
+
+/* Rows of floats only (dense_spread(), below): their dot products that ask
+   for the next block's rows as they go, and those rows. */
+DENSE_DOTS4_FN(float, _f, dense_dots4p_f, DENSE_BY_LINES)
+static inline const float *const *dense_next_rows_f(const float *rows, const R_xlen_t *idx,
+                                                    int k, int B, int m, int stride,
+                                                    const float *const *z, const float **zn) {
+  for (int b = 0; b < B; b++) zn[b] = k + B + b < m ? rows + idx[k + B + b] * stride : z[b];
+  return zn;
+}
 
 /* ------------------------------------------------------- the wide build --
 
@@ -305,7 +308,6 @@ DENSE_WIDE static inline void dense_dots4w##S(const T *const *z, const T *const 
   DENSE_FINISH4(S, out, a0, a1, a2, a3, z0, z1, z2, z3)                              \
 }                                                                                    \
 DENSE_WIDE_KERNELS_8(T, S, dense_dots8w##S, DENSE_FLAT)                             \
-DENSE_WIDE_KERNELS_8(T, S, dense_dots8wp##S, DENSE_BY_LINES)                        \
 DENSE_WIDE static inline void dense_axpy8w##S(double *g, const T *const *z, const double *c, \
                                               int p) {                               \
   const T *z0 = z[0], *z1 = z[1], *z2 = z[2], *z3 = z[3];                            \
@@ -322,6 +324,7 @@ DENSE_WIDE static inline void dense_axpy8w##S(double *g, const T *const *z, cons
 
 DENSE_WIDE_KERNELS(double, )
 DENSE_WIDE_KERNELS(float, _f)
+DENSE_WIDE_KERNELS_8(float, _f, dense_dots8wp_f, DENSE_BY_LINES)
 #else
 static inline int dense_wide(void) {
   return 0;
@@ -356,8 +359,9 @@ static inline int dense_ahead(int p, double n, size_t elt) {
   return row > 256 ? 8 : 32;
 }
 
-/* Long rows of floats (over 1 kB, where dense_ahead() asks for none) beyond
-   L2 are asked for a block ahead instead, a line of each of the next rows per
+/* 1 where a model's rows of floats are to be asked for as follows. Long
+   rows of floats (over 1 kB, where dense_ahead() asks for none) beyond L2
+   are asked for a block ahead instead, a line of each of the next rows per
    line summed (DENSE_BY_LINES): the requests go out at the pace the
    arithmetic consumes lines, where asking for whole rows ahead at once
    (above) measured slower.
@@ -371,9 +375,9 @@ static inline int dense_ahead(int p, double n, size_t elt) {
    46.9), so they are left to the processor's prefetcher. Our reading:
    widening each float to a double gives a float row more arithmetic per
    byte, behind which the requests can hide. */
-static inline int dense_spread(int p, double n, size_t elt) {
-  const size_t row = (size_t) (p + 1) * elt;
-  return elt == sizeof(float) && row > 1024 && n * (double) row > 1048576.0;
+static inline int dense_spread(int p, double n) {
+  const double row = (double) (p + 1) * sizeof(float);
+  return row > 1024 && n * row > 1048576.0;
 }
 
 #endif

@@ -41,7 +41,7 @@ typedef struct logistic_data {
   int wide;                /* the dense kernels' AVX2 build (dense.h: dense_wide()) */
   int prior_all;           /* PRIOR_NORMAL or PRIOR_LAPLACE for every coefficient, or -1 */
   int ahead;               /* rows prefetched ahead (dense.h: dense_ahead()) */
-  int spread;              /* the next block's rows prefetched line by line (dense_spread()) */
+  int spread;              /* zf's next block's rows prefetched line by line (dense_spread()) */
 } logistic_data;
 
 /* log sigma(u) = -log(1 + e^-u) */
@@ -172,32 +172,39 @@ static void sparse_grad_loglik(const void *data, const double *w, const R_xlen_t
    The same kernel reads the rows of doubles (z) or their single-precision
    copy (zf, storage = "float"); T is the element type and S the suffix of
    dense.h's kernels for it. LOGISTIC_BLOCK is one block of B rows from item
-   k (dot products by `dots`, or by `dots_spread`, which also asks for the
-   next block's rows, when L->spread); LOGISTIC_BLOCKED the batch, in blocks
-   of 4 (dot products by `dots4` or `dots4_spread`)
-   after `wide_blocks` (empty, or the wide build's blocks of 8), then single
-   rows. */
-#define LOGISTIC_BLOCK(T, S, rows, B, dots, dots_spread, axpy)                       \
+   k, its dot products by DOTS(B, dots, dots_spread): LOGISTIC_DOTS, or for
+   rows of floats LOGISTIC_DOTS_F, which takes `dots_spread` (asking for the
+   next block's rows as it sums) when L->spread; LOGISTIC_BLOCKED the batch,
+   in blocks of 4 (dot products by `dots4` or `dots4_spread`) after
+   `wide_blocks` (empty, or the wide build's blocks of 8), then single rows. */
+#define LOGISTIC_DOTS(B, dots, dots_spread) dots(z, NULL, w, p, c);
+#define LOGISTIC_DOTS_F(B, dots, dots_spread)                                        \
+  if (L->spread) {                                                                   \
+    const float *zn[B];                                                              \
+    dots_spread(z, dense_next_rows_f(L->zf, idx, k, B, m, stride, z, zn), w, p, c);  \
+  } else {                                                                           \
+    dots(z, NULL, w, p, c);                                                          \
+  }
+#define LOGISTIC_BLOCK(T, S, rows, B, DOTS, dots, dots_spread, axpy)                 \
   {                                                                                  \
-    const T *z[B], *zn[B];                                                           \
+    const T *z[B];                                                                   \
     double c[B];                                                                     \
     if (ahead) dense_prefetch_rows##S(rows, idx, k + ahead, k + ahead + (B), m, stride); \
     for (int b = 0; b < (B); b++) z[b] = rows + idx[k + b] * stride;                 \
-    if (L->spread) dots_spread(z, dense_next_rows##S(rows, idx, k, B, m, stride, z, zn), w, p, c); \
-    else dots(z, NULL, w, p, c);                                                     \
+    DOTS(B, dots, dots_spread)                                                       \
     for (int b = 0; b < (B); b++) {                                                  \
       const double y = z[b][p];                                                      \
       c[b] = y * sigmoid_neg(y * c[b]);                                              \
     }                                                                                \
     axpy(g, z, c, p);                                                                \
   }
-#define LOGISTIC_BLOCKED(T, S, rows, ahead_rows, dots4, dots4_spread, wide_blocks)   \
+#define LOGISTIC_BLOCKED(T, S, rows, ahead_rows, DOTS, dots4, dots4_spread, wide_blocks) \
   const int p = L->p, stride = p + 1, ahead = ahead_rows;                            \
   dense_prefetch_rows##S(rows, idx, 0, ahead, m, stride);                            \
   int k = 0;                                                                         \
   wide_blocks                                                                        \
   for (; k + DENSE_BLOCK <= m; k += DENSE_BLOCK)                                     \
-    LOGISTIC_BLOCK(T, S, rows, DENSE_BLOCK, dots4, dots4_spread, dense_axpy4##S)     \
+    LOGISTIC_BLOCK(T, S, rows, DENSE_BLOCK, DOTS, dots4, dots4_spread, dense_axpy4##S) \
   for (; k < m; k++) {                                                               \
     const T *zi = rows + idx[k] * stride;                                            \
     const double y = zi[p];                                                          \
@@ -206,28 +213,28 @@ static void sparse_grad_loglik(const void *data, const double *w, const R_xlen_t
 
 static void blocked_grad_loglik(const logistic_data *L, const double *w, const R_xlen_t *idx,
                                 int m, double *g) {
-  LOGISTIC_BLOCKED(double, , L->z, L->ahead, dense_dots4, dense_dots4p, )
+  LOGISTIC_BLOCKED(double, , L->z, L->ahead, LOGISTIC_DOTS, dense_dots4, , )
 }
 
 static void float_blocked_grad_loglik(const logistic_data *L, const double *w,
                                       const R_xlen_t *idx, int m, double *g) {
-  LOGISTIC_BLOCKED(float, _f, L->zf, L->ahead, dense_dots4_f, dense_dots4p_f, )
+  LOGISTIC_BLOCKED(float, _f, L->zf, L->ahead, LOGISTIC_DOTS_F, dense_dots4_f, dense_dots4p_f, )
 }
 
 #ifdef DENSE_WIDE_BUILD
-#define LOGISTIC_WIDE_BLOCKS(T, S, rows)                                             \
+#define LOGISTIC_WIDE_BLOCKS(T, S, rows, DOTS, dots8_spread)                         \
   for (; k + DENSE_WIDE_BLOCK <= m; k += DENSE_WIDE_BLOCK)                           \
-    LOGISTIC_BLOCK(T, S, rows, DENSE_WIDE_BLOCK, dense_dots8w##S, dense_dots8wp##S,      \
+    LOGISTIC_BLOCK(T, S, rows, DENSE_WIDE_BLOCK, DOTS, dense_dots8w##S, dots8_spread, \
                    dense_axpy8w##S)
 DENSE_WIDE static void blocked_grad_loglik_wide(const logistic_data *L, const double *w,
                                                 const R_xlen_t *idx, int m, double *g) {
-  LOGISTIC_BLOCKED(double, , L->z, L->ahead, dense_dots4w, dense_dots4w,
-                   LOGISTIC_WIDE_BLOCKS(double, , L->z))
+  LOGISTIC_BLOCKED(double, , L->z, L->ahead, LOGISTIC_DOTS, dense_dots4w, ,
+                   LOGISTIC_WIDE_BLOCKS(double, , L->z, LOGISTIC_DOTS, ))
 }
 DENSE_WIDE static void float_blocked_grad_loglik_wide(const logistic_data *L, const double *w,
                                                       const R_xlen_t *idx, int m, double *g) {
-  LOGISTIC_BLOCKED(float, _f, L->zf, L->ahead, dense_dots4w_f, dense_dots4w_f,
-                   LOGISTIC_WIDE_BLOCKS(float, _f, L->zf))
+  LOGISTIC_BLOCKED(float, _f, L->zf, L->ahead, LOGISTIC_DOTS, dense_dots4w_f, ,
+                   LOGISTIC_WIDE_BLOCKS(float, _f, L->zf, LOGISTIC_DOTS_F, dense_dots8wp_f))
 }
 #else
 #define blocked_grad_loglik_wide blocked_grad_loglik
@@ -479,8 +486,7 @@ sgld_model model_logistic_build(SEXP spec) {
   L->wide = dense_wide();
   L->ahead = sparse ? 0 : dense_ahead(L->p, (double) L->n,
                                       L->zf ? sizeof(float) : sizeof(double));
-  L->spread = sparse ? 0 : dense_spread(L->p, (double) L->n,
-                                        L->zf ? sizeof(float) : sizeof(double));
+  L->spread = L->zf && dense_spread(L->p, (double) L->n);
 
   /* fields not named here (optional functions this model lacks) are zero */
   return (sgld_model) {
