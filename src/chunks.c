@@ -90,11 +90,16 @@ static double iterations_done(const chain *chains, int n) {
    next probe. Why: the threads meet at every iteration, and when the cores
    are busy with other processes a thread waits for one at each meeting.
    Measured on this 2-core machine under a load average of 8.7 (d = 1000,
-   batch 100): 2 threads gave 200-840 iterations/s against 5.7k-6.7k on one. */
+   batch 100): 2 threads gave 200-840 iterations/s against 5.7k-6.7k on one.
+   A probe on all threads starts with an untimed eighth of a chunk: threads
+   that had slept run slow for a millisecond or so (d = 2000, batch 100, on
+   an idle machine: 34-55 us an iteration over the first 32-64 iterations on
+   2 threads, then 25-27 us; 39-45 us on one), and without it one thread won
+   probes that two would have won. */
 #define REPROBE_CHUNKS 100
-enum { SPLIT_SETTLED, SPLIT_PROBE_ALL, SPLIT_PROBE_ONE };
+enum { SPLIT_SETTLED, SPLIT_PROBE_WARM, SPLIT_PROBE_ALL, SPLIT_PROBE_ONE };
 typedef struct split_choice {
-  int all, cur, phase, left;
+  int all, cur, phase, left, timed;
   double rate_all;
 } split_choice;
 
@@ -103,14 +108,16 @@ static void split_begin(split_choice *c, int all) {
   c->cur = 1;
   c->phase = SPLIT_SETTLED;
   c->left = 1;                 /* the second chunk is the first probe */
+  c->timed = 0;
   c->rate_all = 0;
 }
 
-/* A probe is a quarter chunk: when the threads lose they can lose tenfold,
-   and a short probe bounds that to a few percent of the run. */
+/* A probe is a quarter chunk (its warm-up an eighth): when the threads lose
+   they can lose tenfold, and short probes bound that to a few percent of
+   the run. */
 static R_xlen_t split_chunk(const split_choice *c, R_xlen_t chunk) {
   if (c->phase == SPLIT_SETTLED || chunk < 8) return chunk;
-  return chunk / 4;
+  return c->phase == SPLIT_PROBE_WARM ? chunk / 8 : chunk / 4;
 }
 
 /* after a chunk of `iters` iterations per chain that took `seconds` */
@@ -118,6 +125,9 @@ static void split_next(split_choice *c, double iters, double seconds) {
   if (c->all <= 1) return;
   const double rate = seconds > 0 ? iters / seconds : 1e300;
   switch (c->phase) {
+  case SPLIT_PROBE_WARM:
+    c->phase = SPLIT_PROBE_ALL;
+    break;
   case SPLIT_PROBE_ALL:
     c->rate_all = rate;
     c->cur = 1;
@@ -129,9 +139,17 @@ static void split_next(split_choice *c, double iters, double seconds) {
     c->left = REPROBE_CHUNKS;
     break;
   default:
+    /* the first probe is a few iterations long, too short to tell (caches
+       still cold: d = 2000, batch 100, 2 iterations took 126-166 us each on
+       2 threads and 70-81 us on one, 25 us and 39 us once warm), so it is
+       taken again as soon as a chunk lasts its full length */
+    if (!c->timed && seconds >= CHUNK_SECONDS / 2) {
+      c->timed = 1;
+      c->left = 0;
+    }
     if (--c->left <= 0) {
       c->cur = c->all;
-      c->phase = SPLIT_PROBE_ALL;
+      c->phase = SPLIT_PROBE_WARM;
     }
   }
 }

@@ -1,8 +1,8 @@
 # One chain on several threads (src/gradient.c): the minibatch gradient is
 # cut into pieces fixed by the model and the batch size, and the pieces are
 # added in a fixed order, so the draws are bit-identical whatever `threads`.
-# The second chunk of every run is a probe on all the threads (src/chunks.c),
-# so runs of several chunks take the threaded path.
+# The second chunk of every run is on all the threads (the start of a probe,
+# src/chunks.c), so runs of several chunks take the threaded path.
 
 inner_fits <- function(model, threads, ..., sampler = sgld) {
   lapply(threads, function(th) {
