@@ -6,7 +6,7 @@
 # else). Also the growth of the time per iteration from n = 10^4 to 10^7
 # (d = 20, batch 100), and one chain on 2 threads against 1.
 #
-#   Rscript bench/speed.R            (from the package root; about 12 minutes)
+#   Rscript bench/speed.R            (from the package root; about 5 minutes)
 #
 # Targets: sgld >= 3x PyTorch float32 on 2 threads on every workload; sgld
 # within 1.5x of the floor; time per iteration at d = 20, batch 100 growing
