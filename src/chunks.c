@@ -103,8 +103,8 @@ static double iterations_done(const chain *chains, int n) {
 #define REPROBE_CHUNKS 100
 enum { SPLIT_SETTLED, SPLIT_PROBE_WARM, SPLIT_PROBE_ALL, SPLIT_PROBE_ONE };
 typedef struct split_choice {
-  int all, cur, phase, left, timed, interval;
-  double rate_all;
+  int all, cur, phase, left, timed, interval, slow;
+  double rate_all, rate_one;
 } split_choice;
 
 static void split_begin(split_choice *c, int all) {
@@ -114,7 +114,8 @@ static void split_begin(split_choice *c, int all) {
   c->left = 1;                 /* the second chunk is the first probe */
   c->timed = 0;
   c->interval = 8;
-  c->rate_all = 0;
+  c->slow = 0;
+  c->rate_all = c->rate_one = 0;
 }
 
 /* A probe is a quarter chunk (its warm-up an eighth): when the threads lose
@@ -139,12 +140,32 @@ static void split_next(split_choice *c, double iters, double seconds) {
     c->phase = SPLIT_PROBE_ONE;
     break;
   case SPLIT_PROBE_ONE:
+    c->rate_one = rate;
+    c->slow = 0;
     c->cur = c->rate_all >= rate ? c->all : 1;
     c->phase = SPLIT_SETTLED;
     c->left = c->interval;
     if (c->timed) c->interval = 2 * c->interval < REPROBE_CHUNKS ? 2 * c->interval : REPROBE_CHUNKS;
     break;
   default:
+    /* every chunk checks the choice: a short probe can fall in a moment
+       when another process sleeps. With a busy loop on one of the 2 cores
+       (d = 2000, batch 100), probes on 2 threads took 23-26 us an
+       iteration and the chunks after them 24-680 us (mostly 40-56),
+       against 36 us on one thread: whole runs took 1.3-2.3x as long as on
+       one thread, and 1.0-1.15x once two chunks in a row slower than the
+       last one-thread rate send the chain back to one thread until the
+       next probe. On an idle machine no chunk on 2 threads did (3 runs) */
+    if (c->cur == 1) {
+      c->rate_one = rate;
+    } else if (rate < c->rate_one) {
+      if (++c->slow >= 2) {
+        c->cur = 1;
+        c->slow = 0;
+      }
+    } else {
+      c->slow = 0;
+    }
     /* the first probe is a few iterations long, too short to tell (caches
        still cold: d = 2000, batch 100, 2 iterations took 126-166 us each on
        2 threads and 70-81 us on one, 25 us and 39 us once warm), so it is
