@@ -17,11 +17,15 @@
  * the memory allows (bench/speed.R). Whatever level of
  * the hierarchy holds the matrix (L2, L3 or DRAM) is the level it measures.
  * With -H the matrix is given to madvise(MADV_HUGEPAGE) first (as the
- * package does for large data, src/pages.c).
+ * package does for large data, src/pages.c). With -t T the rows of each
+ * iteration are shared by T threads, a parallel region per iteration (as one
+ * chain on several threads shares its batch, src/gradient.c): the floor of
+ * that traffic when the cores read together.
  *
- * usage: floor_gather N D M ITER REPS [-f] [-H] [-a A[,A...]]
+ * usage: floor_gather N D M ITER REPS [-f] [-H] [-a A[,A...]] [-t T]
  * prints, per repetition, nanoseconds per iteration.
- * Built by bench/speed.R with gcc -O2 (the package's optimisation level).
+ * Built by bench/speed.R with gcc -O2 (the package's optimisation level),
+ * and again with -fopenmp for -t.
  */
 #define _DEFAULT_SOURCE
 #include <stdint.h>
@@ -94,18 +98,42 @@ static double sum_floats(const float *z, const float *next, size_t len) {
   return s;
 }
 
+/* the sum of the k-th drawn row, prefetching the row `ahead` draws later */
+static inline double sum_row(const void *data, const size_t *idx, size_t k, size_t ahead,
+                             size_t nidx, size_t stride, int single) {
+  const size_t row = idx[k] * stride, next = idx[(k + ahead) % nidx] * stride;
+  if (single) return sum_floats((const float *) data + row, (const float *) data + next, stride);
+  return sum_doubles((const double *) data + row, (const double *) data + next, stride);
+}
+
+/* the m rows from the k-th drawn on, shared by `threads` threads (a
+   function of its own, so that main()'s one-thread loop stays as it was) */
+static double sum_rows_shared(const void *data, const size_t *idx, size_t k, int m,
+                              size_t ahead, size_t nidx, size_t stride, int single,
+                              int threads) {
+  double sum = 0.0;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(threads) schedule(static) reduction(+:sum)
+#else
+  (void) threads;
+#endif
+  for (int b = 0; b < m; b++) sum += sum_row(data, idx, k + b, ahead, nidx, stride, single);
+  return sum;
+}
+
 int main(int argc, char **argv) {
   if (argc < 6) {
-    fprintf(stderr, "usage: floor_gather N D M ITER REPS [-f] [-H] [-a A[,A...]]\n");
+    fprintf(stderr, "usage: floor_gather N D M ITER REPS [-f] [-H] [-a A[,A...]] [-t T]\n");
     return 2;
   }
   const size_t n = strtoull(argv[1], NULL, 10), stride = strtoull(argv[2], NULL, 10) + 1;
   const int m = atoi(argv[3]), iter = atoi(argv[4]), reps = atoi(argv[5]);
-  int single = 0, huge = 0, n_ahead = 1;
+  int single = 0, huge = 0, n_ahead = 1, threads = 1;
   size_t aheads[16] = {1};
   for (int a = 6; a < argc; a++) {
     if (!strcmp(argv[a], "-f")) single = 1;
     if (!strcmp(argv[a], "-H")) huge = 1;
+    if (!strcmp(argv[a], "-t") && a + 1 < argc) threads = atoi(argv[++a]);
     if (!strcmp(argv[a], "-a") && a + 1 < argc) {
       char *p = argv[++a];
       for (n_ahead = 0; n_ahead < 16 && *p; n_ahead++) {
@@ -137,10 +165,15 @@ int main(int argc, char **argv) {
       const double t0 = now();
       size_t k = 0;
       for (int t = 0; t < iter; t++) {
-        for (int b = 0; b < m; b++, k++) {
-          const size_t row = idx[k] * stride, next = idx[(k + ahead) % nidx] * stride;
-          if (single) sink += sum_floats((const float *) data + row, (const float *) data + next, stride);
-          else sink += sum_doubles((const double *) data + row, (const double *) data + next, stride);
+        if (threads > 1) {
+          sink += sum_rows_shared(data, idx, k, m, ahead, nidx, stride, single, threads);
+          k += m;
+        } else {
+          for (int b = 0; b < m; b++, k++) {
+            const size_t row = idx[k] * stride, next = idx[(k + ahead) % nidx] * stride;
+            if (single) sink += sum_floats((const float *) data + row, (const float *) data + next, stride);
+            else sink += sum_doubles((const double *) data + row, (const double *) data + next, stride);
+          }
         }
         if (k == nidx) k = 0;
       }
