@@ -77,7 +77,8 @@
 #'   default is `getOption("sgld.threads", 1)`. With fewer chains than
 #'   threads, the spare threads share each chain's minibatch gradient (models
 #'   with at least 8 parameters and batch size times parameters of at least
-#'   4096), when that is measured to be faster during the run. The draws are
+#'   4096; no more threads than the processors left beside the chains), when
+#'   that is measured to be faster during the run. The draws are
 #'   identical for any number of threads. Models written in R functions ([model_custom()])
 #'   run their chains one after the other whatever `threads` says, as R is
 #'   single-threaded.

@@ -2,7 +2,9 @@
 # cut into pieces fixed by the model and the batch size, and the pieces are
 # added in a fixed order, so the draws are bit-identical whatever `threads`.
 # The second chunk of every run is on all the threads (the start of a probe,
-# src/chunks.c), so runs of several chunks take the threaded path.
+# src/chunks.c), so runs of several chunks take the threaded path. Threads
+# beyond the machine's processors are not used (src/run.c), so on 2 cores
+# `threads = 3` runs as 2; the draws must be the same either way.
 
 inner_fits <- function(model, threads, ..., sampler = sgld) {
   lapply(threads, function(th) {
