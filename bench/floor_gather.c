@@ -106,8 +106,9 @@ static inline double sum_row(const void *data, const size_t *idx, size_t k, size
   return sum_doubles((const double *) data + row, (const double *) data + next, stride);
 }
 
-/* the m rows from the k-th drawn on, shared by `threads` threads (a
-   function of its own, so that main()'s one-thread loop stays as it was) */
+/* the m rows from the k-th drawn on, shared by `threads` threads. main()'s
+   one-thread loop keeps its own copy of sum_row()'s body: calling sum_row()
+   there measured slower (d = 5: 285 ns an iteration against 258). */
 static double sum_rows_shared(const void *data, const size_t *idx, size_t k, int m,
                               size_t ahead, size_t nidx, size_t stride, int single,
                               int threads) {

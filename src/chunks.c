@@ -85,12 +85,13 @@ static double iterations_done(const chain *chains, int n) {
 
 /* How many threads share a chain's gradient (gradient.c). The draws are the
    same for any number, so the number can follow the machine: every
-   REPROBE_CHUNKS chunks (about a second) one chunk runs on all of them and
-   the next on one thread, and the faster per iteration is kept until the
-   next probe; the first probes of a run come sooner (after 8, 16, 32 and 64
-   chunks), so that one probe spoilt by a passing load does not decide a
-   whole short run (d = 2000, batch 100, 20,000 iterations: 1 of 4 runs
-   kept one thread after its first full probe, at 1.0x instead of 1.6x).
+   REPROBE_CHUNKS chunks (about a second) a quarter chunk runs on all of
+   them and the next quarter on one thread, and the faster per iteration is
+   kept until the next probe; the first probes of a run come sooner (after
+   8, 16, 32 and 64 chunks), so that one probe spoilt by a passing load does
+   not decide a whole short run (d = 2000, batch 100, 20,000 iterations: 1
+   of 4 runs kept one thread after its first full probe, at 1.0x instead of
+   1.6x).
    Why probe: the threads meet at every iteration, and when the cores are
    busy with other processes a thread waits for one at each meeting.
    Measured on this 2-core machine under a load average of 8.7 (d = 1000,
