@@ -32,6 +32,9 @@
  * prefetching chosen by row length and storage) and are faster than this
  * loop, which speed.R reports as it is.
  *
+ * Before timing, its gradient is checked against a plain row-by-row sum
+ * (exit status 3 if they differ by over 1e-9 relative).
+ *
  * usage: floor_dense N D M ITER REPS [-f] [-H] [-a A[,A...]]
  * prints, per repetition, nanoseconds per iteration (the fastest distance);
  * a checksum on stderr.
@@ -131,6 +134,39 @@ static void draw_batch(sgld_minibatch *mb, sgld_rng *r, R_xlen_t *to, int m) {
   if (b != to) memcpy(to, b, (size_t) m * sizeof(R_xlen_t));
 }
 
+/* The loop's gradient against a plain row-by-row sum, at a point where
+   y eta takes both signs, before anything is timed: a loop that computed
+   something else would time the wrong work. Returns the largest relative
+   difference. */
+static double check_gradient(const void *data, int single, int d, int m) {
+  const size_t stride = (size_t) d + 1;
+  R_xlen_t *idx = malloc(2 * (size_t) m * sizeof(R_xlen_t));
+  double *w = malloc((size_t) d * sizeof(double)), *g = malloc((size_t) d * sizeof(double)),
+         *ref = calloc((size_t) d, sizeof(double));
+  if (!idx || !w || !g || !ref) exit(1);
+  for (int k = 0; k < 2 * m; k++) idx[k] = (R_xlen_t) (k % m) * 2;     /* rows 0, 2, 4, ... */
+  for (int j = 0; j < d; j++) w[j] = (j % 2 ? 1.0 : -1.0) * (0.5 + 0.5 * sin(j)) / sqrt((double) d);
+  if (single) batch_grad_float(data, stride, idx, idx + m, m, 1, d, w, g);
+  else batch_grad_double(data, stride, idx, idx + m, m, 1, d, w, g);
+  for (int k = 0; k < m; k++) {
+    const size_t at = (size_t) idx[k] * stride;
+    double z[d + 1];
+    for (size_t j = 0; j < stride; j++)
+      z[j] = single ? ((const float *) data)[at + j] : ((const double *) data)[at + j];
+    double eta = 0.0;
+    for (int j = 0; j < d; j++) eta += z[j] * w[j];
+    const double c = z[d] / (1.0 + exp(z[d] * eta));      /* y sigma(-y eta) */
+    for (int j = 0; j < d; j++) ref[j] += c * z[j];
+  }
+  double worst = 0.0;
+  for (int j = 0; j < d; j++) {
+    const double diff = fabs(g[j] - ref[j]) / fmax(1.0, fabs(ref[j]));
+    if (diff > worst) worst = diff;
+  }
+  free(idx); free(w); free(g); free(ref);
+  return worst;
+}
+
 /* one run of `iter` iterations from w = 0; returns the seconds taken */
 static double run(const void *data, int single, size_t n, int d, int m, int iter,
                   size_t ahead, double *checksum) {
@@ -208,6 +244,11 @@ int main(int argc, char **argv) {
       if (single) ((float *) data)[i * stride + j] = (float) v;
       else ((double *) data)[i * stride + j] = v;
     }
+  const double off = check_gradient(data, single, d, m);
+  if (!(off < 1e-9)) {
+    fprintf(stderr, "floor_dense: the gradient is off by %g (relative)\n", off);
+    return 3;
+  }
   double checksum = 0.0;
   for (int rep = -1; rep < reps; rep++) {       /* rep = -1: untimed warm-up */
     double best = 0.0;

@@ -67,9 +67,15 @@ loop_ns <- function(n, d, m, iter, single = FALSE) {
   if (!loop_built) return(NA_real_)
   args <- c(vapply(c(n, d, m, iter, 1), format, "", scientific = FALSE), "-H",
             if (single) "-f", "-a", paste(c(0, floor_ahead), collapse = ","))
-  min(vapply(loop_bins, function(bin)
-    as.numeric(system2(bin, args, stdout = TRUE, stderr = FALSE,
-                       env = paste0("LD_LIBRARY_PATH=", R.home("lib")))), 0))
+  min(vapply(loop_bins, function(bin) {
+    out <- suppressWarnings(system2(bin, args, stdout = TRUE, stderr = TRUE,
+                                    env = paste0("LD_LIBRARY_PATH=", R.home("lib"))))
+    ns <- suppressWarnings(as.numeric(out[1]))
+    # the program checks its gradient against a plain sum before timing
+    if (!is.null(attr(out, "status")) || is.na(ns))
+      stop(basename(bin), " failed: ", paste(out, collapse = " "))
+    ns
+  }, 0))
 }
 
 torch_version <- tryCatch(system2(python, c("-c", shQuote("import torch; print(torch.__version__)")),
@@ -205,7 +211,7 @@ cat("Logistic regression on simulated dense data (an intercept and d - 1 standar
     "**PyTorch** (`bench/torch_sgld.py --synthetic`): the same algorithm with hand-written tensor gradients, float32 with `torch.set_num_threads(2)` and float64 with 1 thread; batches of distinct items; seconds timed inside Python after a warm-up; fewer iterations at d >= 1000. ",
     sprintf("**Floor** (`bench/floor_gather.c`, `gcc -O2`): the same matrix in memory (2 MB pages), m random rows per iteration each read whole (eight independent partial sums; every line of the row A rows ahead prefetched while a row is summed, the fastest of A = %s), indices drawn beforehand: the memory traffic of an iteration and nothing else, as time per iteration; the float column is the same with the rows stored in single precision.\n\n",
             paste(floor_ahead, collapse = ", ")),
-    "**C loop** (`bench/floor_dense.c`): the whole iteration written inline in one C loop, in the same storage: the package's generator and minibatch rule, per row a dot product, an exp() and the gradient's multiply-adds (rows in blocks of 8), d normal draws, the update, every draw kept; the next batch drawn one iteration ahead so its rows are asked for early; built at `-O2` and at `-O3 -march=native -ffast-math` (this processor's AVX-512 and glibc's vector exp(), which the package may not use), the faster of the two and of the prefetch distances 0, ",
+    "**C loop** (`bench/floor_dense.c`): the whole iteration written inline in one C loop, in the same storage: the package's generator and minibatch rule, per row a dot product, an exp() and the gradient's multiply-adds (rows in blocks of 8), d normal draws, the update, every draw kept; the next batch drawn one iteration ahead so its rows are asked for early; its gradient checked against a plain row-by-row sum before it is timed; built at `-O2` and at `-O3 -march=native -ffast-math` (this processor's AVX-512 and glibc's vector exp(), which the package may not use), the faster of the two and of the prefetch distances 0, ",
     paste(floor_ahead, collapse = ", "), " rows; 2,000 iterations at d >= 1000. It shows what the arithmetic of an iteration costs here, which the floor leaves out.\n\n", sep = "")
 cat("Iterations per second, median [min, max]:\n\n")
 cat("| workload | data MB | sgld | sgld, storage = \"float\" | sgld, one chain on 2 threads | sgld, rows in cache | sgld, rows in cache, float | PyTorch float32, 2 threads | PyTorch float32, 1 thread | PyTorch float64, 1 thread | floor (double rows) | floor (float rows) |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
