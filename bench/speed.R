@@ -9,7 +9,7 @@
 # 100), and one chain on 2 threads against 1, beside the floor on 2
 # threads.
 #
-#   Rscript bench/speed.R            (from the package root; about 5 minutes)
+#   Rscript bench/speed.R            (from the package root; about 9 minutes)
 #
 # Targets: sgld >= 3x PyTorch float32 on 2 threads on every workload; sgld
 # within 1.5x of the floor; time per iteration at d = 20, batch 100 growing
