@@ -126,6 +126,7 @@ for (w in work) {
   cached_zf <- cached$zf
   s <- s32 <- s2 <- sc <- sc32 <- f <- ff <- numeric()
   cl <- cl32 <- NULL               # C loop: a row per round, columns O2 and native
+  loop_iter <- if (w$d <= 20) w$iter else 2000     # every draw kept: d x iter doubles
   for (r in seq_len(reps)) {       # rounds: load from other processes falls on all alike
     s32 <- c(s32, sgld_rate(mod, w$m, w$iter))
     zf <- mod$zf
@@ -140,7 +141,6 @@ for (w in work) {
     sc <- c(sc, sgld_rate(cached, w$m, w$iter, lr = 1e-2 / w$n))
     f <- c(f, floor_ns(w$n, w$d, w$m, w$iter))
     ff <- c(ff, floor_ns(w$n, w$d, w$m, w$iter, "-f"))
-    loop_iter <- if (w$d <= 20) w$iter else 2000     # every draw kept: d x iter doubles
     cl <- rbind(cl, loop_ns(w$n, w$d, w$m, loop_iter))
     cl32 <- rbind(cl32, loop_ns(w$n, w$d, w$m, loop_iter, single = TRUE))
   }
