@@ -50,6 +50,11 @@
 #'   \item{auto}{with `lr = "auto"`, what was chosen and why (see [sgld()]).}
 #'   \item{model, settings, method, call, time}{what was run, and its elapsed
 #'     time in seconds.}
+#'   \item{sampling_time}{the seconds the chains' iterations took, timed in
+#'     the engine: `time` without checking the arguments, allocating the
+#'     results (R may collect its garbage then), building the fit or, with
+#'     `lr = "auto"`, choosing the rate. With `parallel = "future"`, the
+#'     longest worker's.}
 #' }
 #' Methods: `print()`, `summary()`, `coef()`, `vcov()`, `plot()`,
 #' `as.matrix()`, `as.array()`, `coda::as.mcmc()` and `coda::as.mcmc.list()`.
@@ -146,7 +151,8 @@ new_sgld_fit <- function(engine, model, settings, lr, method, call, time,
                       init = to_user_scale(model, matrix(settings$init, chains, d, byrow = TRUE)))),
     method = method,
     call = call,
-    time = time
+    time = time,
+    sampling_time = res$sampling_seconds
   ), class = "sgld_fit")
   # a rule's per-iteration trace (bbb(): the minibatch ELBO), read by R/vi.R
   if (identical(method, "vi")) fit$rule_trace <- pick(res$trace)

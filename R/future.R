@@ -113,7 +113,7 @@ lost_chain <- function(template, settings, c, rng, d) {
     r[[k]][] <- 0
   r$last <- matrix(settings$init[(c - 1) * d + seq_len(d)], d, 1)
   r$rng <- c(stream_of(rng, c, settings$chains), stream_of(rng, settings$chains + c, settings$chains))
-  r$expected_seconds <- 0
+  r$expected_seconds <- r$sampling_seconds <- 0
   r
 }
 
@@ -143,6 +143,7 @@ bind_results <- function(res, chains) {
   out$rng <- c(unlist(lapply(seq_len(chains), function(c) stream_of(res[[c]]$rng, 1, 1))),
                unlist(lapply(seq_len(chains), function(c) stream_of(res[[c]]$rng, 2, 1))))
   out$expected_seconds <- max(cat_of("expected_seconds"))
+  out$sampling_seconds <- max(cat_of("sampling_seconds"))   # the workers run side by side
   out
 }
 

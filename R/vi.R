@@ -305,6 +305,7 @@ join_segments <- function(segs, t0) {
   last$iteration <- glue("iteration")
   last$rule_trace <- glue("rule_trace")
   last$time <- sum(vapply(segs, function(s) s$time, 0))
+  last$sampling_time <- sum(vapply(segs, function(s) s$sampling_time, 0))
   last$monitor <- do.call(rbind, lapply(segs, function(s) s$monitor))
   last$settings$iter <- sum(vapply(segs, function(s) s$settings$iter, 0))
   last$settings$init <- segs[[1]]$settings$init

@@ -16,7 +16,8 @@
 # N(0, 1) covariates; sgld() with batch 100, 1 chain, 1 thread, a tiny
 # constant learning rate (0.01 / n, from the true coefficients, so every run
 # does the same arithmetic whatever n), thin = iter / 10 so that keeping
-# draws costs nothing; the time is the engine's, fit$time, divided by iter.
+# draws costs nothing; the time is the iterations', fit$sampling_time, divided
+# by iter.
 # Each size runs in a fresh R process (so the memory of one size is returned
 # before the next) and repeats the run 3 times; the table gives the fastest
 # (least disturbed by other load on the machine) and the median.
@@ -65,7 +66,7 @@ if (length(args) && args[1] == "--child") {
     f <- sgld(m, lr = 0.01 / n, batch_size = 100, iter = iter, burnin = 0, thin = iter / 10,
               chains = 1, threads = 1, init = beta, replace = replace)
     if (f$status != "done") stop("run stopped: ", f$status)
-    f$time / iter
+    f$sampling_time / iter
   }
   run(FALSE)                                  # warm-up: page the data in
   t_wor <- t_wr <- numeric(0)
@@ -155,7 +156,7 @@ cat(sprintf("*`Rscript bench/scaling.R`, %s; R %s, sgld %s; %s; load average at 
 cat("**Set-up.** Logistic regression, simulated (intercept + d - 1 N(0, 1) covariates), dense",
     "storage; `sgld()` with batch 100, 1 chain, 1 thread, a tiny constant learning rate",
     sprintf("(0.01/n, started at the true coefficients), thin = iter/10, %s iterations per run", fmt_n(iter_n)),
-    "in n; time per iteration = `fit$time / iter` (the engine's time). Each size runs in a fresh",
+    "in n; time per iteration = `fit$sampling_time / iter` (the iterations, timed in the engine). Each size runs in a fresh",
     "R process, 3 runs after one warm-up run; *min* is the fastest of the 3 (least disturbed",
     "by other load on the shared 2-core machine), *median* the middle one.\n\n")
 

@@ -32,7 +32,8 @@
   X(OUT_M2, "moment_m2")                                                             \
   X(OUT_WMEAN, "moment_wmean")                                                       \
   X(OUT_WEIGHT, "moment_weight")                                                     \
-  X(OUT_EXPECTED, "expected_seconds")
+  X(OUT_EXPECTED, "expected_seconds")                                               \
+  X(OUT_SAMPLING, "sampling_seconds")   /* the iterations' own time (chunks.c) */
 
 #define SLOT_INDEX(index, name) index,
 #define SLOT_NAME(index, name) name,
@@ -70,6 +71,7 @@ SEXP alloc_outputs(const run_settings *s, int d, size_t state_len) {
   for (size_t k = 0; k < sizeof per_chain / sizeof *per_chain; k++)
     SET_VECTOR_ELT(out, per_chain[k], allocVector(REALSXP, chains));
   SET_VECTOR_ELT(out, OUT_EXPECTED, allocVector(REALSXP, 1));
+  SET_VECTOR_ELT(out, OUT_SAMPLING, allocVector(REALSXP, 1));
   UNPROTECT(1);
   return out;
 }
@@ -108,7 +110,7 @@ static void mark_unwritten(SEXP out, int c, R_xlen_t kept) {
   }
 }
 
-void write_results(SEXP out, const chain *chains, int n, double expected_seconds) {
+void write_results(SEXP out, const chain *chains, int n, run_times times) {
   unsigned char *rng = RAW(VECTOR_ELT(out, OUT_RNG));
   for (int c = 0; c < n; c++) {
     const chain_result *r = &chains[c].res;
@@ -127,5 +129,6 @@ void write_results(SEXP out, const chain *chains, int n, double expected_seconds
     memcpy(rng + c * sizeof(sgld_rng), &chains[c].rng, sizeof(sgld_rng));
     memcpy(rng + (n + c) * sizeof(sgld_rng), &chains[c].diag_rng, sizeof(sgld_rng));
   }
-  slot(out, OUT_EXPECTED)[0] = expected_seconds;
+  slot(out, OUT_EXPECTED)[0] = times.expected;
+  slot(out, OUT_SAMPLING)[0] = times.sampling;
 }

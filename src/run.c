@@ -254,8 +254,7 @@ SEXP sgld_run(SEXP model_spec, SEXP settings) {
   chain *chains = setup_chains(out, &s, &model, rule, estimator_work_length(&estimator));
   seed_streams(chains, s.chains, list_elt(settings, "rng_init"));
   const run_context ctx = {&model, rule, &s, estimator};
-  const double expected = run_chains(&ctx, chains);
-  write_results(out, chains, s.chains, expected);
+  write_results(out, chains, s.chains, run_chains(&ctx, chains));
   UNPROTECT(1);
   return out;
 }

@@ -112,14 +112,17 @@ void chain_start(const run_context *ctx, chain *ch);
 void chain_advance(const run_context *ctx, chain *ch, R_xlen_t t_end);
 void chain_finish(const run_context *ctx, chain *ch);
 
-/* chunks.c: run every chain to the end, or until interrupted; returns the
-   run's expected length in seconds, estimated from its start */
-double run_chains(const run_context *ctx, chain *chains);
+/* chunks.c: run every chain to the end, or until interrupted */
+typedef struct {
+  double expected;   /* the run's expected length in seconds, estimated from its start */
+  double sampling;   /* seconds the chains' iterations took, start to finish */
+} run_times;
+run_times run_chains(const run_context *ctx, chain *chains);
 
 /* outputs.c: the R side of the results (main thread only) */
 SEXP alloc_outputs(const run_settings *s, int d, size_t state_len);
 chain_output chain_views(SEXP out, const run_settings *s, int c, int d, size_t state_len);
-void write_results(SEXP out, const chain *chains, int n, double expected_seconds);
+void write_results(SEXP out, const chain *chains, int n, run_times times);
 
 /* moments.c */
 void moments_reset(chain_output *out, chain_result *res, int d);

@@ -156,10 +156,11 @@ calls[["schedule cyclical"]] <- list(sgld:::C_sgld_schedule_values,
                                      sgld:::resolve_lr(lr_cyclical(1e-3, 3), 100), 100, TRUE)
 # A run that stopped early leaves its outputs unwritten past what it kept:
 # compare only what it wrote.
-# The run's expected length is a wall-clock estimate (a custom model's is
-# hundreds of times longer under gctorture): not compared either.
+# The run's expected length and its sampling time are wall-clock figures (a
+# custom model's are hundreds of times longer under gctorture): not compared
+# either.
 written <- function(res) {
-  if (is.list(res)) res$expected_seconds <- NULL
+  if (is.list(res)) res$expected_seconds <- res$sampling_seconds <- NULL
   if (!is.list(res) || is.null(res$status) || all(res$status == 0L)) return(res)
   res$draws <- Map(function(x, k) x[seq_len(k), , drop = FALSE], res$draws, res$kept)
   res[c("draws", "kept", "status", "stop_iter", "last", "state", "rng")]

@@ -74,3 +74,22 @@ test_that("a run expected to outlast the limit without progress says so, and war
   expect_identical(quiet, character())
   expect_false(any(grepl("expected to take", out$warnings)))
 })
+
+test_that("the sampling time spans the iterations and leaves out the rest of the call", {
+  f <- linear_custom_functions()
+  slow <- f$grad_loglik
+  f$grad_loglik <- function(w, batch) {
+    Sys.sleep(0.02)   # 20 iterations: at least 0.4 s of sampling
+    slow(w, batch)
+  }
+  m <- do.call(model_custom, c(list(data = cbind(1, handout$x, handout$y), d = 3), f))
+  set.seed(1)
+  fit <- sgld(m, lr = 1e-7, batch_size = 10, iter = 20, burnin = 0, init = c(0, 0, 0))
+  expect_gte(fit$sampling_time, 0.4)
+  expect_lte(fit$sampling_time, fit$time + 0.002)   # proc.time(), which times the call: 1 ms steps
+  # auto's search and set-up count in time, not in sampling_time
+  set.seed(1)
+  auto <- sgld(model_linear(y ~ x, data = handout), iter = 2000)
+  expect_lt(auto$sampling_time, auto$time)
+  expect_gt(auto$sampling_time, 0)
+})
