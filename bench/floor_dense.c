@@ -27,14 +27,15 @@
  * AVX-512, and glibc's vector exp()), which the package forgoes so that its
  * draws are the same on every x86-64 machine.
  *
- * Measured here (speed.R's workloads, microseconds per iteration, the
- * engine's own figure after the arrow): at -O2 this loop is slower than the
- * engine on all four (d = 5, batch 100, float rows: 1.26 -> 1.05; d = 2000,
- * batch 100: 102 -> 36.5); with the native flags it is faster at d = 5
- * (0.87 -> 1.05) and on float rows at d = 1000 (30.6 -> 34.6), and still slower at
- * d = 2000 (51 -> 36.5), where the engine's kernels are tuned further (src/dense.h:
- * four rows' dot products sharing each load of w, prefetching chosen by row
- * length and storage).
+ * Measured here (speed.R at 2026-11-25 23:14, microseconds per iteration,
+ * the engine's iterations, fit$sampling_time, after the arrow): at -O2 this
+ * loop is slower than the engine on all four (d = 5, batch 100, float rows:
+ * 1.20 -> 1.00; d = 1000, float rows: 67.1 -> 36.5; d = 2000, batch 100:
+ * 101.5 -> 40.8); with the native flags it is faster at d = 5 (0.86 -> 1.00;
+ * batch 1000: 9.9 -> 11.4) and on float rows at d = 1000 (32.4 -> 36.5), and
+ * still slower at d = 2000 (50.9 -> 40.8), where the engine's kernels are
+ * tuned further (src/dense.h: four rows' dot products sharing each load of
+ * w, prefetching chosen by row length and storage).
  *
  * Before timing, its gradient is checked against a plain row-by-row sum
  * (exit status 3 if they differ by over 1e-9 relative).
