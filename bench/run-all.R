@@ -10,11 +10,11 @@ args <- commandArgs(trailingOnly = TRUE)
 scripts <- if (length(args)) args else c(
   "bench/throughput.R",        # sgld vs plain R, PyTorch and the C floor
   "bench/speed.R",             # large workloads vs PyTorch float32/float64 and the memory floor
-  "bench/nuts.R",              # time to accuracy against Stan's NUTS
-  "bench/memory.R",            # peak resident memory
   "bench/scaling.R",           # time per iteration against n and d
   "bench/sgld-throughput.R",   # engine vs whole call, thinning
   "bench/logistic-adult.R",    # sparse vs dense storage, 2 threads vs 1
+  "bench/memory.R",            # peak resident memory
+  "bench/defaults.R",          # sgld(model) with every setting left to its default
   "bench/conditioning.R",      # pSGLD vs SGLD on a badly conditioned posterior
   "bench/control-variates.R",  # gradient noise and accuracy with control variates
   "bench/ica.R",               # Welling and Teh's ICA experiment at full length
@@ -23,9 +23,12 @@ scripts <- if (length(args)) args else c(
   "bench/predict.R",           # predict() on Adult's test rows against the R reference
   "bench/large-data.R",        # a 4.2 GB file-backed matrix: memory, time per iteration
   "bench/vi.R",                # Bayes by Backprop against rstan::vb (ADVI)
-  "bench/sv.R",                # stochastic volatility: accuracy against NUTS, cost against T
+  "bench/vi-local.R",          # bbb()'s local reparameterisation: gradient variance
+  "bench/fashion-mnist-speed.R", # one network epoch against PyTorch
+  "bench/fashion-mnist.R",     # neural network classification: accuracy, calibration
   "bench/uci.R",               # Bayesian neural networks, UCI protocol (20 splits)
-  "bench/fashion-mnist.R"      # neural network classification: accuracy, calibration
+  "bench/sv.R",                # stochastic volatility: accuracy against NUTS, cost against T
+  "bench/nuts.R"               # time to accuracy against Stan's NUTS
 )
 scripts <- scripts[file.exists(scripts)]
 
@@ -50,6 +53,7 @@ header <- c(
   "  ratios compare implementations measured in the same run.", ""
 )
 
+started <- Sys.time()
 sections <- character()
 for (s in scripts) {
   cmd <- if (grepl("\\.sh$", s)) "bash" else file.path(R.home("bin"), "Rscript")
@@ -64,6 +68,12 @@ for (s in scripts) {
                  if (failed) c(utils::tail(out, 30), sprintf("(exit status %d)", status)) else out,
                  "```")
   sections <- c(sections, body, "", sprintf("_`%s`: %.0f s._", s, secs), "")
+  # Written after every script, so that a run cut short keeps what it measured.
+  done <- match(s, scripts)
+  status_line <- if (done < length(scripts))
+    sprintf("- Incomplete: %d of %d scripts so far (the run was still going or was stopped).", done, length(scripts))
+  else sprintf("- Complete: all %d scripts, %.0f minutes in all.", length(scripts),
+               as.numeric(difftime(Sys.time(), started, units = "mins")))
+  writeLines(c(header[-length(header)], status_line, "", sections), "bench/RESULTS.md")
 }
-writeLines(c(header, sections), "bench/RESULTS.md")
 cat("wrote bench/RESULTS.md\n")
