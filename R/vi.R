@@ -249,7 +249,7 @@ resolve_local <- function(local, model, family, cv_on, clip, batch_size, label) 
 }
 
 # Where local reparameterisation is on by default (bench/vi-local.R, figures
-# in bench/RESULTS.md, 2026-11-23). It cuts the variance of the gradient in
+# in bench/EARLIER.md, the run of 2026-11-23). It cuts the variance of the gradient in
 # the scales 1.4- to 8-fold, but that in the means only by the share of the
 # weights' noise in it, which grows with the batch: the means' total variance
 # ratio (ordinary / local) was 0.96-1.08 for the regressions at batch 100 and
