@@ -5,7 +5,8 @@
 #
 # Each script prints its own section: markdown when its output starts with a
 # "## " heading, plain text otherwise (then shown as it printed it). A script
-# that fails is reported as failed with its last lines; the others still run.
+# that fails is reported as failed with its last lines (standard output and
+# error); the others still run.
 args <- commandArgs(trailingOnly = TRUE)
 scripts <- if (length(args)) args else c(
   "bench/throughput.R",        # sgld vs plain R, PyTorch and the C floor
@@ -58,14 +59,20 @@ sections <- character()
 for (s in scripts) {
   cmd <- if (grepl("\\.sh$", s)) "bash" else file.path(R.home("bin"), "Rscript")
   t0 <- Sys.time()
-  out <- suppressWarnings(system2(cmd, s, stdout = TRUE, stderr = TRUE))
+  # A section is the script's standard output. Its standard error (progress
+  # lines, and the warnings of runs made past the sampling threshold on
+  # purpose, to time them) is shown only when the script fails.
+  err_file <- tempfile(fileext = ".txt")
+  out <- suppressWarnings(system2(cmd, s, stdout = TRUE, stderr = err_file))
+  err <- if (file.exists(err_file)) readLines(err_file, warn = FALSE) else character()
+  unlink(err_file)
   secs <- as.numeric(difftime(Sys.time(), t0, units = "secs"))
   status <- attr(out, "status")
   failed <- !is.null(status) && status != 0
   cat(sprintf("%-28s %s in %.0f s\n", s, if (failed) "FAILED" else "done", secs))
   body <- if (length(out) && startsWith(out[1], "## ") && !failed) out
           else c(sprintf("## %s", basename(s)), "", "```text",
-                 if (failed) c(utils::tail(out, 30), sprintf("(exit status %d)", status)) else out,
+                 if (failed) c(utils::tail(c(out, err), 30), sprintf("(exit status %d)", status)) else out,
                  "```")
   sections <- c(sections, body, "", sprintf("_`%s`: %.0f s._", s, secs), "")
   # Written after every script, so that a run cut short keeps what it measured.
