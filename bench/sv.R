@@ -277,4 +277,8 @@ if (requireNamespace("stochvol", quietly = TRUE)) {
                 sd(G[, j]) / sd(S[, j])))
   cat(sprintf("\nThe path: correlation of the posterior means %.5f, mean ratio of the sds %.3f.\n\n",
               cor(colMeans(h), mom$mean[pa]), mean(mom$sd[pa] / apply(h, 2, sd))))
+} else {
+  cat("### The AR(1) model with t errors against stochvol\n\n",
+      "Not run: the stochvol package is not installed (`tools/install-deps.sh --bench`",
+      "installs it from CRAN).\n\n", sep = "")
 }
