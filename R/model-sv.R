@@ -106,9 +106,9 @@
 #'   (`inst/extdata/sv-sp500-reference.rds`, 4 chains, ESS of
 #'   \eqn{\sigma}{sigma} 15,447; rstan's NUTS on the non-centred model agrees
 #'   with it): `sgld()` at lr 0.05 met the bar with five seeds out of five at
-#'   10,000 iterations after a burn-in of 2,000 (4.6 s on one thread; the
-#'   best rstan NUTS run that met it in every seed took 45 s), and `sgld(model)`
-#'   alone was off by -0.00 and +0.01 sd (median over five seeds, 38 s); see
+#'   20,000 iterations after a burn-in of 2,000 (4.4 s on one thread; the
+#'   best rstan NUTS run that met it in every seed took 48 s), and `sgld(model)`
+#'   alone was off by +0.01 and +0.01 sd (median over five seeds, 140 s); see
 #'   `bench/sv.R`, `vignette("stochastic-volatility")` and `bench/RESULTS.md`.
 #'
 #' In the path's own coordinates (`precondition = "none"`) every fixed-step

@@ -98,7 +98,7 @@
 # for pSGLD were chosen on seeds 1-3 (+0.0016) and confirmed on seeds 4-6
 # (+0.0020, +0.0035, +0.0015). So pSGLD with 4 cycles over 40 epochs is more
 # accurate than SGD and much better calibrated; SGLD is level and better
-# calibrated; bench/RESULTS.md has every seed.
+# calibrated; bench/EARLIER.md has every seed of those runs.
 
 library(sgld)
 args <- commandArgs(trailingOnly = TRUE)
