@@ -57,9 +57,9 @@ sanitize: deps
 valgrind: install
 	R -d "valgrind --error-exitcode=1 --track-origins=yes" --vanilla -f tools/valgrind-smoke.R
 
-# every benchmark, written to bench/RESULTS.md (over two hours on 2 cores:
-# nuts.R took 58 minutes and sv.R 43 in their last runs),
-# after installing rstan, PyTorch and GNU time (tools/install-deps.sh --bench)
+# every benchmark, written to bench/RESULTS.md (121 minutes on 2 cores on
+# 2026-11-26, 37 of them nuts.R's and 38 sv.R's), after installing rstan,
+# stochvol, PyTorch and GNU time (tools/install-deps.sh --bench)
 bench: install
 	bash tools/install-deps.sh --bench
 	Rscript bench/run-all.R
