@@ -249,16 +249,16 @@ resolve_local <- function(local, model, family, cv_on, clip, batch_size, label) 
 }
 
 # Where local reparameterisation is on by default (bench/vi-local.R, figures
-# in bench/EARLIER.md, the run of 2026-11-23). It cuts the variance of the gradient in
-# the scales 1.4- to 8-fold, but that in the means only by the share of the
-# weights' noise in it, which grows with the batch: the means' total variance
-# ratio (ordinary / local) was 0.96-1.08 for the regressions at batch 100 and
-# 1.06-1.08 at batch 1000; for a network with 8 hidden units 1.35 at batch
-# 100, 1.81 at 300 and 6.0 at 1000. An iteration costs 2x as much on the
-# network and 2.7-3.5x on the regressions (whose ordinary gradient has the
-# blocked kernels of dense.h). So: on for networks at batches of 500 or more
-# (break-even near 330, interpolating between 300 and 1000), off for the
-# regressions at any batch.
+# in bench/EARLIER.md, the run of 2026-11-23). It cuts the variance of the
+# gradient in the scales 1.4- to 8-fold, but that in the means only by the
+# share of the weights' noise in it, which grows with the batch: the means'
+# total variance ratio (ordinary / local) was 0.96-1.08 for the regressions at
+# batch 100 and 1.06-1.08 at batch 1000; for a network with 8 hidden units
+# 1.35 at batch 100, 1.81 at 300 and 6.0 at 1000. An iteration costs 2x as
+# much on the network and 2.7-3.5x on the regressions (whose ordinary gradient
+# has the blocked kernels of dense.h). So: on for networks at batches of 500
+# or more (break-even near 330, interpolating between 300 and 1000), off for
+# the regressions at any batch.
 local_auto <- function(model, batch_size) {
   m <- if (is.null(batch_size)) min(100, model$n) else batch_size
   grepl("^mlp_", model$type) && m >= 500
