@@ -51,10 +51,9 @@
 #'   \item{model, settings, method, call, time}{what was run, and its elapsed
 #'     time in seconds.}
 #'   \item{sampling_time}{the seconds the chains' iterations took, timed in
-#'     the engine: `time` without checking the arguments, allocating the
-#'     results (R may collect its garbage then), building the fit or, with
-#'     `lr = "auto"`, choosing the rate. With `parallel = "future"`, the
-#'     longest worker's.}
+#'     the engine: `time` without allocating the results (R may collect its
+#'     garbage then) or, with `lr = "auto"`, choosing the rate. With
+#'     `parallel = "future"`, the longest worker's.}
 #' }
 #' Methods: `print()`, `summary()`, `coef()`, `vcov()`, `plot()`,
 #' `as.matrix()`, `as.array()`, `coda::as.mcmc()` and `coda::as.mcmc.list()`.

@@ -37,7 +37,7 @@ floor_rate <- function(iter)
   as.numeric(system2("bash", c("bench/floor_logistic.sh", format(iter, scientific = FALSE), 10, 1,
                                "1e-5"), stdout = TRUE))
 # sgld's iterations are timed in the engine (fit$sampling_time), as the floor
-# times its loop; the whole call also allocates the 200 MB of draws, when R
+# times its loop; the .Call (fit$time) also allocates the 200 MB of draws, when R
 # collects its garbage (47-58 ms of a 278 ms call, by gc.time())
 kept_rate <- function(iter) {
   set.seed(1)
@@ -54,11 +54,11 @@ for (r in seq_len(reps)) {
 unlink(floor_dir, recursive = TRUE)
 ratio <- median(fl) / median(ks)
 cat("every draw kept (thin = 1), sparse storage:", summarise(ks), "\n")
-cat("the same, whole sgld() call:                ", summarise(kc), "\n")
+cat("the same, by fit$time (the .Call):          ", summarise(kc), "\n")
 cat("C floor (bench/floor_logistic.c):           ", summarise(fl), "\n")
 cat(sprintf("time per iteration, sgld / floor: %.2fx (fastest runs: %.2fx): %s (target <= 1.2x)\n",
             ratio, max(fl) / max(ks), if (ratio <= 1.2) "PASS" else "MISS"))
-cat(sprintf("whole call / floor: %.2fx (the draws' allocation and R's garbage collection included)\n",
+cat(sprintf("fit$time / floor: %.2fx (the .Call: the draws' allocation and R's garbage collection included)\n",
             median(fl) / median(kc)))
 if (ratio > 1.2)
   cat(paste("limit: what the engine does in an iteration beyond the floor's arithmetic: the running",
