@@ -117,13 +117,13 @@ static double diagnose(const run_context *ctx, chain *ch, double eta, double *ro
 /* the minibatch gradient estimate at `at` into g (clipped if asked); 0 if
    the chain must stop */
 static int estimate_at(const run_context *ctx, chain *ch, const double *at,
-                       const R_xlen_t *idx, double t_abs) {
+                       const R_xlen_t *idx, double t_abs, const sgld_noise *noise) {
   const run_settings *s = ctx->s;
   chain_scratch *sc = &ch->sc;
   sgld_estimator e = ctx->estimator;
   e.threads = ch->threads;
   estimate_gradient(&e, at, idx, sc->g,
-                    ctx->rule->needs_g_bar ? sc->g_bar : NULL, sc->g_new, sc->work);
+                    ctx->rule->needs_g_bar ? sc->g_bar : NULL, sc->g_new, sc->work, noise);
   if (s->clip_type != CLIP_NONE)
     ch->res.clip_count += clip_gradient(sc->g, ctx->model->d, s->clip_type, s->clip_threshold);
   return !model_stopped(ctx->model, &ch->res, t_abs, 0);
@@ -132,13 +132,14 @@ static int estimate_at(const run_context *ctx, chain *ch, const double *at,
 /* The minibatch gradient estimate at w into g, or, for a rule that chooses
    its own evaluation points (sgld.h: points, point, gather), at each of its
    points on the same minibatch, gathered by the rule; 0 if the chain must
-   stop. A non-finite gradient at a point is left in g for the caller's check. */
-static int estimate(const run_context *ctx, chain *ch, double t_abs) {
+   stop. A non-finite gradient at a point is left in g for the caller's check.
+   noise: the step's normals, drawn during the gradient (NULL: none). */
+static int estimate(const run_context *ctx, chain *ch, double t_abs, const sgld_noise *noise) {
   const sgld_update *rule = ctx->rule;
   chain_scratch *sc = &ch->sc;
   const int d = ctx->model->d;
   const R_xlen_t *idx = minibatch_draw(&ch->mb, &ch->rng, sc->idx);
-  if (!rule->points) return estimate_at(ctx, ch, sc->w, idx, t_abs);
+  if (!rule->points) return estimate_at(ctx, ch, sc->w, idx, t_abs, noise);
   const sgld_model *model = ctx->model;
   const void *opts = ctx->s->opts;
   const int K = rule->points(opts);
@@ -150,7 +151,7 @@ static int estimate(const run_context *ctx, chain *ch, double t_abs) {
     /* w_new is free here: only mala and the diagnostics use it */
     rule->point(k, sc->w_new, sc->w, sc->state, &ch->rng, d, opts);
     if (!sd) {
-      if (!estimate_at(ctx, ch, sc->w_new, idx, t_abs)) return 0;
+      if (!estimate_at(ctx, ch, sc->w_new, idx, t_abs, NULL)) return 0;
       if (!all_finite(sc->g, d)) return 1;
       rule->gather(k, sc->g, sc->state, d, opts);
       /* the ELBO trace's minibatch log joint: an extra pass over the batch */
@@ -293,7 +294,12 @@ static int iterate(const run_context *ctx, chain *ch, R_xlen_t t) {
   const double t_abs = s->t_offset[ch->id] + (double) t;
   const double eta = s->schedule.type == SCHEDULE_CONSTANT ? s->schedule.a
                                                            : schedule_eta(&s->schedule, t_abs);
-  if (!s->mala && !estimate(ctx, ch, t_abs)) return 0;
+  const double tau = schedule_temperature(&s->schedule, t_abs, s->tau);
+  /* a split batch's gradient leaves a thread idle while the other finishes
+     its pieces: the step's normals are drawn then (sgld.h: step_drawn) */
+  const sgld_noise noise = {&ch->rng, sc->noise, d};
+  const int drawn = sc->noise && tau > 0;
+  if (!s->mala && !estimate(ctx, ch, t_abs, drawn ? &noise : NULL)) return 0;
   if (!all_finite(sc->g, d)) {
     stop_chain(&ch->res, STATUS_NONFINITE_GRADIENT, t_abs);
     return 0;
@@ -303,10 +309,12 @@ static int iterate(const run_context *ctx, chain *ch, R_xlen_t t) {
   memcpy(sc->w_prev, sc->w, d * sizeof(double));
   if (s->mala) {
     if (!mala_step(ctx, ch, eta, t_abs)) return 0;
+  } else if (drawn) {
+    ctx->rule->step_drawn(sc->w, sc->g, ctx->rule->needs_g_bar ? sc->g_bar : NULL, eta, tau,
+                          sc->state, sc->noise, d, s->opts);
   } else {
-    ctx->rule->step(sc->w, sc->g, ctx->rule->needs_g_bar ? sc->g_bar : NULL, eta,
-                    schedule_temperature(&s->schedule, t_abs, s->tau), sc->state, &ch->rng, d,
-                    s->opts);
+    ctx->rule->step(sc->w, sc->g, ctx->rule->needs_g_bar ? sc->g_bar : NULL, eta, tau,
+                    sc->state, &ch->rng, d, s->opts);
   }
   if (!all_finite(sc->w, d) || (model->in_domain && !model->in_domain(model->data, sc->w))) {
     memcpy(sc->w, sc->w_prev, d * sizeof(double));   /* leave the last finite state */

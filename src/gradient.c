@@ -76,12 +76,34 @@ static void split_bounds(int m, int blocks, int *from) {
   from[blocks] = m;                    /* the last piece takes the leftover items */
 }
 
-/* g (zero on entry) += the likelihood gradient summed over the batch */
+static void draw_noise(const sgld_noise *noise) {
+  for (int j = 0; j < noise->count; j++) noise->z[j] = rng_norm(noise->rng);
+}
+
+/* Is this the last thread of the region (or is there no region)? The
+   first pieces take the groups of items left over after an even split
+   (split_bounds()), so the last thread tends to finish first: it draws the
+   noise. */
+static int last_thread(void) {
+#ifdef _OPENMP
+  return omp_get_thread_num() == omp_get_num_threads() - 1;
+#else
+  return 1;
+#endif
+}
+
+/* g (zero on entry) += the likelihood gradient summed over the batch; the
+   noise (if any) drawn meanwhile, by the last thread once its pieces are
+   done, while the others finish theirs. The normals take 1.7 ns each on
+   this machine: at d = 2000, batch 100, 3.5 us of an iteration's 36-40 us on
+   one thread, which the other thread could not share when they were drawn
+   after the region (in the step). */
 static void batch_grad_loglik(const sgld_estimator *e, const double *w, const R_xlen_t *idx,
-                              double *g, double *work) {
+                              double *g, double *work, const sgld_noise *noise) {
   const sgld_model *model = e->model;
   if (e->blocks == 1) {
     model->grad_loglik(model->data, w, idx, e->m, g, work);
+    if (noise) draw_noise(noise);
     return;
   }
   const int d = model->d, nb = e->blocks;
@@ -90,13 +112,19 @@ static void batch_grad_loglik(const sgld_estimator *e, const double *w, const R_
   int from[SPLIT_BLOCKS + 1];
   split_bounds(e->m, nb, from);
 #ifdef _OPENMP
-#pragma omp parallel for num_threads(e->threads) if(e->threads > 1) schedule(static)
+#pragma omp parallel num_threads(e->threads) if(e->threads > 1)
 #endif
-  for (int b = 0; b < nb; b++) {
-    double *gb = b == 0 ? g : part + (size_t) (b - 1) * d;
-    if (b > 0) memset(gb, 0, (size_t) d * sizeof(double));
-    model->grad_loglik(model->data, w, idx + from[b], from[b + 1] - from[b], gb,
-                       work + (size_t) b * ws);
+  {
+#ifdef _OPENMP
+#pragma omp for schedule(static) nowait
+#endif
+    for (int b = 0; b < nb; b++) {
+      double *gb = b == 0 ? g : part + (size_t) (b - 1) * d;
+      if (b > 0) memset(gb, 0, (size_t) d * sizeof(double));
+      model->grad_loglik(model->data, w, idx + from[b], from[b + 1] - from[b], gb,
+                         work + (size_t) b * ws);
+    }
+    if (noise && last_thread()) draw_noise(noise);
   }
   /* g + piece 1 + piece 2 + piece 3, left to right (nb is SPLIT_BLOCKS), in
      one vectorised pass (callgrind, d = 2000: 36k instructions per gradient
@@ -109,16 +137,18 @@ static void batch_grad_loglik(const sgld_estimator *e, const double *w, const R_
 }
 
 void estimate_gradient(const sgld_estimator *e, const double *w, const R_xlen_t *idx,
-                       double *g, double *g_bar, double *tmp, double *work) {
+                       double *g, double *g_bar, double *tmp, double *work,
+                       const sgld_noise *noise) {
   const sgld_model *model = e->model;
   const int d = model->d, m = e->m;
   const double scale = (double) model->n / (double) m;
   if (model->grad_logpost && !g_bar && !e->cv_mode && e->blocks == 1) {
     model->grad_logpost(model->data, w, idx, m, scale, g, work);
+    if (noise) draw_noise(noise);
     return;
   }
   for (int j = 0; j < d; j++) g[j] = 0.0;
-  batch_grad_loglik(e, w, idx, g, work);
+  batch_grad_loglik(e, w, idx, g, work, noise);
   /* g_bar is the plain minibatch mean even with control variates: it feeds
      preconditioners that estimate the scale of per-item gradients at w. The
      control-variate version vanishes at the mode, which would make such a
@@ -128,7 +158,7 @@ void estimate_gradient(const sgld_estimator *e, const double *w, const R_xlen_t 
     for (int j = 0; j < d; j++) g_bar[j] = g[j] / m;
   if (e->cv_mode) {
     for (int j = 0; j < d; j++) tmp[j] = 0.0;
-    batch_grad_loglik(e, e->cv_mode, idx, tmp, work);
+    batch_grad_loglik(e, e->cv_mode, idx, tmp, work, NULL);
     for (int j = 0; j < d; j++) g[j] = e->cv_grad[j] + scale * (g[j] - tmp[j]);
   } else {
     for (int j = 0; j < d; j++) g[j] *= scale;
@@ -201,7 +231,7 @@ SEXP sgld_gradient_draws(SEXP model_spec, SEXP settings) {
   double *o = REAL(out);
   for (int k = 0; k < times; k++) {
     const R_xlen_t *batch = minibatch_draw(&mb, &rng, idx);
-    estimate_gradient(&e, w, batch, g, NULL, tmp, work);
+    estimate_gradient(&e, w, batch, g, NULL, tmp, work, NULL);
     for (int j = 0; j < d; j++) o[k + (R_xlen_t) j * times] = g[j];
   }
   UNPROTECT(1);

@@ -158,7 +158,7 @@ static void *scratch(size_t count, size_t size) {
 }
 
 static void alloc_scratch(chain_scratch *sc, const run_settings *s, const sgld_model *model,
-                          const sgld_update *rule, size_t work_len) {
+                          const sgld_update *rule, const sgld_estimator *estimator) {
   const int d = model->d;
   const size_t state_len = update_state_length(rule, d);
   sc->w = scratch(d, sizeof(double));
@@ -168,10 +168,15 @@ static void alloc_scratch(chain_scratch *sc, const run_settings *s, const sgld_m
   sc->w_new = scratch(d, sizeof(double));
   sc->g_new = scratch(d, sizeof(double));
   sc->diag_buf = s->diag_every > 0 ? scratch(diagnostics_scratch_length(d), sizeof(double)) : NULL;
+  /* the step's normals are drawn during the gradient where the batch is
+     split (gradient.c: one chain on several threads, or the same pieces on
+     one) by a rule that can take them ready-drawn */
+  sc->noise = rule->step_drawn && !s->mala && !rule->points && s->tau > 0 &&
+                estimator->blocks > 1 ? scratch(d, sizeof(double)) : NULL;
   sc->diag_idx = s->diag_every > 0 && s->diag_sample < model->n
                    ? scratch(s->diag_sample, sizeof(R_xlen_t)) : NULL;
   sc->state = scratch(state_len + update_scratch_length(rule, d), sizeof(double));
-  sc->work = scratch(work_len, sizeof(double));   /* >= model->work_size */
+  sc->work = scratch(estimator_work_length(estimator), sizeof(double));   /* >= model->work_size */
   sc->idx = scratch(s->m, sizeof(R_xlen_t));
   sc->batch_memory = s->mala ? NULL : scratch(minibatch_bytes(model->n, s->m, s->replace), 1);
 }
@@ -201,7 +206,7 @@ static void seed_streams(chain *ch, int chains, SEXP rng_init) {
 /* every chain before its first iteration: its views into the outputs, its
    scratch, its start and the rule's state there */
 static chain *setup_chains(SEXP out, const run_settings *s, const sgld_model *model,
-                           const sgld_update *rule, size_t work_len) {
+                           const sgld_update *rule, const sgld_estimator *estimator) {
   const int d = model->d, chains = s->chains;
   const size_t state_len = update_state_length(rule, d);
   chain *ch = (chain *) R_alloc(chains, sizeof(chain));
@@ -210,7 +215,7 @@ static chain *setup_chains(SEXP out, const run_settings *s, const sgld_model *mo
     ch[c].id = c;
     ch[c].res.status = STATUS_NOT_RUN;
     ch[c].out = chain_views(out, s, c, d, state_len);
-    alloc_scratch(&ch[c].sc, s, model, rule, work_len);
+    alloc_scratch(&ch[c].sc, s, model, rule, estimator);
     moments_reset(&ch[c].out, &ch[c].res, d);
     /* each chain's start, which a chain that never runs also returns */
     memcpy(ch[c].out.last, s->init + (R_xlen_t) c * d, d * sizeof(double));
@@ -251,7 +256,7 @@ SEXP sgld_run(SEXP model_spec, SEXP settings) {
   sgld_estimator estimator = {&model, s.m, s.cv_mode, s.cv_grad, 1, 1};
   estimator_split(&estimator, gradient_threads(&s));
   SEXP out = PROTECT(alloc_outputs(&s, model.d, update_state_length(rule, model.d)));
-  chain *chains = setup_chains(out, &s, &model, rule, estimator_work_length(&estimator));
+  chain *chains = setup_chains(out, &s, &model, rule, &estimator);
   seed_streams(chains, s.chains, list_elt(settings, "rng_init"));
   const run_context ctx = {&model, rule, &s, estimator};
   write_results(out, chains, s.chains, run_chains(&ctx, chains));

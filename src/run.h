@@ -54,6 +54,7 @@ typedef struct run_settings {
 typedef struct chain_scratch {
   double *w, *w_prev, *g, *g_bar, *state, *work;
   double *w_new, *g_new, *diag_buf;
+  double *noise;   /* the step's normals, drawn during the gradient; NULL: not so drawn */
   R_xlen_t *idx, *diag_idx;
   void *batch_memory;
 } chain_scratch;

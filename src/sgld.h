@@ -257,6 +257,14 @@ typedef struct sgld_update {
   int  (*wants_log_joint)(const void *opts);
   void (*note_log_joint)(int k, double log_joint, double *state, int d, const void *opts);
   double (*trace)(double *state, int d, const void *opts);
+  /* Optional: step() with its noise given. A rule whose step() at tau > 0
+     draws exactly d standard normals from rng, one per parameter in order,
+     and nothing else, may give this: the same step with those normals in z.
+     The driver then draws them during the gradient, on a thread the split
+     batch leaves idle (gradient.c), from the same stream in the same order,
+     so the draws are the same bits as step()'s. */
+  void (*step_drawn)(double *w, const double *g_hat, const double *g_bar, double eta,
+                     double tau, double *state, const double *z, int d, const void *opts);
 } sgld_update;
 
 /* the rules, one file each; looked up by name in update_table.c */
@@ -350,11 +358,21 @@ void estimator_split(sgld_estimator *e, int threads);
    the batch is not split) */
 size_t estimator_work_length(const sgld_estimator *e);
 
+/* normals wanted during a gradient: z[0..count) from rng, in order */
+typedef struct sgld_noise {
+  sgld_rng *rng;
+  double *z;
+  int count;
+} sgld_noise;
+
 /* g <- g_hat(w); g_bar (when not NULL) <- the minibatch mean of the per-item
    likelihood gradients at w; tmp: d doubles, used with control variates;
-   work: estimator_work_length(e) doubles */
+   work: estimator_work_length(e) doubles. noise (when not NULL): its normals
+   are drawn meanwhile, by the last thread of a split batch once its pieces
+   are done (its pieces are the smaller, split_bounds()). */
 void estimate_gradient(const sgld_estimator *e, const double *w, const R_xlen_t *idx,
-                       double *g, double *g_bar, double *tmp, double *work);
+                       double *g, double *g_bar, double *tmp, double *work,
+                       const sgld_noise *noise);
 /* G(w_hat): the full-data likelihood gradient at a mode, in one pass by
    chunks; main thread only (allocates with R_alloc, errors if not finite) */
 const double *cv_gradient(const sgld_model *model, const double *mode);

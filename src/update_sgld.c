@@ -31,6 +31,16 @@ static void sgld_step(double *w, const double *g_hat, const double *g_bar, doubl
   }
 }
 
+/* the same step with its normals given (sgld.h: step_drawn); the same
+   expression, so the same bits */
+static void sgld_step_drawn(double *w, const double *g_hat, const double *g_bar, double eta,
+                            double tau, double *state, const double *z, int d,
+                            const void *opts) {
+  (void) g_bar; (void) state; (void) opts;
+  const double sd = sqrt(2.0 * eta * tau);
+  for (int j = 0; j < d; j++) w[j] += eta * g_hat[j] + sd * z[j];
+}
+
 /* the step is N(from + eta g, 2 eta tau I) */
 static double sgld_log_q(const double *to, const double *from, const double *g_from,
                          double eta, double tau, double *scratch, int d, const void *opts) {
@@ -44,5 +54,6 @@ static double sgld_log_q(const double *to, const double *from, const double *g_f
 }
 
 const sgld_update update_sgld = {
-  .name = "sgld", .init = update_no_init, .step = sgld_step, .log_q = sgld_log_q
+  .name = "sgld", .init = update_no_init, .step = sgld_step, .log_q = sgld_log_q,
+  .step_drawn = sgld_step_drawn
 };
