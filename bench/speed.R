@@ -292,7 +292,7 @@ for (r in rows) {
               loop_o2 / floor_t, loop_t / floor_t, us(best) / loop_o2, us(best) / loop_t))
 }
 
-cat("\n**One chain on 2 threads** (double rows, iterations per second, medians; the draws are the same on 1 and 2 threads, and the driver keeps one thread when two lose). *Serial part*: the time per iteration that does not grow with the batch, from the batch-100 and batch-1000 runs on one thread (t(m) = serial + m x per-row), which two threads cannot share; *bound*: what 2 threads could give at batch 100 with that serial part; *floor on 2 threads*: the floor program's time on 1 thread over its time with each iteration's rows shared by 2 threads (`floor_gather -t 2`, a parallel region per iteration), what the memory gives when both cores read.\n\n")
+cat("\n**One chain on 2 threads** (double rows, iterations per second, medians; the draws are the same on 1 and 2 threads, and the driver keeps one thread when two lose). *Serial part*: the time per iteration that does not grow with the batch, from the batch-100 and batch-1000 runs on one thread (t(m) = serial + m x per-row); of it two threads share only the step's normal draws, which the last thread makes while the other finishes its pieces (src/gradient.c); *bound*: what 2 threads could give at batch 100 were all of it serial; *floor on 2 threads*: the floor program's time on 1 thread over its time with each iteration's rows shared by 2 threads (`floor_gather -t 2`, a parallel region per iteration), what the memory gives when both cores read.\n\n")
 cat("| workload | batch 100: 1 thread | 2 threads | speed-up | batch 1000: 1 thread | 2 threads | speed-up | serial part (us of an iteration at batch 100) | bound at batch 100 | floor on 2 threads, batch 100 | batch 1000 |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 for (t in threads) {
   lab <- sprintf("d = %d, n = %s", t$d, format(t$n, big.mark = ",", scientific = FALSE))
@@ -315,7 +315,7 @@ for (t in threads) {
                                   if (fl < 1.6)
                                     sprintf("the memory: the floor program's reads of the same rows gain %.2fx from a second thread", fl)
                                   else if (b == 100 && bound < 1.6)
-                                    sprintf("the serial part of an iteration (%.1f of %.1f us) bounds 2 threads to %.2fx", serial, us(t$b100_1), bound)
+                                    sprintf("the part of an iteration that does not grow with the batch (%.1f of %.1f us; the threads share only its normal draws) bounds 2 threads to about %.2fx", serial, us(t$b100_1), bound)
                                   else paste0("the threads' meeting at every iteration, and on a loaded machine the wait for a free core")))
   }
 }

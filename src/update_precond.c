@@ -24,23 +24,37 @@ static size_t precond_scratch_length(int d) {
   return 2 * (size_t) d;
 }
 
-static void precond_step(double *w, const double *g_hat, const double *g_bar, double eta,
-                         double tau, double *state, sgld_rng *rng, int d,
-                         const void *opts) {
-  (void) g_bar;
-  const double *L = ((const precond_opts *) opts)->L;
-  double *a = state;                 /* scratch: the step before L is applied */
+/* the step, its normals xi from z when given (step_drawn), else drawn */
+static inline void precond_move(double *w, const double *g_hat, double eta, double tau,
+                                double *a, sgld_rng *rng, const double *z, int d,
+                                const precond_opts *o) {
+  const double *L = o->L;
   const double sd = tau > 0 ? sqrt(2.0 * eta * tau) : 0.0;
   for (int j = 0; j < d; j++) {      /* a = eta L^T g_hat + sd xi; column j of L is row j of L^T */
     const double *col = L + (size_t) j * d;
     double s = 0.0;
     for (int i = j; i < d; i++) s += col[i] * g_hat[i];
-    a[j] = eta * s + (tau > 0 ? sd * rng_norm(rng) : 0.0);
+    a[j] = eta * s + (tau > 0 ? sd * (z ? z[j] : rng_norm(rng)) : 0.0);
   }
   for (int j = 0; j < d; j++) {      /* w += L a, column by column */
     const double *col = L + (size_t) j * d;
     for (int i = j; i < d; i++) w[i] += col[i] * a[j];
   }
+}
+
+/* state: the scratch, the step before L is applied */
+static void precond_step(double *w, const double *g_hat, const double *g_bar, double eta,
+                         double tau, double *state, sgld_rng *rng, int d,
+                         const void *opts) {
+  (void) g_bar;
+  precond_move(w, g_hat, eta, tau, state, rng, NULL, d, opts);
+}
+
+static void precond_step_drawn(double *w, const double *g_hat, const double *g_bar,
+                               double eta, double tau, double *state, const double *z, int d,
+                               const void *opts) {
+  (void) g_bar;
+  precond_move(w, g_hat, eta, tau, state, NULL, z, d, opts);
 }
 
 /* the step is N(from + eta P g, 2 eta tau P): the residual through L^{-1} */
@@ -77,5 +91,5 @@ static void precond_factor(const double *w, const double *state, double *T, doub
 const sgld_update update_precond = {
   .name = "precond", .build = precond_build, .scratch_length = precond_scratch_length,
   .init = update_no_init, .step = precond_step, .log_q = precond_log_q,
-  .precond_factor = precond_factor
+  .precond_factor = precond_factor, .step_drawn = precond_step_drawn
 };

@@ -30,17 +30,28 @@ static void psgld_init(double *state, const double *w, int d, const void *opts) 
   for (int j = 0; j < d; j++) state[j] = o->v_init;
 }
 
-static void psgld_step(double *w, const double *g_hat, const double *g_bar, double eta,
-                       double tau, double *state, sgld_rng *rng, int d, const void *opts) {
-  const psgld_opts *o = opts;
-  double *v = state;
+/* the step, its normals from z when given (step_drawn), else drawn */
+static inline void psgld_move(double *w, const double *g_hat, const double *g_bar, double eta,
+                              double tau, double *v, sgld_rng *rng, const double *z, int d,
+                              const psgld_opts *o) {
   const double alpha = o->alpha;
   for (int j = 0; j < d; j++) {
     v[j] = alpha * v[j] + (1.0 - alpha) * g_bar[j] * g_bar[j];
     const double G = 1.0 / (o->lambda + sqrt(v[j]));
     w[j] += eta * G * g_hat[j];
-    if (tau > 0) w[j] += sqrt(2.0 * eta * tau * G) * rng_norm(rng);
+    if (tau > 0) w[j] += sqrt(2.0 * eta * tau * G) * (z ? z[j] : rng_norm(rng));
   }
+}
+
+static void psgld_step(double *w, const double *g_hat, const double *g_bar, double eta,
+                       double tau, double *state, sgld_rng *rng, int d, const void *opts) {
+  psgld_move(w, g_hat, g_bar, eta, tau, state, rng, NULL, d, opts);
+}
+
+static void psgld_step_drawn(double *w, const double *g_hat, const double *g_bar, double eta,
+                             double tau, double *state, const double *z, int d,
+                             const void *opts) {
+  psgld_move(w, g_hat, g_bar, eta, tau, state, NULL, z, d, opts);
 }
 
 /* P = diag(G): its factor is diag(sqrt(G)) */
@@ -54,5 +65,6 @@ static void psgld_factor(const double *w, const double *state, double *T, double
 
 const sgld_update update_psgld = {
   .name = "psgld", .build = psgld_build, .state_length = update_one_per_parameter,
-  .needs_g_bar = 1, .init = psgld_init, .step = psgld_step, .precond_factor = psgld_factor
+  .needs_g_bar = 1, .init = psgld_init, .step = psgld_step, .precond_factor = psgld_factor,
+  .step_drawn = psgld_step_drawn
 };

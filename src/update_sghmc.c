@@ -18,20 +18,32 @@ static const void *sghmc_build(SEXP opts, int d) {
   return o;
 }
 
-static void sghmc_step(double *w, const double *g_hat, const double *g_bar, double eta,
-                       double tau, double *state, sgld_rng *rng, int d, const void *opts) {
-  (void) g_bar;
-  const sghmc_opts *o = opts;
-  double *v = state;
+/* the step, its normals from z when given (step_drawn), else drawn */
+static inline void sghmc_move(double *w, const double *g_hat, double eta, double tau, double *v,
+                              sgld_rng *rng, const double *z, int d, const sghmc_opts *o) {
   const double a = o->friction;
   const double sd = tau > 0 ? sqrt(2.0 * a * eta * tau) : 0.0;
   for (int j = 0; j < d; j++) {
-    v[j] = (1.0 - a) * v[j] + eta * g_hat[j] + (tau > 0 ? sd * rng_norm(rng) : 0.0);
+    v[j] = (1.0 - a) * v[j] + eta * g_hat[j] +
+           (tau > 0 ? sd * (z ? z[j] : rng_norm(rng)) : 0.0);
     w[j] += v[j];
   }
 }
 
+static void sghmc_step(double *w, const double *g_hat, const double *g_bar, double eta,
+                       double tau, double *state, sgld_rng *rng, int d, const void *opts) {
+  (void) g_bar;
+  sghmc_move(w, g_hat, eta, tau, state, rng, NULL, d, opts);
+}
+
+static void sghmc_step_drawn(double *w, const double *g_hat, const double *g_bar, double eta,
+                             double tau, double *state, const double *z, int d,
+                             const void *opts) {
+  (void) g_bar;
+  sghmc_move(w, g_hat, eta, tau, state, NULL, z, d, opts);
+}
+
 const sgld_update update_sghmc = {
   .name = "sghmc", .build = sghmc_build, .state_length = update_one_per_parameter,
-  .init = update_zero_init, .step = sghmc_step
+  .init = update_zero_init, .step = sghmc_step, .step_drawn = sghmc_step_drawn
 };

@@ -27,6 +27,12 @@ checksum_cases <- function() {
     sgld_b10 = function() sgld(lin, lr = 1e-7, batch_size = 10, iter = 3000, chains = 2),
     sgld_threads = function() sgld(lin, lr = 1e-7, batch_size = 100, iter = 2000, chains = 3,
                                    threads = 2, replace = TRUE),
+    # the other rules that take their normals ready-drawn (sgld.h: step_drawn)
+    # on a split batch, where the gradient's region draws them (src/gradient.c)
+    psgld_split = function() psgld(dense, lr = 1e-4, batch_size = 103, iter = 500),
+    sghmc_split = function() sghmc(dense, lr = 1e-6, batch_size = 103, iter = 500, threads = 2),
+    precond_split = function() sgld(dense, lr = 1e-4, batch_size = 103, iter = 500, threads = 2,
+                                    precondition = diag(seq(0.5, 2, length.out = 50))),
     psgld = function() psgld(lin, lr = 1e-4, batch_size = 100, iter = 2000),
     precond = function() sgld(lin, lr = 1e-3, iter = 2000, precondition = diag(c(1e-4, 1e-4, 1e-3))),
     sghmc = function() sghmc(lin, lr = 1e-8, batch_size = 100, iter = 2000),
