@@ -297,7 +297,7 @@ static int iterate(const run_context *ctx, chain *ch, R_xlen_t t) {
   const double tau = schedule_temperature(&s->schedule, t_abs, s->tau);
   /* a split batch's gradient leaves a thread idle while the other finishes
      its pieces: the step's normals are drawn then (sgld.h: step_drawn) */
-  const sgld_noise noise = {&ch->rng, sc->noise, d};
+  const sgld_noise noise = {&ch->rng, sc->noise};
   const int drawn = sc->noise && tau > 0;
   if (!s->mala && !estimate(ctx, ch, t_abs, drawn ? &noise : NULL)) return 0;
   if (!all_finite(sc->g, d)) {

@@ -358,18 +358,17 @@ void estimator_split(sgld_estimator *e, int threads);
    the batch is not split) */
 size_t estimator_work_length(const sgld_estimator *e);
 
-/* normals wanted during a gradient: z[0..count) from rng, in order */
+/* a step's normals wanted during a gradient: z[0..d) from rng, in order */
 typedef struct sgld_noise {
   sgld_rng *rng;
   double *z;
-  int count;
 } sgld_noise;
 
 /* g <- g_hat(w); g_bar (when not NULL) <- the minibatch mean of the per-item
    likelihood gradients at w; tmp: d doubles, used with control variates;
-   work: estimator_work_length(e) doubles. noise (when not NULL): its normals
-   are drawn meanwhile, by the last thread of a split batch once its pieces
-   are done (its pieces are the smaller, split_bounds()). */
+   work: estimator_work_length(e) doubles. noise (NULL, or only for a split
+   batch, e->blocks > 1): its d normals are drawn meanwhile, by the last
+   thread of the gradient's region once its pieces are done. */
 void estimate_gradient(const sgld_estimator *e, const double *w, const R_xlen_t *idx,
                        double *g, double *g_bar, double *tmp, double *work,
                        const sgld_noise *noise);
