@@ -210,6 +210,7 @@ model_sv <- function(y, type = c("ar1", "rw"), errors = NULL, mu_mean = 0, mu_sd
     moment_scale = c(scales, rep("identity", n)),
     local_parameters = TRUE,
     path_gaussian = TRUE,
+    path_level = if (type == "ar1") 1L else 0L,
     default_precondition = "whiten"
   ), class = c("sgld_model_sv", "sgld_model"))
 }

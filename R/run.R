@@ -602,7 +602,7 @@ mala_rule <- function(precondition, model) {
   if (inherits(precondition, "sgld_rule") || identical(precondition, "rmsprop"))
     abort("`precondition` for mala() must be NULL, \"none\", \"natural\", \"whiten\" or a ",
           "matrix: an adaptive preconditioner cannot be a Metropolis-Hastings proposal.")
-  rule <- resolve_precondition(precondition, model)
+  rule <- resolve_precondition(precondition, model, proposal = TRUE)
   rule$label <- switch(rule$name, natural = "natural-gradient MALA",
                        whiten = "MALA with the latent path whitened", "MALA")
   rule

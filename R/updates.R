@@ -157,14 +157,14 @@ resolve_optimizer <- function(optimizer, model) {
 # sgld()'s `precondition`: the model's default (NULL), none, a fixed matrix,
 # pSGLD, the natural gradient of a matrix parameter, or a latent path
 # whitened given the globals.
-resolve_precondition <- function(precondition, model) {
+resolve_precondition <- function(precondition, model, proposal = FALSE) {
   d <- model$d
   if (is.null(precondition)) precondition <- model$default_precondition
   if (is.null(precondition) || identical(precondition, "none")) return(plain_rule("SGLD"))
   if (identical(precondition, "rmsprop")) return(precond_rmsprop())
   if (identical(precondition, "natural")) return(natural_rule(model, "natural-gradient SGLD"))
   if (identical(precondition, "whiten"))   # R/whiten.R
-    return(whiten_rule(model, "SGLD with the latent path whitened"))
+    return(whiten_rule(model, "SGLD with the latent path whitened", lm = !proposal))
   if (inherits(precondition, "sgld_rule") && precondition$sampler) return(precondition)
   if (is.matrix(precondition)) {
     return(update_rule("precond", "SGLD with a fixed preconditioner",

@@ -18,22 +18,31 @@
 # a factor 2 off costs some mixing, not correctness; lr = "auto" measures
 # it again once the chains have reached the posterior (auto_whiten()).
 
-# the rule, for sgld(), mala() and sgd()
-whiten_rule <- function(model, label) {
+# The globals the rule moves with its step covariance: those after the
+# level, which (path_level, the AR(1) model's mu) is whitened with the path.
+whiten_globals_index <- function(model) seq.int(model$path_level + 1L, length.out = whiten_k(model))
+whiten_k <- function(model) model$k - model$path_level
+
+# the rule, for sgld(), mala() and sgd(): with `lm`, Leimkuhler-Matthews
+# steps (the noise of each step the mean of its normals and the last
+# step's: src/update_whiten.c), sgld()'s; without, Euler's, mala()'s proposal
+# and sgd()'s step
+whiten_rule <- function(model, label, lm = FALSE) {
   if (!isTRUE(model$path_gaussian))
     abort("`precondition = \"whiten\"` needs a model with a latent path that supplies ",
           "its Gaussian approximation, such as model_sv(); ", class(model)[1], " does not.")
   g <- whiten_globals(model)
-  update_rule("whiten", label, list(chol = as.double(t(chol(g$cov))), globals = g$theta),
-              sampler = TRUE)
+  update_rule(if (lm) "whiten_lm" else "whiten",
+              if (lm) paste(label, "(Leimkuhler-Matthews steps)") else label,
+              list(chol = as.double(t(chol(g$cov))), globals = g$theta), sampler = TRUE)
 }
 
 # U~(theta, 0) and its gradient in theta, or -Inf where the path's precision
 # is not positive definite (theta far out)
 whitened_profile <- function(model, theta) {
-  k <- model$k
+  k <- whiten_k(model)
   tryCatch({
-    w <- .Call(C_sgld_whiten_eval, model, c(as.double(theta), rep(0, model$n)), 1, TRUE)
+    w <- .Call(C_sgld_whiten_eval, model, c(as.double(theta), rep(0, model$d - k)), 1, TRUE)
     e <- .Call(C_sgld_whiten_eval, model, w, 1, FALSE)
     list(value = e$U - e$log_det, grad = e$grad[seq_len(k)])
   }, error = function(e) list(value = -Inf, grad = rep(NA_real_, k)))
@@ -45,8 +54,8 @@ whitened_profile <- function(model, theta) {
 # its absolute curvatures, and failing that to unit variances: C only sets
 # the globals' step, so a rough one costs mixing, not correctness.
 whiten_globals <- function(model) {
-  k <- model$k
-  start <- to_sampler_scale(model, matrix(model$default_init, 1))[1, seq_len(k)]
+  k <- whiten_k(model)
+  start <- to_sampler_scale(model, matrix(model$default_init, 1))[1, whiten_globals_index(model)]
   fn <- function(th) {
     v <- whitened_profile(model, th)$value
     if (is.finite(v)) -v else 1e300
@@ -75,28 +84,30 @@ whiten_globals <- function(model) {
 # warm-up in three parts, and a run long enough for auto_target_ess
 # effective draws of the globals at the warm-up's rate:
 #  1. from the globals' profile maximum (whiten_globals()) and a path drawn
-#     from its Gaussian approximation, sgld() with the step growing
+#     from its Gaussian approximation, Euler's steps with the step growing
 #     geometrically from a twentieth of its value to its value: the profile
 #     can start far from the posterior (nu at 363 against 8 on a simulated
 #     series of 10^5 days), and at the full step the first iterations then
 #     overshot and diverged (at 10^5 and 10^6 days);
-#  2. the globals' step covariance measured again where the chains arrived:
-#     the inverse of the negative Hessian of U~ in theta at fixed z, averaged
-#     over the chains' last states (in the whitened coordinates theta and z
-#     are nearly independent, so this is close to the marginal curvature);
-#     the profile's curvature can be far off where it is far off (there, for
-#     log nu, 4.5 times the posterior's sd);
-#  3. the sampler itself at its step from there, doubling until its second
-#     half has whiten_auto_min_ess effective draws of every global, which
-#     sets the run's length; the run continues it exactly.
-# The steps, measured against exact references (tests/testthat/test-whiten.R
-# and bench/sv.R): sgld() at lr 0.05 left the globals' means within 0.02 sd
-# and the path's sds 1.0% too wide on the T = 500 series (0.1: 2.1%); mala()
-# at lr 0.1 accepted 0.55 on MASS::SP500 and 0.8 on the T = 500 series.
-whiten_auto_lr <- c(sgld = 0.05, mala = 0.1)
+#  2. the sampler at its step for twice as long with the profile's step
+#     covariance, whose draws' covariance of the globals (shrunk towards the
+#     profile's by their effective number) becomes the step covariance: on
+#     demeaned MASS::SP500 (AR(1) model) it gave sigma 1,823 effective draws
+#     in 20,000 iterations at lr 0.4 against 1,222 with the profile's, and
+#     the curvature at single states of the chain (the inverse Hessian at
+#     fixed z) varied by a factor 4 from state to state;
+#  3. the sampler with it, for twice the first part and doubling until the
+#     new draws hold whiten_auto_min_ess effective draws of every global,
+#     which sets the run's length; the run continues it exactly.
+# The steps, measured against exact references (bench/sv.R): sgld()'s
+# Leimkuhler-Matthews steps at lr 0.4 left the AR(1) model's globals' sds
+# within 2% of NUTS's on MASS::SP500 (0.7: mu's 13% too wide; 1.4
+# diverged); mala() at lr 0.1 accepted 0.55 on MASS::SP500 (random walk)
+# and 0.8 on a simulated series of T = 500.
+whiten_auto_lr <- c(sgld = 0.4, mala = 0.1)
 whiten_auto_ramp <- 20        # the first part's step starts at lr / 20
-whiten_auto_warmup <- 5000    # iterations of each part of the warm-up
-whiten_auto_min_ess <- 100    # effective draws the measured half needs
+whiten_auto_warmup <- c(sgld = 1000, mala = 5000)  # iterations of the first part
+whiten_auto_min_ess <- 100    # effective draws the measured part needs
 whiten_auto_max_iter <- 2e6   # the longest run it plans
 
 auto_whiten <- function(model, args, given, call, method) {
@@ -109,88 +120,95 @@ auto_whiten <- function(model, args, given, call, method) {
           "(`precondition = \"whiten\"`); give `lr` yourself for another preconditioner.")
   label <- if (method == "mala") "MALA with the latent path whitened"
            else "SGLD with the latent path whitened"
-  rule <- whiten_rule(model, label)
-  g <- list(theta = rule$opts$globals, R = matrix(rule$opts$chol, model$k))
+  rule <- whiten_rule(model, label, lm = method == "sgld")
+  profile_cov <- tcrossprod(matrix(rule$opts$chol, whiten_k(model)))
+  g <- list(theta = rule$opts$globals, R = t(chol(profile_cov)))
   lr <- whiten_auto_lr[[method]]
   temperature <- if ("temperature" %in% given) args$temperature else 1
   init <- if ("init" %in% given && !is.null(args$init)) args$init
           else whiten_init(model, g, chains)
   run <- function(iter, burnin, thin, init, step = lr, sampler = method, monitor = NULL,
-                  pars = NULL)
+                  pars = NULL, rule_used = rule)
     run_sampler(model, lr = step, batch_size = model$n, iter = iter, burnin = burnin,
                 thin = thin, temperature = temperature, chains = chains, init = init,
                 replace = FALSE, clip = NULL, monitor = monitor, threads = args$threads,
-                mala = sampler == "mala", rule = rule, method = sampler, call = call,
+                mala = sampler == "mala", rule = rule_used, method = sampler, call = call,
                 pars = pars, progress = args$progress, parallel = args$parallel)
-  part <- if ("burnin" %in% given && !is.null(args$burnin)) max(2, ceiling(args$burnin / 2))
-          else whiten_auto_warmup
-  # 1. the approach, at a growing step
+  part <- if ("burnin" %in% given && !is.null(args$burnin)) max(2, ceiling(args$burnin / 5))
+          else whiten_auto_warmup[[method]]
+  done <- function(f) all(f$status == "done")
+  # 1. the approach, at a growing step, with Euler's steps (the rule without
+  #    kept state, also mala()'s proposal)
   ramp <- new_lr("resolved", schedule = list(type = "exp", a = lr / whiten_auto_ramp,
                                              b = whiten_auto_ramp, gamma = 0, t0 = 0,
                                              t1 = part, floor = 0))
-  approach <- suppressWarnings(run(part, part - 1, 1, init, step = ramp, sampler = "sgld"))
-  warm_time <- approach$time
-  rate <- NA_real_
+  euler <- rule
+  euler$name <- "whiten"
+  warm <- suppressWarnings(run(part, part - 1, 1, init, step = ramp, sampler = "sgld",
+                               rule_used = euler))
+  warm_time <- warm$time
   burnin <- part
-  if (all(approach$status == "done")) {
-    # 2. the globals' step covariance where the chains arrived
-    C <- whiten_local_cov(model, approach$state$w)
-    if (!is.null(C)) {
+  rate <- NA_real_
+  kept <- 0
+  if (done(warm)) {
+    # 2. the globals' step covariance from the sampler's own draws
+    warm <- suppressWarnings(run(2 * part, 0, 1, to_user_scale(model, warm$state$w)))
+    warm_time <- warm_time + warm$time
+    burnin <- burnin + 2 * part
+    if (done(warm)) {
+      C <- whiten_draws_cov(model, warm, profile_cov)
       rule$opts$chol <- as.double(t(chol(C)))
       g$R <- t(chol(C))
+      # 3. the sampler with it, measured
+      warm <- suppressWarnings(run(2 * part, 0, 1, to_user_scale(model, warm$state$w)))
+      warm_time <- warm_time + warm$time
+      burnin <- burnin + 2 * part
     }
-    # 3. the sampler at its step, measured
-    warm <- suppressWarnings(run(part, 0, 1, to_user_scale(model, approach$state$w)))
-    warm_time <- warm_time + warm$time
-    burnin <- 2 * part
-    if ("iter" %in% given && !is.null(args$iter)) {
-      kept <- max(1, args$iter - burnin)
-    } else {
-      # effective draws per iteration of the slowest global; below
-      # whiten_auto_min_ess the estimate is too rough (the AR(1) model's mu
-      # on MASS::SP500: a warm-up of 10,000 planned 173,000 iterations for
-      # 2,000 effective draws and gave mu 188), so that part doubles,
-      # continuing exactly, and the new half is measured
-      whole <- FALSE
-      repeat {
-        x <- as.matrix(warm, scale = "sampler")[, seq_len(model$k), drop = FALSE]
-        per <- nrow(x) / chains
-        from <- if (whole) 1 else floor(per / 2) + 1
-        rows <- unlist(lapply(seq_len(chains), function(c) (c - 1) * per + seq.int(from, per)))
-        ok <- all(warm$status == "done") && all(is.finite(x))
-        ess <- if (ok) min(coda::effectiveSize(x[rows, , drop = FALSE])) else 0
-        rate <- if (ok && ess > 0) ess / length(rows) else NA_real_
-        if (!ok || ess >= whiten_auto_min_ess || burnin >= whiten_auto_max_iter / 4) break
-        more <- if (whole) per else part
-        warm <- suppressWarnings(run(more, 0, 1, warm))   # its draws: the new half
-        warm_time <- warm_time + warm$time
-        burnin <- burnin + more
-        whole <- TRUE
-      }
-      kept <- if (is.finite(rate)) ceiling(auto_target_ess / (rate * chains)) else part
-      kept <- min(max(kept, part), whiten_auto_max_iter)
+  }
+  measured <- done(warm) && burnin == 5 * part
+  if (measured && "iter" %in% given && !is.null(args$iter)) {
+    kept <- max(1, args$iter - burnin)
+  } else if (measured) {
+    # effective draws per iteration of the slowest global; below
+    # whiten_auto_min_ess the estimate is too rough (the AR(1) model's mu on
+    # MASS::SP500 with Euler's steps and mu outside the block: a warm-up of
+    # 10,000 planned 173,000 iterations for 2,000 effective draws and gave
+    # mu 188), so the run doubles, continuing exactly, and the new part is
+    # measured
+    repeat {
+      x <- as.matrix(warm, scale = "sampler")[, seq_len(model$k), drop = FALSE]
+      ok <- done(warm) && all(is.finite(x))
+      ess <- if (ok) min(coda::effectiveSize(whiten_chains(x, chains))) else 0
+      rate <- if (ok && ess > 0) ess / nrow(x) else NA_real_
+      if (!ok || ess >= whiten_auto_min_ess || burnin >= whiten_auto_max_iter / 4) break
+      more <- nrow(x) / chains
+      warm <- suppressWarnings(run(more, 0, 1, warm))   # its draws: the new part
+      warm_time <- warm_time + warm$time
+      burnin <- burnin + more
     }
-  } else {
-    warm <- approach
-    kept <- 0
+    kept <- if (is.finite(rate)) ceiling(auto_target_ess / (rate * chains)) else part
+    kept <- min(max(kept, part), whiten_auto_max_iter)
   }
   thin <- if ("thin" %in% given) args$thin
           else if (is.finite(rate)) max(1, floor(1 / (4 * rate))) else 1
   setup <- proc.time()[["elapsed"]] - start - warm_time
-  fit <- if (all(warm$status == "done") && kept > 0)
+  fit <- if (done(warm) && kept > 0)
     run(kept, 0, thin, warm, monitor = args$monitor, pars = args$pars)
   else warm
   fit$auto <- list(
     lr = lr, iter = burnin + kept, burnin = burnin, thin = thin, temperature = temperature,
-    globals = g$theta, globals_covariance = crossprod(t(g$R)), warmup_rate = rate,
+    globals = g$theta, globals_covariance = tcrossprod(g$R), warmup_rate = rate,
     target_ess = auto_target_ess, overdispersed = chains > 1 && !"init" %in% given,
     setup_time = setup,
     reason = sprintf(paste0(
       "lr = \"auto\": the latent path whitened given the globals (precondition = \"whiten\"), ",
-      "step %s in those coordinates; a warm-up of %s iterations (the first %s at a step ",
-      "growing from %s, then the globals' step covariance measured again), then %s more%s%s."),
-      format(lr), format(burnin, big.mark = ","), format(part, big.mark = ","),
-      format(lr / whiten_auto_ramp), format(kept, big.mark = ","),
+      "step %s in those coordinates%s; a warm-up of %s iterations (the first %s at a step ",
+      "growing from %s, then %s whose draws set the globals' step covariance), then %s ",
+      "more%s%s."),
+      format(lr), if (method == "sgld") " (Leimkuhler-Matthews steps)" else "",
+      format(burnin, big.mark = ","), format(part, big.mark = ","),
+      format(lr / whiten_auto_ramp), format(2 * part, big.mark = ","),
+      format(kept, big.mark = ","),
       if (is.finite(rate)) sprintf(" for about %d effective draws of the globals at the warm-up's rate",
                                    auto_target_ess) else "",
       if (chains > 1 && !"init" %in% given) "; chains start over-dispersed" else ""))
@@ -198,38 +216,34 @@ auto_whiten <- function(model, args, given, call, method) {
   fit
 }
 
-# The inverse of the negative Hessian of U~ in the globals at fixed z,
-# averaged over the states w (rows, sampler's scale); NULL if it is not
-# positive definite there.
-whiten_local_cov <- function(model, w) {
-  k <- model$k
-  h <- 1e-4
-  H <- Reduce(`+`, lapply(seq_len(nrow(w)), function(i) {
-    tz <- .Call(C_sgld_whiten_eval, model, as.double(w[i, ]), 1, FALSE)$theta_z
-    grad_at <- function(t) {
-      v <- .Call(C_sgld_whiten_eval, model, t, 1, TRUE)
-      .Call(C_sgld_whiten_eval, model, v, 1, FALSE)$grad[seq_len(k)]
-    }
-    vapply(seq_len(k), function(j) {
-      up <- down <- tz
-      up[j] <- up[j] + h
-      down[j] <- down[j] - h
-      (grad_at(up) - grad_at(down)) / (2 * h)
-    }, numeric(k))
-  })) / nrow(w)
-  H <- -(H + t(H)) / 2
-  if (!all(is.finite(H))) return(NULL)
-  tryCatch(chol2inv(chol(H)), error = function(e) NULL)
+# the rows of draws stacked chain after chain, as a list of coda chains
+whiten_chains <- function(x, chains) {
+  per <- nrow(x) / chains
+  coda::mcmc.list(lapply(seq_len(chains), function(c)
+    coda::mcmc(x[(c - 1) * per + seq_len(per), , drop = FALSE])))
+}
+
+# The covariance of the globals the rule moves (sampler's scale) over a
+# fit's draws, shrunk towards `prior_cov` with weight 5 / (n + 5), n their
+# fewest effective draws (as Stan regularises its adapted metric); the
+# prior alone when it is not positive definite.
+whiten_draws_cov <- function(model, fit, prior_cov) {
+  x <- as.matrix(fit, scale = "sampler")[, model$path_level + seq_len(whiten_k(model)),
+                                          drop = FALSE]
+  if (!all(is.finite(x)) || nrow(x) < 10) return(prior_cov)
+  n <- min(coda::effectiveSize(whiten_chains(x, length(fit$status))))
+  C <- (n * stats::cov(x) + 5 * prior_cov) / (n + 5)
+  if (inherits(tryCatch(chol(C), error = identity), "error")) prior_cov else C
 }
 
 # Starts on the user's scale: the globals at the profile's maximum (one
 # chain) or drawn around it with twice the step's sds (several), the path at
 # xbar(theta) plus a standard normal z (a path as rough as the posterior's).
 whiten_init <- function(model, g, chains) {
-  k <- model$k
+  k <- whiten_k(model)
   w <- t(vapply(seq_len(chains), function(i) {
     th <- g$theta + if (chains > 1) drop(g$R %*% stats::rnorm(k, 0, auto_spread)) else 0
-    .Call(C_sgld_whiten_eval, model, c(th, stats::rnorm(model$n)), 1, TRUE)
+    .Call(C_sgld_whiten_eval, model, c(th, stats::rnorm(model$d - k)), 1, TRUE)
   }, numeric(model$d)))
   to_user_scale(model, w)
 }

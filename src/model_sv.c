@@ -51,6 +51,7 @@ typedef struct sv_data {
   double nu_rate;
   double a;              /* the latent's factor in the log scale: 1/2 or 1 */
   const double *centre;  /* a rough path (smoothed log squared returns), for path_gaussian */
+  int level;             /* ar1: mu joins the path's Gaussian block (path_level) */
 } sv_data;
 
 /* log(1 + e^x) without overflow */
@@ -235,10 +236,13 @@ static double sv_day_info(const sv_data *S, const double *w, double *dkappa) {
    approximately normal with precision M = (the process's precision) + c I,
    c the data's information per day, and M^{-1} b = the process's mean
    smoothed towards the fixed rough path `centre` (b = Q m + c centre, m the
-   process's mean: mu for ar1, 0 for rw). j < 0: M and b; j >= 0: their
+   process's mean: mu for ar1, 0 for rw). For ar1 with the level in the
+   block (S->level), mu joins the path: the block (x, mu) has the prior
+   precision [[Q, -Q 1], [-1'Q, 1'Q 1 + 1/s^2]] and b = (c centre, m/s^2),
+   so M and b no longer depend on mu. j < 0: M and b; j >= 0: their
    derivatives in the j-th global. */
 static void sv_path_gaussian(const void *data, const double *w, int j, double *diag, double *off,
-                             double *b) {
+                             double *b, double *border) {
   const sv_data *S = data;
   const R_xlen_t T = S->n;
   double dc;
@@ -249,6 +253,8 @@ static void sv_path_gaussian(const void *data, const double *w, int j, double *d
       b[t] = dc * S->centre[t];
     }
     for (R_xlen_t t = 0; t + 1 < T; t++) off[t] = 0.0;
+    if (S->level)
+      for (R_xlen_t t = 0; t < T + 2; t++) border[t] = 0.0;
     return;
   }
   if (S->type == SV_RW) {
@@ -265,18 +271,20 @@ static void sv_path_gaussian(const void *data, const double *w, int j, double *d
     return;
   }
   /* ar1: Q = (1/sigma^2) tridiag(-phi; 1, 1 + phi^2, ..., 1 + phi^2, 1; -phi), and
-     Q 1 = (1/sigma^2) (1 - phi, (1 - phi)^2, ..., (1 - phi)^2, 1 - phi) */
-  const double mu = w[0], phi = tanh(w[1]), J = 1.0 - phi * phi, isig2 = exp(-2.0 * w[2]);
-  double qd_end, qd_mid, q_off, q1_end, q1_mid, cc = 0.0, cb = 0.0;
+     Q 1 = (1/sigma^2) (1 - phi, (1 - phi)^2, ..., (1 - phi)^2, 1 - phi): the
+     process's part of M (qd_*, q_off) and Q 1 (q1_*), with their derivatives */
+  const double mu = S->level ? 0.0 : w[0], phi = tanh(w[1]), J = 1.0 - phi * phi;
+  const double isig2 = exp(-2.0 * w[2]);
+  double qd_end, qd_mid, q_off, q1_end, q1_mid, cc = 0.0;
   if (j < 0 || j == 2) {       /* values; omega scales every term by -2 */
     const double f = j < 0 ? 1.0 : -2.0;
     qd_end = f * isig2;
     qd_mid = f * (1.0 + phi * phi) * isig2;
     q_off = -f * phi * isig2;
-    q1_end = f * mu * (1.0 - phi) * isig2;
-    q1_mid = f * mu * (1.0 - phi) * (1.0 - phi) * isig2;
-    if (j < 0) cc = cb = c;
-  } else if (j == 0) {         /* mu: b only */
+    q1_end = f * (1.0 - phi) * isig2;
+    q1_mid = f * (1.0 - phi) * (1.0 - phi) * isig2;
+    if (j < 0) cc = c;
+  } else if (j == 0) {         /* mu outside the block: b only */
     qd_end = qd_mid = q_off = 0.0;
     q1_end = (1.0 - phi) * isig2;
     q1_mid = (1.0 - phi) * (1.0 - phi) * isig2;
@@ -284,17 +292,29 @@ static void sv_path_gaussian(const void *data, const double *w, int j, double *d
     qd_end = 0.0;
     qd_mid = 2.0 * phi * J * isig2;
     q_off = -J * isig2;
-    q1_end = -mu * J * isig2;
-    q1_mid = -2.0 * mu * (1.0 - phi) * J * isig2;
+    q1_end = -J * isig2;
+    q1_mid = -2.0 * (1.0 - phi) * J * isig2;
   }
+  const double bm = j == 0 ? 1.0 : mu;     /* b = mu Q 1 + c centre */
   for (R_xlen_t t = 0; t < T; t++) {
     diag[t] = qd_mid + cc;
-    b[t] = q1_mid + cb * S->centre[t];
+    b[t] = bm * q1_mid + cc * S->centre[t];
   }
   diag[0] = diag[T - 1] = qd_end + cc;
-  b[0] = q1_end + cb * S->centre[0];
-  b[T - 1] = q1_end + cb * S->centre[T - 1];
+  b[0] = bm * q1_end + cc * S->centre[0];
+  b[T - 1] = bm * q1_end + cc * S->centre[T - 1];
   for (R_xlen_t t = 0; t + 1 < T; t++) off[t] = q_off;
+  if (S->level) {
+    /* the level's column -Q 1, its diagonal 1'Q 1 + 1/s^2 and its b, m/s^2 */
+    for (R_xlen_t t = 0; t < T; t++) border[t] = -q1_mid;
+    border[0] = border[T - 1] = -q1_end;
+    border[T] = 2.0 * q1_end + (double) (T - 2) * q1_mid;
+    border[T + 1] = 0.0;
+    if (j < 0) {
+      border[T] += 1.0 / (S->mu_sd * S->mu_sd);
+      border[T + 1] = S->mu_mean / (S->mu_sd * S->mu_sd);
+    }
+  }
 }
 
 /* Beyond these the transforms leave the doubles (e^{2 omega}, e^kappa) and
@@ -322,6 +342,8 @@ sgld_model model_sv_build(SEXP spec) {
   S->k = (S->type == SV_AR1 ? 3 : 1) + S->t_errors;
   S->i_nu = S->t_errors ? S->k - 1 : -1;
   S->a = S->type == SV_AR1 ? 0.5 : 1.0;
+  S->level = S->type == SV_AR1 ? list_int(spec, "path_level") : 0;
+  if (S->level != 0 && S->level != 1) error("internal: path_level must be 0 or 1");
   S->mu_mean = list_real(spec, "mu_mean");
   S->mu_sd = list_real(spec, "mu_sd");
   S->phi_a = list_real(spec, "phi_a");
@@ -347,6 +369,7 @@ sgld_model model_sv_build(SEXP spec) {
     .in_domain = sv_in_domain,
     .local_params = 1,
     .path_gaussian = sv_path_gaussian,
-    .path_k = S->k
+    .path_k = S->k,
+    .path_level = S->level
   };
 }

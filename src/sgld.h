@@ -150,14 +150,20 @@ typedef struct sgld_model {
                               double *g_sd, double *work);
   /* Optional (NULL: none). A Gaussian approximation of a latent path given
      the globals, for the "whiten" rule (update_whiten.c): the path is the
-     last d - path_k parameters, and given the globals w[0..path_k) it is
-     approximately N(M^{-1} b, M^{-1}) with M symmetric tridiagonal. With
-     j < 0 writes M's diagonal into diag[0..P), its off-diagonal into
-     off[0..P - 1) and b into b[0..P) (P = d - path_k); with 0 <= j < path_k
-     their derivatives in w[j]. Everything depends on the globals only. */
+     last P = d - path_k parameters. With path_level 0 the block is the path
+     alone; with path_level 1 the first global w[0] (a level, mu) joins it as
+     its last coordinate, and M gains a dense last row and column (an
+     arrowhead). Given the other globals the block is approximately
+     N(M^{-1} b, M^{-1}), M's path part tridiagonal. With j < 0 it writes the
+     path part's diagonal into diag[0..P), its off-diagonal into
+     off[0..P - 1), b's path part into b[0..P) and, with path_level 1, the
+     level's column border[0..P), its diagonal border[P] and its b
+     border[P + 1]; with path_level <= j < path_k their derivatives in w[j].
+     Everything depends on the globals w[path_level..path_k) only. */
   void (*path_gaussian)(const void *data, const double *w, int j, double *diag, double *off,
-                        double *b);
+                        double *b, double *border);
   int path_k;
+  int path_level;
 } sgld_model;
 
 enum { MODEL_OK = 0, MODEL_FAILED = 1, MODEL_INTERRUPTED = 2 };
@@ -270,7 +276,7 @@ typedef struct sgld_update {
 /* the rules, one file each; looked up by name in update_table.c */
 extern const sgld_update update_sgld, update_precond, update_psgld, update_sghmc,
   update_momentum, update_adagrad, update_rmsprop, update_adam, update_natural,
-  update_vi_meanfield, update_vi_fullrank, update_whiten;
+  update_vi_meanfield, update_vi_fullrank, update_whiten, update_whiten_lm;
 
 /* the rule named `name`; an R error if there is none (update_table.c) */
 const sgld_update *find_update(const char *name);
