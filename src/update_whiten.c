@@ -51,6 +51,10 @@
 #include <string.h>
 #include "sgld.h"
 
+/* the scratch's vectors: shared ones, and per global the rule moves (see
+   whiten_at) */
+enum { WHITEN_SHARED = 14, WHITEN_PER_GLOBAL = 4, WHITEN_MAX_GLOBALS = 3 };
+
 typedef struct whiten_opts {
   const sgld_model *model;
   int k;               /* globals before the path */
@@ -62,7 +66,8 @@ typedef struct whiten_opts {
 
 static void check_path_model(const sgld_model *model) {
   if (!model->path_gaussian || model->path_k < 1 || model->path_k > model->d - 2 ||
-      model->path_level < 0 || model->path_level > 1 || model->path_level >= model->path_k)
+      model->path_level < 0 || model->path_level > 1 || model->path_level >= model->path_k ||
+      model->path_k - model->path_level > WHITEN_MAX_GLOBALS)
     error("internal: this model has no path_gaussian for the \"whiten\" rule");
 }
 
@@ -88,41 +93,55 @@ static const void *whiten_build(SEXP opts, const sgld_model *model) {
    b, and the level's border (r: P + 2 values, as path_gaussian writes
    them); the factor (il = 1 / diag(L_A), e its subdiagonal, l); on the
    block (P + lev values): ubar, v = u - ubar, z, the whitened gradient gz,
-   h = M^{-1} g_u; the derivatives in one global (da, dob, db, dr) and of the
-   factor (dl, de, dlb); gt (the globals' gradient) and xi (the noise), and
-   mean (the proposal's mean in log_q). The level's scalars: lambda, the
-   border's diagonal s and b, and ubar's level. */
+   h = M^{-1} g_u (in log_q: the proposal's mean); gt (the globals'
+   gradient) and xi (the noise); then, for each of the (at most
+   WHITEN_MAX_GLOBALS) globals the rule moves, M's and b's derivatives in it
+   (da, dob, db, dr). lam is lambda. */
 typedef struct whiten_at {
-  double *a, *o, *b, *r, *il, *e, *l, *ubar, *v, *z, *gz, *h, *da, *dob, *db, *dr, *dl, *de,
-         *dlb, *gt, *xi, *mean;
+  double *a, *o, *b, *r, *il, *e, *l, *ubar, *v, *z, *gz, *h, *gt, *xi;
+  double *da[WHITEN_MAX_GLOBALS], *dob[WHITEN_MAX_GLOBALS], *db[WHITEN_MAX_GLOBALS],
+         *dr[WHITEN_MAX_GLOBALS];
   double lam;
 } whiten_at;
 
-enum { WHITEN_VECTORS = 22 };
-
 static size_t whiten_scratch_length(int d) {
-  return WHITEN_VECTORS * (size_t) d;
+  return (WHITEN_SHARED + WHITEN_PER_GLOBAL * WHITEN_MAX_GLOBALS) * (size_t) d;
 }
 
 static whiten_at whiten_views(double *s, int d) {
-  double *p[WHITEN_VECTORS];
-  for (int i = 0; i < WHITEN_VECTORS; i++) p[i] = s + (size_t) i * d;
-  whiten_at m = {p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7], p[8], p[9], p[10], p[11],
-                 p[12], p[13], p[14], p[15], p[16], p[17], p[18], p[19], p[20], p[21], 0.0};
+  whiten_at m;
+  double **shared[WHITEN_SHARED] = {&m.a, &m.o, &m.b, &m.r, &m.il, &m.e, &m.l, &m.ubar, &m.v,
+                                    &m.z, &m.gz, &m.h, &m.gt, &m.xi};
+  for (int i = 0; i < WHITEN_SHARED; i++) *shared[i] = s + (size_t) i * d;
+  s += (size_t) WHITEN_SHARED * d;
+  for (int j = 0; j < WHITEN_MAX_GLOBALS; j++) {
+    double **per[WHITEN_PER_GLOBAL] = {&m.da[j], &m.dob[j], &m.db[j], &m.dr[j]};
+    for (int i = 0; i < WHITEN_PER_GLOBAL; i++)
+      *per[i] = s + (size_t) (j * WHITEN_PER_GLOBAL + i) * d;
+  }
+  m.lam = 0.0;
   return m;
 }
 
 /* L_A from A = tridiag(o; a; o), as il = 1 / diag(L_A) and e = its
-   subdiagonal: 0 if A is not positive definite */
+   subdiagonal: 0 if A is not positive definite. The pivots follow
+   p_i = a_i - o_{i-1}^2 / p_{i-1}, one division on the dependency chain;
+   the square roots come after, off it. */
 static int factor(const double *a, const double *o, double *il, double *e, int P) {
-  double prev = 0.0;
-  for (int i = 0; i < P; i++) {
-    const double piv = a[i] - prev * prev;
-    if (!(piv > 0) || !isfinite(piv)) return 0;
-    il[i] = 1.0 / sqrt(piv);
-    prev = i + 1 < P ? o[i] * il[i] : 0.0;
-    e[i] = prev;
+  double piv = a[0];
+  il[0] = piv;
+  for (int i = 1; i < P; i++) {
+    piv = a[i] - o[i - 1] * o[i - 1] / piv;
+    il[i] = piv;
   }
+  int ok = 1;
+  for (int i = 0; i < P; i++) {
+    ok &= il[i] > 0 && isfinite(il[i]);
+    il[i] = 1.0 / sqrt(il[i]);
+  }
+  if (!ok) return 0;
+  for (int i = 0; i + 1 < P; i++) e[i] = o[i] * il[i];
+  e[P - 1] = 0.0;
   return 1;
 }
 
@@ -172,22 +191,31 @@ static double log_det_factor(const whiten_opts *o, const whiten_at *m) {
   return o->lev ? s + log(m->lam) : s;
 }
 
-/* M, b, L and ubar at the globals of w; 0 if M is not positive definite */
+/* M, b, L and ubar at the globals of w; 0 if M is not positive definite.
+   The forward solves for l and for ubar share one loop (two independent
+   dependency chains side by side). */
 static int path_at(const whiten_opts *o, const double *w, whiten_at *m) {
   const int P = o->P;
   o->model->path_gaussian(o->model->data, w, -1, m->a, m->o, m->b, m->r);
   if (!factor(m->a, m->o, m->il, m->e, P)) return 0;
-  memcpy(m->ubar, m->b, (size_t) P * sizeof(double));
+  const double *il = m->il, *e = m->e, *r = m->r, *b = m->b;
+  double *y = m->ubar, *l = m->l;
   if (o->lev) {
-    memcpy(m->l, m->r, (size_t) P * sizeof(double));
-    solve_lower(m->il, m->e, m->l, P);
-    const double lam2 = m->r[P] - dot(m->l, m->l, P);
+    l[0] = r[0] * il[0];
+    y[0] = b[0] * il[0];
+    for (int i = 1; i < P; i++) {
+      l[i] = (r[i] - e[i - 1] * l[i - 1]) * il[i];
+      y[i] = (b[i] - e[i - 1] * y[i - 1]) * il[i];
+    }
+    const double lam2 = r[P] - dot(l, l, P);
     if (!(lam2 > 0) || !isfinite(lam2)) return 0;
     m->lam = sqrt(lam2);
-    m->ubar[P] = m->r[P + 1];
+    y[P] = (r[P + 1] - dot(l, y, P)) / m->lam;
+  } else {
+    memcpy(y, b, (size_t) P * sizeof(double));
+    solve_lower(il, e, y, P);
   }
-  block_solve_lower(o, m, m->ubar);
-  block_solve_upper(o, m, m->ubar);
+  block_solve_upper(o, m, y);
   return 1;
 }
 
@@ -212,51 +240,63 @@ static void whiten(const whiten_opts *o, const double *w, whiten_at *m) {
    gt[0..kg) and gz */
 static void whitened_gradient(const whiten_opts *o, const double *w, const double *g,
                               double tau, whiten_at *m) {
-  const int k = o->k, P = o->P, lev = o->lev;
+  const int k = o->k, P = o->P, lev = o->lev, kg = o->kg;
   memcpy(m->gz, g + k, (size_t) P * sizeof(double));
   if (lev) m->gz[P] = g[0];
   block_solve_lower(o, m, m->gz);
   memcpy(m->h, m->gz, (size_t) o->B * sizeof(double));
   block_solve_upper(o, m, m->h);
-  const double *il = m->il, *e = m->e, *ubar = m->ubar, *v = m->v, *h = m->h, *gz = m->gz;
-  for (int j = lev; j < k; j++) {
-    o->model->path_gaussian(o->model->data, w, j, m->da, m->dob, m->db, m->dr);
-    const double *da = m->da, *dob = m->dob, *db = m->db, *dr = m->dr;
-    double *dl = m->dl, *de = m->de;
-    /* the factor's derivative: l_i^2 = a_i - e_{i-1}^2, e_i = o_i / l_i
-       (sequential), then d log det L_A = sum dl_i / l_i */
-    dl[0] = 0.5 * da[0] * il[0];
-    for (int i = 0; i + 1 < P; i++) {
-      de[i] = (dob[i] - e[i] * dl[i]) * il[i];
-      dl[i + 1] = (0.5 * da[i + 1] - e[i] * de[i]) * il[i + 1];
+  const double *il = m->il, *e = m->e, *l = m->l, *ubar = m->ubar, *v = m->v, *h = m->h,
+               *gz = m->gz;
+  for (int j = 0; j < kg; j++)
+    o->model->path_gaussian(o->model->data, w, lev + j, m->da[j], m->dob[j], m->db[j], m->dr[j]);
+  /* One pass over the path, every global side by side (their sequential
+     recursions are independent chains). The factor's derivative: l_i^2 =
+     a_i - e_{i-1}^2, e_i = o_i / l_i, so dl_i (of diag L_A) and de_i (of its
+     subdiagonal) follow from dl_{i-1}, de_{i-1}; d log det L_A = sum dl_i /
+     l_i; s = h' (db - dM ubar) - gz' (dL^T v), dM and dL^T tridiagonal or
+     bidiagonal; with the level, dl_vec = L_A^{-1} (dr - dL_A l) (forward)
+     and the dot products it enters. */
+  double dl[WHITEN_MAX_GLOBALS], de[WHITEN_MAX_GLOBALS], dlb[WHITEN_MAX_GLOBALS],
+         dlog[WHITEN_MAX_GLOBALS], s[WHITEN_MAX_GLOBALS], ldl[WHITEN_MAX_GLOBALS],
+         gdl[WHITEN_MAX_GLOBALS], hdr[WHITEN_MAX_GLOBALS], dru[WHITEN_MAX_GLOBALS];
+  for (int j = 0; j < kg; j++) {
+    dl[j] = 0.5 * m->da[j][0] * il[0];
+    de[j] = dlb[j] = dlog[j] = s[j] = ldl[j] = gdl[j] = hdr[j] = dru[j] = 0.0;
+  }
+  for (int i = 0; i < P; i++) {
+    const int more = i + 1 < P;
+    for (int j = 0; j < kg; j++) {
+      const double *da = m->da[j], *dob = m->dob[j];
+      dlog[j] += dl[j] * il[i];
+      s[j] += h[i] * (m->db[j][i] - da[i] * ubar[i]) - gz[i] * dl[j] * v[i];
+      if (lev) {
+        const double dr = m->dr[j][i];
+        dlb[j] = (dr - dl[j] * l[i] - (i > 0 ? de[j] * l[i - 1] + e[i - 1] * dlb[j] : 0.0)) * il[i];
+        ldl[j] += l[i] * dlb[j];
+        gdl[j] += gz[i] * dlb[j];
+        hdr[j] += h[i] * dr;
+        dru[j] += dr * ubar[i];
+      }
+      if (more) {
+        de[j] = (dob[i] - e[i] * dl[j]) * il[i];
+        s[j] -= dob[i] * (h[i + 1] * ubar[i] + h[i] * ubar[i + 1]) + gz[i] * de[j] * v[i + 1];
+        dl[j] = (0.5 * da[i + 1] - e[i] * de[j]) * il[i + 1];
+      }
     }
-    double dlog = 0.0;
-    for (int i = 0; i < P; i++) dlog += dl[i] * il[i];
-    /* h' (db - dM ubar) - gz' (dL^T v), dM and dL^T bidiagonal or tridiagonal:
-       the diagonal terms, then the off-diagonal ones, without branches */
-    double s = 0.0;
-    for (int i = 0; i < P; i++) s += h[i] * (db[i] - da[i] * ubar[i]) - gz[i] * dl[i] * v[i];
-    for (int i = 0; i + 1 < P; i++)
-      s -= dob[i] * (h[i + 1] * ubar[i] + h[i] * ubar[i + 1]) + gz[i] * de[i] * v[i + 1];
+  }
+  for (int j = 0; j < kg; j++) {
     if (lev) {
       /* the border: dM ubar gains dr mubar (path rows) and dr'xbar + ds mubar
-         (the level's row); dl_vec = L_A^{-1} (dr - dL_A l), dlambda =
-         (ds - 2 l'dl_vec) / (2 lambda), and dL^T v gains dl_vec v_mu (path
-         rows) and dlambda v_mu (the level's row) */
-      const double mubar = ubar[P], vmu = v[P];
-      double *dlb = m->dlb;
-      const double *l = m->l;
-      for (int i = 0; i < P; i++) {
-        s -= h[i] * dr[i] * mubar;
-        dlb[i] = dr[i] - dl[i] * l[i] - (i > 0 ? de[i - 1] * l[i - 1] : 0.0);
-      }
-      s += h[P] * (dr[P + 1] - dot(dr, ubar, P) - dr[P] * mubar);
-      solve_lower(il, e, dlb, P);
-      const double dlam = (dr[P] - 2.0 * dot(l, dlb, P)) / (2.0 * m->lam);
-      dlog += dlam / m->lam;
-      s -= vmu * (dot(gz, dlb, P) + gz[P] * dlam);
+         (the level's row); dlambda = (ds - 2 l'dl_vec) / (2 lambda), and
+         dL^T v gains dl_vec v_mu (path rows) and dlambda v_mu (the level's) */
+      const double *dr = m->dr[j], mubar = ubar[P], vmu = v[P];
+      const double dlam = (dr[P] - 2.0 * ldl[j]) / (2.0 * m->lam);
+      s[j] += h[P] * (dr[P + 1] - dru[j] - dr[P] * mubar) - mubar * hdr[j]
+              - vmu * (gdl[j] + gz[P] * dlam);
+      dlog[j] += dlam / m->lam;
     }
-    m->gt[j - lev] = g[j] - tau * dlog + s;
+    m->gt[j] = g[lev + j] - tau * dlog[j] + s[j];
   }
 }
 
@@ -266,7 +306,7 @@ static void move(const whiten_opts *o, double *th, whiten_at *m, const double *x
                  double sd) {
   const int kg = o->kg;
   const double *R = o->R;
-  double *rtg = m->dl;                 /* free again: R^T gt */
+  double *rtg = m->da[0];              /* free again: R^T gt */
   for (int j = 0; j < kg; j++) {
     double s = 0.0;
     for (int i = j; i < kg; i++) s += R[i + j * kg] * m->gt[i];
@@ -366,7 +406,7 @@ static double whiten_log_q(const double *to, const double *from, const double *g
   whiten(o, from, &m);
   whitened_gradient(o, from, g_from, tau, &m);
   /* the proposal's mean: the globals in mean[0..kg), z in mean[kg..d) */
-  double *mean = m.mean;
+  double *mean = m.h;                  /* free again */
   memcpy(mean, from + lev, (size_t) kg * sizeof(double));
   move(o, mean, &m, NULL, eta, 0.0);
   memcpy(mean + kg, m.z, (size_t) B * sizeof(double));

@@ -16,7 +16,8 @@ test_that("the path's Gaussian approximation is the process's precision plus the
                   errors = sv_variants$errors[i])
     w <- sgld:::resolve_init(m, NULL, 1)[1, ]
     e <- whiten_eval(m, w)
-    # rebuild M and b in R: z = L^T (x - M^{-1} b), with L = chol(M)^T
+    # rebuild M and b in R: z = L^T (u - M^{-1} b), with L = chol(M)^T, u the
+    # path (and, for ar1, mu after it: the level is whitened with the path)
     k <- m$k
     T <- m$n
     g <- w[seq_len(k)]
@@ -24,21 +25,27 @@ test_that("the path's Gaussian approximation is the process's precision plus the
     nu <- if (m$t_errors == 1L) (if (m$variant == "ar1") 2 + exp(g[k]) else exp(g[k])) else Inf
     info <- a^2 * if (is.finite(nu)) 2 * nu / (nu + 3) else 2
     D <- diff(diag(T))
+    x <- w[k + seq_len(T)]
     if (m$variant == "rw") {
       Q <- crossprod(D) / exp(2 * g[1])
       Q[1, 1] <- Q[1, 1] + 1 / m$s1_sd^2
+      M <- Q + diag(info, T)
       b <- info * m$path_centre
+      u <- x
+      theta <- g
     } else {
       phi <- tanh(g[2])
       A <- diag(T)
       A[cbind(2:T, 1:(T - 1))] <- -phi
       Q <- crossprod(A, diag(c(1 - phi^2, rep(1, T - 1)))) %*% A / exp(2 * g[3])
-      b <- drop(Q %*% rep(g[1], T)) + info * m$path_centre
+      q1 <- drop(Q %*% rep(1, T))
+      M <- rbind(cbind(Q + diag(info, T), -q1), c(-q1, sum(q1) + 1 / m$mu_sd^2))
+      b <- c(info * m$path_centre, m$mu_mean / m$mu_sd^2)
+      u <- c(x, g[1])
+      theta <- g[-1]
     }
-    M <- Q + diag(info, T)
-    x <- w[k + seq_len(T)]
-    z <- drop(chol(M) %*% (x - solve(M, b)))
-    expect_equal(e$theta_z, c(g, z), tolerance = 1e-10)
+    z <- drop(chol(M) %*% (u - solve(M, b)))
+    expect_equal(e$theta_z, c(theta, z), tolerance = 1e-10)
     expect_equal(e$log_det, sum(log(diag(chol(M)))), tolerance = 1e-12)
   }
 })
@@ -62,6 +69,8 @@ test_that("whitened gradients agree with finite differences at 20 random points"
         ev <- whiten_eval(m, unwhiten(m, tz), tau)
         ev$U - tau * ev$log_det
       }
+      # every global, and coordinates of z at both ends and inside (for ar1
+      # the last is mu's)
       j <- c(seq_len(m$k), m$k + c(1, 2, 17, m$n - 1, m$n))
       fd <- vapply(j, function(jj) {
         h <- 1e-5 * max(1, abs(e$theta_z[jj]))
