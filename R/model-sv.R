@@ -44,7 +44,11 @@
 #' \eqn{z = L^T(x - \bar x(\theta))}{z = L'(x - xbar(theta))}, which is
 #' close to \eqn{N(0, I)}{N(0, I)} whatever \eqn{\theta}{theta} is, with the
 #' Jacobian in the target (details in `src/update_whiten.c`); every step
-#' costs O(T).
+#' costs O(T). For `"ar1"` the level \eqn{\mu}{mu} is whitened with the path
+#' (given \eqn{\phi}{phi} and \eqn{\sigma}{sigma}, path and level are jointly
+#' close to normal, and the factor of their precision is still O(T)), so
+#' \eqn{\theta = (\mathrm{atanh}\,\phi, \log\sigma[, \log(\nu-2)])}{theta =
+#' (atanh(phi), log(sigma)[, log(nu - 2)])}.
 #'
 #' Why: in the path's own coordinates \eqn{\sigma}{sigma} is pinned by the
 #' roughness of the path, and the path's fast directions have precision up
@@ -58,9 +62,26 @@
 #' draws in 30,000 iterations; whitened, 380 to 540. Plain SGLD in the path's
 #' own coordinates (`precondition = "none"`) did not settle at any step
 #' tried: \eqn{\sigma}{sigma}'s mean fell from 0.095 to 0.064 as the step was
-#' quartered, against 0.033 in the exact posterior. (The exact Gibbs
-#' samplers of \pkg{stochvol} face the same choice and interweave both
-#' forms.)
+#' quartered, against 0.033 in the exact posterior. The level is the second
+#' funnel: \eqn{\mu}{mu} is identified only through the path's long-run
+#' mean, so its conditional sd given \eqn{\phi}{phi} grows like
+#' \eqn{\sigma/(\sqrt{T}(1-\phi))}{sigma / (sqrt(T) (1 - phi))} as
+#' \eqn{\phi \to 1}{phi -> 1}, towards the prior's; a fixed step for
+#' \eqn{\mu}{mu} cannot follow it (with \eqn{\mu}{mu} outside the block,
+#' on two held-out series of about 1,900 days, `sgld()` gave
+#' \eqn{\mu}{mu}'s sd 3.45 times too wide on one, and needed 700,000
+#' iterations on the other). (The exact Gibbs samplers of \pkg{stochvol}
+#' face the same choice and interweave both forms.)
+#'
+#' [sgld()] moves \eqn{(\theta, z)}{(theta, z)} in Leimkuhler-Matthews steps
+#' (Leimkuhler, Matthews and Stoltz 2016): Euler's step of the Langevin
+#' diffusion with the noise of each step the mean of its own normals and the
+#' last step's. At the same cost its invariant law is exact for a Gaussian
+#' target at any stable step (Euler's inflates a standard normal's variance
+#' to \eqn{1/(1-\eta/2)}{1 / (1 - eta / 2)}) and its bias is
+#' \eqn{O(\eta^2)}{O(eta^2)}, so steps 8 times longer keep the same accuracy
+#' in these nearly Gaussian coordinates. [mala()] proposes Euler's step
+#' (its proposal must be Markov) and [sgd()] takes it without noise.
 #'
 #' @section Minibatches, control variates, diagnostics:
 #' Each latent belongs to one day. A random minibatch scaled by n/m would

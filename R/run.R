@@ -161,13 +161,15 @@
 #' has no useful joint mode (the joint density of a hierarchical model grows
 #' without bound as the path's scale shrinks to 0). For it, `lr = "auto"`
 #' samples with the path whitened given the globals (`precondition =
-#' "whiten"`, whose globals' step covariance comes from a Laplace-type
-#' approximation of their marginal posterior), at step 0.05; a warm-up of
-#' 10,000 iterations (or `burnin`) from the globals' approximate marginal
-#' mode measures the effective draws per iteration of the slowest global,
-#' and the run continues the warm-up for about 2,000 of them (at most 2
-#' million iterations), thinned by a quarter of the iterations per effective
-#' draw. Several chains start with the globals over-dispersed.
+#' "whiten"`; for the AR(1) model the level \eqn{\mu}{mu} is whitened with
+#' the path), in Leimkuhler-Matthews steps of 0.4 in those coordinates; a
+#' warm-up of 5,000 iterations (or `burnin`) from the globals' approximate
+#' marginal mode sets the globals' step covariance from its own draws and
+#' measures the effective draws per iteration of the slowest global, and the
+#' run continues the warm-up for about 2,000 of them (at most 2 million
+#' iterations), thinned by a quarter of the iterations per effective draw.
+#' Several chains start with the globals over-dispersed. See "Accuracy" in
+#' [model_sv()] for what it gives against exact references.
 #' @section Choosing settings by hand:
 #' When you give `lr`, the rest is yours too. A recipe:
 #' 1. *Scales.* The plain update moves every coordinate by one learning rate.

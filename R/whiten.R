@@ -213,8 +213,66 @@ auto_whiten <- function(model, args, given, call, method) {
                                    auto_target_ess) else "",
       if (chains > 1 && !"init" %in% given) "; chains start over-dispersed" else ""))
   fit$time <- fit$time + warm_time + setup
+  if (done(fit) && kept > 0) {
+    fit$auto$precision <- whiten_precision(fit)
+    warn_whiten_precision(fit, what, given)
+  }
   fit
 }
+
+# Whether the run pins down each global's posterior mean and sd: the Monte
+# Carlo standard error of the mean, in posterior sds (1 / sqrt(ESS)), and
+# of the sd, relative to it (by the delta method from the effective draws of
+# the squared deviations, which a heavy tail makes few). The default's bar is
+# 0.15 sd and 10%, so three standard errors must stay inside it:
+# whiten_precision_bar.
+whiten_precision_bar <- c(mean = 0.05, sd = 0.033)
+
+whiten_precision <- function(fit) {
+  x <- as.matrix(fit)
+  x <- x[, intersect(fit$model$names[seq_len(fit$model$k)], colnames(x)), drop = FALSE]
+  chains <- length(fit$status)
+  t(vapply(colnames(x), function(p) {
+    v <- x[, p]
+    d2 <- (v - mean(v))^2
+    ess <- coda::effectiveSize(whiten_chains(cbind(v, d2), chains))
+    c(ess = ess[[1]], se_mean = 1 / sqrt(ess[[1]]),
+      se_sd = stats::sd(d2) / sqrt(ess[[2]]) / (2 * stats::var(v)))
+  }, numeric(3)))
+}
+
+# The warning when whiten_precision() says the default run falls short,
+# naming the remedies; for the AR(1) model it says when the reason is phi's
+# posterior reaching 1, where the level mu is barely identified and its
+# draws follow its prior in the tail.
+warn_whiten_precision <- function(fit, what, given) {
+  pr <- fit$auto$precision
+  short <- rownames(pr)[pr[, "se_mean"] > whiten_precision_bar[["mean"]] |
+                          pr[, "se_sd"] > whiten_precision_bar[["sd"]]]
+  if (!length(short)) return(invisible())
+  model <- fit$model
+  x <- as.matrix(fit)
+  near1 <- if ("phi" %in% colnames(x)) stats::quantile(x[, "phi"], 0.99, names = FALSE) else NA
+  more <- format(2 * ceiling(4 * fit$auto$iter / 1000) * 1000, big.mark = ",", scientific = FALSE)
+  why <- if (is.finite(near1) && near1 > whiten_phi_near1)
+    sprintf(paste0(" phi's posterior reaches 1 (its 99%% quantile is %.4f), where mu, the ",
+                   "process's long-run level, is barely identified and its draws follow its ",
+                   "N(%s, %s^2) prior in the tail."), near1, format(model$mu_mean), format(model$mu_sd))
+  else ""
+  remedies <- c(
+    if (!"iter" %in% given) sprintf("a longer run (iter = %s)", more),
+    if (nzchar(why)) c("a random walk for the log-variance (type = \"rw\")",
+                       "an informative prior for the level (mu_mean, mu_sd)"),
+    if ("iter" %in% given) "a longer run (a larger iter)")
+  warning(sprintf(paste0(
+    "%s: the run did not pin down %s to the bar of 0.15 posterior sd for the mean and 10%% ",
+    "for the sd (Monte Carlo standard errors: %s).%s Try %s."),
+    what, paste(short, collapse = ", "),
+    paste(sprintf("%s %.3f sd and %.1f%%", short, pr[short, "se_mean"], 100 * pr[short, "se_sd"]),
+          collapse = "; "),
+    why, paste(remedies, collapse = ", or ")), call. = FALSE)
+}
+whiten_phi_near1 <- 0.995     # phi's 99% quantile beyond which the warning names it
 
 # the rows of draws stacked chain after chain, as a list of coda chains
 whiten_chains <- function(x, chains) {

@@ -11,17 +11,17 @@
 #          closes with the 73 days on which the close did not change (the
 #          market's holidays, on which the series repeats the last price)
 #          dropped (price_returns(zeros = "drop"), T = 1786), demeaned.
-# 4 chains x 5,000 draws after 1,500 warm-up (adapt_delta 0.95), from the
-# same starts, until the ESS of mu, phi and sigma is above 2,000 with R-hat
-# below 1.01 (the script says so when not). Stored, per series, in
+# 4 chains x 3,000 draws after 1,000 warm-up (adapt_delta 0.95), from the
+# same starts; the script says so when the ESS of mu, phi or sigma is below
+# 2,000 or an R-hat above 1.01 (then run it longer: nuts_ar1(draws = )). Stored, per series, in
 # inst/extdata/sv-ar1-<name>-reference.rds (about 100 kB each): the returns,
 # the globals' means, sds, quantiles and ESS, the path's means and sds, the
 # run's diagnostics and time; no draws. The tests
 # (tests/testthat/test-model-sv.R), bench/sv.R and the vignette read them.
-# The same script also runs stochvol::svsample() on each series (200,000
-# draws after 10,000, its defaults otherwise) and stores its means and sds
-# beside NUTS's (`stochvol`), to say how far its auxiliary-mixture
-# approximation is from the exact posterior.
+# The same script also runs stochvol::svsample() on each series (100,000
+# draws after 10,000, the path's draws thinned by 10, its defaults
+# otherwise) and stores its means and sds beside NUTS's (`stochvol`), to say
+# how far its auxiliary-mixture approximation is from the exact posterior.
 #   Rscript data-raw/sv-ar1-reference.R [sp500|sim|dax ...]    (all when none)
 # The compiled Stan program is cached in the file SV_STAN_CACHE names
 # (default /tmp/sv-ar1-stan.rds).
@@ -77,7 +77,7 @@ sm <- if (file.exists(cache)) readRDS(cache) else {
   s
 }
 
-nuts_ar1 <- function(y, draws = 5000, warmup = 1500, seed = 1) {
+nuts_ar1 <- function(y, draws = 3000, warmup = 1000, seed = 1) {
   m <- model_sv(y, type = "ar1")
   h0 <- m$default_init[-(1:3)]
   init <- function() list(mu = mean(h0), phi = 0.95, sigma = 0.2,
@@ -95,6 +95,7 @@ nuts_ar1 <- function(y, draws = 5000, warmup = 1500, seed = 1) {
   list(y = y, gmean = colMeans(dr[, g]), gsd = apply(dr[, g], 2, sd),
        gquantiles = apply(dr[, g], 2, quantile, probs = c(0.025, 0.25, 0.5, 0.75, 0.975)),
        gess = s[g, "n_eff"], grhat = s[g, "Rhat"],
+       gdraws = dr[round(seq(1, nrow(dr), length.out = 2000)), g],
        pmean = unname(colMeans(dr[, sc])), psd = unname(apply(dr[, sc], 2, sd)),
        pess = unname(s[sc, "n_eff"]), rhat_max = max(s[, "Rhat"], na.rm = TRUE),
        divergences = sum(vapply(sp, function(x) sum(x[, "divergent__"]), 0)),
@@ -105,19 +106,21 @@ nuts_ar1 <- function(y, draws = 5000, warmup = 1500, seed = 1) {
                         as.character(packageVersion("rstan")), draws, warmup))
 }
 
-stochvol_ar1 <- function(y, draws = 200000, burnin = 10000) {
+stochvol_ar1 <- function(y, draws = 100000, burnin = 10000) {
   set.seed(3)
   t0 <- proc.time()[["elapsed"]]
-  r <- stochvol::svsample(y, draws = draws, burnin = burnin, quiet = TRUE)
+  r <- stochvol::svsample(y, draws = draws, burnin = burnin, thinlatent = 10, quiet = TRUE)
   secs <- proc.time()[["elapsed"]] - t0
   S <- as.matrix(r$para[[1]])[, c("mu", "phi", "sigma")]
   H <- as.matrix(r$latent[[1]])
   list(gmean = colMeans(S), gsd = apply(S, 2, sd), gess = coda::effectiveSize(S),
        pmean = unname(colMeans(H)), psd = unname(apply(H, 2, sd)), seconds = secs,
-       method = sprintf("stochvol %s svsample(), %d draws after %d, its defaults",
+       method = sprintf("stochvol %s svsample(), %d draws after %d (the path's thinned by 10), its defaults",
                         as.character(packageVersion("stochvol")), draws, burnin))
 }
 
+# NUTS on every series first, then stochvol on each (the references are
+# saved as soon as they exist)
 for (name in what) {
   y <- sv_ar1_series(name)
   ref <- nuts_ar1(y)
@@ -130,19 +133,21 @@ for (name in what) {
               ref$gmean[3], ref$gsd[3], ref$gess[3], min(ref$pess), max(ref$pess)))
   if (min(ref$gess) < 2000 || ref$rhat_max > 1.01)
     cat("  NOT A REFERENCE YET: ESS below 2,000 or R-hat above 1.01; run longer\n")
-  if (requireNamespace("stochvol", quietly = TRUE)) {
-    sv <- stochvol_ar1(y)
-    sv$z <- (sv$gmean - ref$gmean) / ref$gsd
-    sv$sd_ratio <- sv$gsd / ref$gsd
-    sv$path_cor <- cor(sv$pmean, ref$pmean)
-    sv$path_sd_ratio <- mean(sv$psd / ref$psd)
-    ref$stochvol <- sv
-    cat(sprintf(paste0("  stochvol (%.0f s): means off by %s NUTS sds, sds %s of NUTS's; ",
-                       "path: cor %.5f, sd ratio %.4f\n"), sv$seconds,
-                paste(sprintf("%+.3f", sv$z), collapse = ", "),
-                paste(sprintf("%.3f", sv$sd_ratio), collapse = ", "), sv$path_cor,
-                sv$path_sd_ratio))
-  }
   dir.create("inst/extdata", showWarnings = FALSE, recursive = TRUE)
   saveRDS(ref, sprintf("inst/extdata/sv-ar1-%s-reference.rds", name), version = 2)
+}
+if (requireNamespace("stochvol", quietly = TRUE)) for (name in what) {
+  file <- sprintf("inst/extdata/sv-ar1-%s-reference.rds", name)
+  ref <- readRDS(file)
+  sv <- stochvol_ar1(ref$y)
+  sv$z <- (sv$gmean - ref$gmean) / ref$gsd
+  sv$sd_ratio <- sv$gsd / ref$gsd
+  sv$path_cor <- cor(sv$pmean, ref$pmean)
+  sv$path_sd_ratio <- mean(sv$psd / ref$psd)
+  ref$stochvol <- sv
+  cat(sprintf(paste0("%s, stochvol (%.0f s): means off by %s NUTS sds, sds %s of NUTS's; ",
+                     "path: cor %.5f, sd ratio %.4f\n"), name, sv$seconds,
+              paste(sprintf("%+.3f", sv$z), collapse = ", "),
+              paste(sprintf("%.3f", sv$sd_ratio), collapse = ", "), sv$path_cor, sv$path_sd_ratio))
+  saveRDS(ref, file, version = 2)
 }

@@ -13,11 +13,15 @@
 #      inst/extdata/sv-sp500-reference.rds (the vignette, bench/sv.R and the
 #      tests read it).
 # Each stores the globals' means, sds and ESS, and the path's means and sds;
-# no draws (a few tens of kB).
-#   Rscript data-raw/sv-reference.R [sim|funnel|sp500|sp500-nuts]   (all when no argument)
+# no draws of the path (a few tens of kB).
+#   3. "sp500-draws": 2,000 draws of the globals for the vignette's densities
+#      (nu's posterior is skewed, so a normal with the reference's mean and sd
+#      misdraws it), from a second, shorter exact run, added to the
+#      MASS::SP500 reference as `gdraws` with their quantiles.
+#   Rscript data-raw/sv-reference.R [sim|funnel|sp500|sp500-nuts|sp500-draws]   (all when no argument)
 suppressPackageStartupMessages({library(sgld); library(rstan)})
 what <- commandArgs(TRUE)
-if (!length(what)) what <- c("sim", "funnel", "sp500", "sp500-nuts")
+if (!length(what)) what <- c("sim", "funnel", "sp500", "sp500-nuts", "sp500-draws")
 
 # The Stan program in both parameterisations of the path: centred (s itself,
 # as model_sv() samples it) and non-centred (s[t] = s[t-1] + sigma z[t],
@@ -220,5 +224,30 @@ if ("sp500-nuts" %in% what) {
     "off by %+.2f, %+.2f combined standard errors; path: correlation %.6f, sd ratio %.4f; ",
     "%d divergences, %.0f s\n"), gmean[1], gsd[1], gess[1], gmean[2], gsd[2], gess[2],
     z_globals[1], z_globals[2], path_cor, path_sd_ratio, divergences, seconds)))
+  saveRDS(ref, "inst/extdata/sv-sp500-reference.rds", version = 2)
+}
+
+# Draws of the globals for the vignette's densities: mala() with the path
+# whitened (exact), 4 chains x 60,000 iterations after 20,000 of sgld() as
+# warm-up, from the starts of "sp500"; 2,000 evenly spaced draws kept.
+if ("sp500-draws" %in% what) {
+  ref <- readRDS("inst/extdata/sv-sp500-reference.rds")
+  m <- model_sv(MASS::SP500, type = "rw")
+  set.seed(12)
+  g <- sgld:::whiten_globals(m)
+  init <- sgld:::whiten_init(m, list(theta = g$theta, R = t(chol(g$cov))), 4)
+  warm <- sgld(m, lr = 0.05, iter = 20000, burnin = 0, chains = 4, init = init,
+               precondition = sgld:::whiten_rule(m, "Euler"), progress = FALSE)
+  fit <- mala(m, lr = 0.1, iter = 60000, burnin = 0, thin = 10, chains = 4, init = warm,
+              progress = FALSE)
+  G <- as.matrix(fit)
+  ref$gdraws <- G[round(seq(1, nrow(G), length.out = 2000)), ]
+  ref$gquantiles <- apply(G, 2, quantile, probs = c(0.025, 0.25, 0.5, 0.75, 0.975))
+  ref$gdraws_method <- sprintf(paste0("mala(precondition = \"whiten\", lr = 0.1), 4 chains x ",
+                                      "60,000 iterations after 20,000 of sgld(); 2,000 evenly ",
+                                      "spaced draws (ESS of sigma %.0f, nu %.0f)"),
+                               coda::effectiveSize(fit$draws)[1], coda::effectiveSize(fit$draws)[2])
+  cat(ref$gdraws_method, "\n")
+  print(rbind(reference = ref$gmean, draws = colMeans(G)))
   saveRDS(ref, "inst/extdata/sv-sp500-reference.rds", version = 2)
 }

@@ -111,13 +111,14 @@ run_cases <- function(seed, first, last) {
           # the path whitened (update_whiten.c): its options, the settings or
           # the model mutated, under SGLD or MALA; and the map R reads
           msv <- models$sv
-          rule <- sgld:::update_rule("whiten", "whiten", list(chol = as.double(diag(msv$k)),
-                                                              globals = numeric(msv$k)),
+          kg <- msv$k - msv$path_level       # mu is whitened with the path
+          rule <- sgld:::update_rule(sample(c("whiten", "whiten_lm"), 1), "whiten",
+                                     list(chol = as.double(diag(kg)), globals = numeric(kg)),
                                      sampler = TRUE)
           s <- sgld:::run_settings(msv, lr = 0.05, batch_size = NULL, iter = 50, burnin = 10,
                                    thin = 2, temperature = 1, chains = 2, init = NULL,
                                    replace = FALSE, clip = NULL, threads = 2, rule = rule,
-                                   mala = stats::runif(1) < 0.5)
+                                   mala = rule$name == "whiten" && stats::runif(1) < 0.5)
           u <- stats::runif(1)
           if (u < 0.4) s$update_opts <- mutate(s$update_opts, 1)
           else if (u < 0.7) s <- mutate(s, sample(1:2, 1))

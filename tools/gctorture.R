@@ -86,18 +86,24 @@ s <- sgld:::run_settings(msv, lr = 1e-6, batch_size = NULL, iter = 20, burnin = 
                          threads = 1, rule = precond_rmsprop())
 calls[["sv run"]] <- list(sgld:::C_sgld_run, msv, s)
 calls[["sv eval"]] <- list(sgld:::C_sgld_model_eval, msv, as.double(msv$default_init))
-# the path whitened given the globals (update_whiten.c): SGLD, MALA, and the
-# map and gradient R reads
-whiten <- sgld:::whiten_rule(msv, "whiten")
-for (mala in c(FALSE, TRUE)) {
-  s <- sgld:::run_settings(msv, lr = 0.05, batch_size = NULL, iter = 20, burnin = 5, thin = 2,
-                           temperature = 1, chains = 2, init = NULL, replace = FALSE,
-                           clip = NULL, threads = 1, rule = whiten, mala = mala)
-  calls[[paste("sv whiten run", if (mala) "mala" else "sgld")]] <- list(sgld:::C_sgld_run, msv, s)
+# the path whitened given the globals (update_whiten.c): Euler's steps
+# (SGLD, MALA) and Leimkuhler-Matthews steps (SGLD), on the random walk and
+# on the AR(1) model (mu whitened with the path), and the map and gradient R
+# reads
+mar1 <- model_sv(df$y)
+for (mm in list(rw = msv, ar1 = mar1)) {
+  for (lm in c(FALSE, TRUE)) for (mala in if (lm) FALSE else c(FALSE, TRUE)) {
+    s <- sgld:::run_settings(mm, lr = 0.05, batch_size = NULL, iter = 20, burnin = 5, thin = 2,
+                             temperature = 1, chains = 2, init = NULL, replace = FALSE,
+                             clip = NULL, threads = 1, rule = sgld:::whiten_rule(mm, "w", lm = lm),
+                             mala = mala)
+    calls[[paste("sv whiten run", mm$variant, if (mala) "mala" else if (lm) "sgld lm" else "sgld")]] <-
+      list(sgld:::C_sgld_run, mm, s)
+  }
+  w_sv <- sgld:::resolve_init(mm, NULL, 1)[1, ]
+  calls[[paste("sv whiten eval", mm$variant)]] <- list(sgld:::C_sgld_whiten_eval, mm, w_sv, 1, FALSE)
+  calls[[paste("sv whiten inverse", mm$variant)]] <- list(sgld:::C_sgld_whiten_eval, mm, w_sv, 1, TRUE)
 }
-w_sv <- sgld:::resolve_init(msv, NULL, 1)[1, ]
-calls[["sv whiten eval"]] <- list(sgld:::C_sgld_whiten_eval, msv, w_sv, 1, FALSE)
-calls[["sv whiten inverse"]] <- list(sgld:::C_sgld_whiten_eval, msv, w_sv, 1, TRUE)
 # the update rules whose build() reads options (and allocates) on the linear model
 for (rule in list(precond_rmsprop(), opt_adam(),
                   sgld:::resolve_precondition(diag(3), models$linear))) {

@@ -1,24 +1,25 @@
 #!/usr/bin/env bash
 # Installs what building, checking and demonstrating sgld needs on a Debian
 # machine with R: Debian's r-cran-* packages through apt (as root, or with sudo),
-# plus pandoc and qpdf for the vignettes and R CMD check --as-cran.
+# plus pandoc and qpdf for the vignettes and R CMD check --as-cran, and
+# stochvol (CRAN only: built from source on Debian's Rcpp and RcppArmadillo,
+# a few minutes), which the stochastic-volatility vignette runs beside
+# model_sv()'s AR(1) model.
 #
 # With --bench, also what `make bench` needs: Stan's NUTS (r-cran-rstan, and
 # r-cran-bh: without Boost's headers rstan cannot compile a model; Debian's
 # r-cran-bh is libboost-dev, whose headers bench/sv.R and data-raw/sv-reference.R
 # point rstan to),
 # PyTorch (python3-torch, under /usr/bin/python3), GNU time for peak memory
-# gcc for the C floor programs, Fashion-MNIST (dataset-fashion-mnist), and
-# stochvol, the exact reference of bench/sv.R's AR(1) model (CRAN only: built
-# from source on Debian's Rcpp and RcppArmadillo).
+# gcc for the C floor programs and Fashion-MNIST (dataset-fashion-mnist).
 set -euo pipefail
 
-r_pkgs="coda testthat knitr rmarkdown mvtnorm roxygen2 loo rstantools generics posterior future bigmemory nnet modeldata"
-debs="r-cran-coda r-cran-loo r-cran-rstantools r-cran-generics r-cran-callr r-cran-future r-cran-bigmemory r-cran-nnet r-cran-modeldata r-cran-fastica r-cran-posterior r-cran-bayesplot r-cran-testthat r-cran-knitr r-cran-rmarkdown r-cran-mvtnorm r-cran-roxygen2 pandoc qpdf tidy make"
+r_pkgs="coda testthat knitr rmarkdown mvtnorm roxygen2 loo rstantools generics posterior future bigmemory nnet modeldata stochvol"
+debs="r-cran-rcpp r-cran-rcpparmadillo r-cran-coda r-cran-loo r-cran-rstantools r-cran-generics r-cran-callr r-cran-future r-cran-bigmemory r-cran-nnet r-cran-modeldata r-cran-fastica r-cran-posterior r-cran-bayesplot r-cran-testthat r-cran-knitr r-cran-rmarkdown r-cran-mvtnorm r-cran-roxygen2 pandoc qpdf tidy make"
 tools="pandoc qpdf tidy make"
 if [ "${1:-}" = "--bench" ]; then
-  r_pkgs="$r_pkgs rstan stochvol"
-  debs="$debs r-cran-rstan r-cran-bh r-cran-rcpp r-cran-rcpparmadillo python3-torch time gcc dataset-fashion-mnist"
+  r_pkgs="$r_pkgs rstan"
+  debs="$debs r-cran-rstan r-cran-bh python3-torch time gcc dataset-fashion-mnist"
   tools="$tools gcc"
   [ -x /usr/bin/time ] || tools="$tools /usr/bin/time"
   /usr/bin/python3 -c 'import torch' 2>/dev/null || tools="$tools python3-torch"

@@ -249,3 +249,28 @@ test_that("Bayes by Backprop on the SV model: what the vignette says of it", {
   expect_gt(a$path_cor, 0.97)
   expect_lt(a$path_sd_ratio, 1)
 })
+
+test_that("sgld(model) alone is within 0.15 sd and 10% of NUTS on the AR(1) model", {
+  # the acceptance bar of this model's default: mu, phi and sigma within 0.15
+  # NUTS sds and their sds within 10%, the path's means correlated above
+  # 0.995 and its sds within 10% on average, on three series (demeaned
+  # MASS::SP500; a simulated one with phi = 0.98; EuStockMarkets' DAX
+  # without its holidays), against rstan's NUTS on the same model and
+  # priors, non-centred (inst/extdata, data-raw/sv-ar1-reference.R; ESS above
+  # 2,000 for every global). sgld(m) aims at 2,000 effective draws of the
+  # slowest global, so the Monte Carlo sd of a mean's error is about 0.02 sd
+  # and of an sd ratio about 1.6%: a sampler off by 0.15 sd or 10% fails.
+  # Measured: see bench/sv-ar1.R and bench/sv.md.
+  skip_on_cran()
+  for (s in c("sp500", "sim", "dax")) {
+    ref <- sv_ar1_reference(s)
+    expect_gt(min(ref$gess), 2000)
+    expect_lt(ref$rhat_max, 1.01)
+    m <- model_sv(ref$y)
+    set.seed(1)
+    f <- sgld(m, progress = FALSE)
+    expect_match(f$auto$reason, "Leimkuhler-Matthews")
+    expect_sv_bar(sv_fit_accuracy(f, ref), mean = 0.15, sd = 0.1, path_cor = 0.995,
+                  path_sd = 0.1, label = s)
+  }
+})
