@@ -253,7 +253,12 @@ warn_whiten_precision <- function(fit, what, given) {
   model <- fit$model
   x <- as.matrix(fit)
   near1 <- if ("phi" %in% colnames(x)) stats::quantile(x[, "phi"], 0.99, names = FALSE) else NA
-  more <- format(2 * ceiling(4 * fit$auto$iter / 1000) * 1000, big.mark = ",", scientific = FALSE)
+  # standard errors fall as 1 / sqrt(iterations): enough for the worst, with
+  # half as much again to spare
+  factor <- 1.5 * max(pr[short, "se_mean"] / whiten_precision_bar[["mean"]],
+                      pr[short, "se_sd"] / whiten_precision_bar[["sd"]])^2
+  more <- format(ceiling(factor * fit$auto$iter / 1000) * 1000, big.mark = ",",
+                 scientific = FALSE)
   why <- if (is.finite(near1) && near1 > whiten_phi_near1)
     sprintf(paste0(" phi's posterior reaches 1 (its 99%% quantile is %.4f), where mu, the ",
                    "process's long-run level, is barely identified and its draws follow its ",

@@ -1,5 +1,7 @@
 # Stochastic volatility (model_sv()): Keng's random-walk model with t returns
 # on MASS::SP500 (T = 2780).
+#   (The AR(1) model with normal errors against NUTS and stochvol, the
+#   acceptance of its default, is bench/sv-ar1.R.)
 #   1. The exact reference: the package's mala() with the path whitened, long
 #      (inst/extdata/sv-sp500-reference.rds, made by data-raw/sv-reference.R).
 #   2. Time to accuracy on MASS::SP500: for each sampler, runs of growing
@@ -84,10 +86,10 @@ sweep <- function(label, run, lengths) {
   }
   c(iterations = NA, seconds = NA)
 }
-lengths <- c(2500, 5000, 10000, 20000, 40000, 80000)
+lengths <- c(1250, 2500, 5000, 10000, 20000, 40000, 80000)
 best <- list(
-  sgld = sweep("sgld(), whitened, lr 0.05", function(len)
-    sgld(m, lr = 0.05, iter = 2000 + len, burnin = 2000, progress = FALSE), lengths),
+  sgld = sweep("sgld(), whitened, Leimkuhler-Matthews, lr 0.4", function(len)
+    sgld(m, lr = 0.4, iter = 2000 + len, burnin = 2000, progress = FALSE), lengths),
   mala = sweep("mala(), whitened, lr 0.1", function(len)
     mala(m, lr = 0.1, iter = 2000 + len, burnin = 2000, progress = FALSE), lengths))
 auto <- sapply(seeds, function(s) {
@@ -206,11 +208,16 @@ cat(sprintf("NUTS (%s): sigma %.4f (sd %.4f, ESS %.0f), nu %.2f (sd %.2f, ESS %.
             refs$gmean[1], refs$gsd[1], refs$gess[1], refs$gmean[2], refs$gsd[2], refs$gess[2]))
 cat("| sampler | mean error (sd) | sd ratio | path mean cor | path sd ratio | at the bar | seconds | ESS/s of sigma |\n")
 cat("|---|---|---|---|---|---|---|---|\n")
+euler <- sgld:::whiten_rule(msim, "SGLD with the latent path whitened (Euler's steps)")
 sim_runs <- list(
-  "sgld(), whitened, lr 0.05, 2e5 iterations" = function()
-    sgld(msim, lr = 0.05, iter = 2e5, burnin = 2e4, thin = 10, progress = FALSE),
-  "sgld(), whitened, lr 0.1, 2e5 iterations" = function()
-    sgld(msim, lr = 0.1, iter = 2e5, burnin = 2e4, thin = 10, progress = FALSE),
+  "sgld(), whitened, Leimkuhler-Matthews, lr 0.4, 2e5 iterations" = function()
+    sgld(msim, lr = 0.4, iter = 2e5, burnin = 2e4, thin = 10, progress = FALSE),
+  "sgld(), whitened, Euler, lr 0.4, 2e5 iterations" = function()
+    sgld(msim, lr = 0.4, iter = 2e5, burnin = 2e4, thin = 10, precondition = euler,
+         progress = FALSE),
+  "sgld(), whitened, Euler, lr 0.05, 2e5 iterations" = function()
+    sgld(msim, lr = 0.05, iter = 2e5, burnin = 2e4, thin = 10, precondition = euler,
+         progress = FALSE),
   "mala(), whitened, lr 0.1, 1e5 iterations" = function()
     mala(msim, lr = 0.1, iter = 1e5, burnin = 1e4, thin = 5, progress = FALSE),
   "sgld(), path as itself, lr 2.5e-4, 2e6 iterations" = function()
@@ -237,7 +244,7 @@ for (T in 10^(3:6)) {
   yy <- exp(s) * rt(T, 8)
   mt <- model_sv(yy, type = "rw")
   it <- max(20, 2e6 / T)
-  fw <- sgld(mt, lr = 0.05, iter = it, burnin = it - 1, progress = FALSE)
+  fw <- sgld(mt, lr = 0.4, iter = it, burnin = it - 1, progress = FALSE)
   fp <- sgld(mt, lr = 1e-6, iter = it, burnin = it - 1, precondition = "none", progress = FALSE)
   cat(sprintf("| %.0e | %.1f | %.1f | %.1f | %.1f |\n", T, 1e6 * fw$time / it, 1e9 * fw$time / it / T,
               1e6 * fp$time / it, 1e9 * fp$time / it / T))

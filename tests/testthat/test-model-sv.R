@@ -274,3 +274,19 @@ test_that("sgld(model) alone is within 0.15 sd and 10% of NUTS on the AR(1) mode
                   path_sd = 0.1, label = s)
   }
 })
+
+test_that("sgld(model) warns when phi's posterior reaches 1 and mu's sd cannot be pinned down", {
+  # 300 days of a random-walk log-variance: the data cannot tell phi from 1,
+  # so the process's long-run level mu is barely identified and its draws
+  # follow its N(0, 100^2) prior in the tail. Measured: phi's 99% quantile
+  # 0.9999996, the Monte Carlo error of mu's sd 16.8% (the bar allows 3.3%).
+  set.seed(5)
+  h <- cumsum(c(0, rnorm(299, 0, 0.1)))
+  y <- exp(h / 2) * rnorm(300)
+  m <- model_sv(y - mean(y))
+  set.seed(1)
+  expect_warning(f <- sgld(m, progress = FALSE),
+                 "did not pin down mu.*phi's posterior reaches 1.*type = \"rw\".*mu_sd")
+  expect_gt(f$auto$precision["mu", "se_sd"], sgld:::whiten_precision_bar[["sd"]])
+  expect_lt(max(f$auto$precision[c("phi", "sigma"), "se_mean"]), 0.05)
+})
