@@ -58,7 +58,9 @@
 #'   parameter (see [model_ica()] and [update_rules]); or `"whiten"` for a
 #'   latent path moved in coordinates that whiten it given the model's
 #'   global parameters (see "Parameterisation of the path" in [model_sv()]),
-#'   with the globals' step covariance found from the model before the run.
+#'   with the globals' step covariance found from the model before the run;
+#'   [sgld()] then takes Leimkuhler-Matthews steps, [mala()] and [sgd()]
+#'   Euler's.
 #' @param control_variates `FALSE`; `TRUE` to find the posterior mode
 #'   \eqn{\hat w}{w_hat} first ([posterior_mode()], one pass over the data per
 #'   evaluation) and use the control-variate estimator (Baker et al. 2019)

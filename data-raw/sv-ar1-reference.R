@@ -11,9 +11,11 @@
 #          closes with the 73 days on which the close did not change (the
 #          market's holidays, on which the series repeats the last price)
 #          dropped (price_returns(zeros = "drop"), T = 1786), demeaned.
-# 4 chains x 3,000 draws after 1,000 warm-up (adapt_delta 0.95), from the
-# same starts; the script says so when the ESS of mu, phi or sigma is below
-# 2,000 or an R-hat above 1.01 (then run it longer: nuts_ar1(draws = )). Stored, per series, in
+# 4 chains from the same starts: on sp500 3,000 draws each after 1,000
+# warm-up with adapt_delta 0.95; on sim and dax (shorter series, made on a
+# machine shared with other work) 2,500 after 800 with adapt_delta 0.9. The
+# script says so when the ESS of mu, phi or sigma is below 2,000 or an R-hat
+# above 1.01 (then run it longer: nuts_ar1(draws = )). Stored, per series, in
 # inst/extdata/sv-ar1-<name>-reference.rds (about 100 kB each): the returns,
 # the globals' means, sds, quantiles and ESS, the path's means and sds, the
 # run's diagnostics and time; no draws. The tests
@@ -22,11 +24,14 @@
 # draws after 10,000, the path's draws thinned by 10, its defaults
 # otherwise) and stores its means and sds beside NUTS's (`stochvol`), to say
 # how far its auxiliary-mixture approximation is from the exact posterior.
-#   Rscript data-raw/sv-ar1-reference.R [sp500|sim|dax ...]    (all when none)
+#   Rscript data-raw/sv-ar1-reference.R [stochvol] [sp500|sim|dax ...]    (all when none)
 # The compiled Stan program is cached in the file SV_STAN_CACHE names
 # (default /tmp/sv-ar1-stan.rds).
 suppressPackageStartupMessages({library(sgld); library(rstan)})
 what <- commandArgs(TRUE)
+# "stochvol" first: only stochvol's run beside existing references
+only_stochvol <- identical(what[1], "stochvol")
+what <- setdiff(what, "stochvol")
 if (!length(what)) what <- c("sp500", "sim", "dax")
 
 sv_ar1_series <- function(name) {
@@ -77,7 +82,11 @@ sm <- if (file.exists(cache)) readRDS(cache) else {
   s
 }
 
-nuts_ar1 <- function(y, draws = 3000, warmup = 1000, seed = 1) {
+nuts_settings <- list(sp500 = list(draws = 3000, warmup = 1000, adapt_delta = 0.95),
+                      sim = list(draws = 2500, warmup = 800, adapt_delta = 0.9),
+                      dax = list(draws = 2500, warmup = 800, adapt_delta = 0.9))
+
+nuts_ar1 <- function(y, draws = 3000, warmup = 1000, adapt_delta = 0.95, seed = 1) {
   m <- model_sv(y, type = "ar1")
   h0 <- m$default_init[-(1:3)]
   init <- function() list(mu = mean(h0), phi = 0.95, sigma = 0.2,
@@ -85,7 +94,7 @@ nuts_ar1 <- function(y, draws = 3000, warmup = 1000, seed = 1) {
                                     (h0[-1] - mean(h0) - 0.95 * (h0[-length(h0)] - mean(h0)))) / 0.2)
   fit <- sampling(sm, data = list(T = length(y), y = y), chains = 4, cores = 1,
                   iter = warmup + draws, warmup = warmup, seed = seed, refresh = 0, init = init,
-                  control = list(adapt_delta = 0.95, max_treedepth = 12))
+                  control = list(adapt_delta = adapt_delta, max_treedepth = 12))
   g <- c("mu", "phi", "sigma")
   dr <- as.matrix(fit, pars = c(g, "h"))
   sc <- paste0("h[", seq_along(y), "]")
@@ -102,8 +111,8 @@ nuts_ar1 <- function(y, draws = 3000, warmup = 1000, seed = 1) {
        max_depth = sum(vapply(sp, function(x) sum(x[, "treedepth__"] >= 12), 0)),
        draws = nrow(dr), seconds = sum(tm),
        method = sprintf(paste0("rstan %s NUTS, non-centred path, 4 chains x %d draws after %d ",
-                               "warm-up, adapt_delta 0.95, max_treedepth 12"),
-                        as.character(packageVersion("rstan")), draws, warmup))
+                               "warm-up, adapt_delta %s, max_treedepth 12"),
+                        as.character(packageVersion("rstan")), draws, warmup, format(adapt_delta)))
 }
 
 stochvol_ar1 <- function(y, draws = 100000, burnin = 10000) {
@@ -121,9 +130,9 @@ stochvol_ar1 <- function(y, draws = 100000, burnin = 10000) {
 
 # NUTS on every series first, then stochvol on each (the references are
 # saved as soon as they exist)
-for (name in what) {
+for (name in if (!only_stochvol) what) {
   y <- sv_ar1_series(name)
-  ref <- nuts_ar1(y)
+  ref <- do.call(nuts_ar1, c(list(y), nuts_settings[[name]]))
   ref$series <- name
   cat(sprintf(paste0("%s (T = %d): %.0f s, %d divergences, %d at the maximum depth, max R-hat %.4f\n",
                      "  mu %.4f (sd %.4f, ESS %.0f), phi %.5f (sd %.5f, ESS %.0f), ",
