@@ -17,27 +17,32 @@ in_dir <- function(dir, expr) {
   expr
 }
 
-out <- tempfile("vignettes-")
+# outside R's session directory, so that the pages outlive this script
+out <- tempfile("vignettes-", tmpdir = dirname(tempdir()))
 dir.create(out)
 invisible(file.copy(list.files("vignettes", full.names = TRUE), out, recursive = TRUE))
 rscript <- file.path(R.home("bin"), "Rscript")
 rows <- lapply(sources, function(src) {
   name <- sub("\\.Rmd$", "", basename(src))
   code <- sprintf("rmarkdown::render('%s.Rmd', quiet = TRUE, envir = globalenv())", name)
-  t0 <- proc.time()[["elapsed"]]
+  t0 <- proc.time()
   status <- in_dir(out, system2(rscript, c("-e", shQuote(code)),
                                    stdout = FALSE, stderr = file.path(out, paste0(name, ".log"))))
-  seconds <- proc.time()[["elapsed"]] - t0
+  used <- proc.time() - t0
+  seconds <- used[["elapsed"]]
+  cpu <- used[["user.child"]] + used[["sys.child"]]
   html <- file.path(out, paste0(name, ".html"))
   warnings <- if (status == 0 && file.exists(html)) length(html_warnings(html)) else NA
-  cat(sprintf("%-24s %6.1f s  %s  warnings shown: %s\n", name, seconds,
+  cat(sprintf("%-28s %6.1f s (CPU %6.1f s)  %s  warnings shown: %s\n", name, seconds, cpu,
               if (status == 0) "built " else "FAILED", warnings))
-  data.frame(vignette = name, seconds = seconds, built = status == 0, warnings = warnings)
+  data.frame(vignette = name, seconds = seconds, cpu = cpu, built = status == 0,
+             warnings = warnings)
 })
 rows <- do.call(rbind, rows)
 total <- sum(rows$seconds)
 cat("HTML and logs in", out, "\n")
-cat(sprintf("total %.1f s over %d vignettes; load average %s\n", total, nrow(rows),
+cat(sprintf("total %.1f s (CPU %.1f s) over %d vignettes; load average %s\n", total,
+            sum(rows$cpu), nrow(rows),
             paste(readLines("/proc/loadavg", warn = FALSE), collapse = "")))
 ok <- all(rows$built) && all(rows$seconds < 60) && (length(args) || total < 300)
 if (!ok) quit(status = 1)
