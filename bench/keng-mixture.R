@@ -18,21 +18,16 @@ n_draws <- if (length(args)) as.integer(args[1]) else 20L
 started <- Sys.time()
 load_start <- readLines("/proc/loadavg")
 
-# the vignette's mode functions, so that both count moves alike
+# the vignette's own functions (the mode finding and counting of its `modes`
+# chunk, Keng's schedule of its `keng` chunk), so that both do the same
 rmd <- readLines("vignettes/welling-teh.Rmd")
-first <- grep("^```\\{r modes", rmd)
-last <- first + which(rmd[-seq_len(first)] == "```")[1]
-code <- parse(text = rmd[(first + 1):(last - 1)])
-is_definition <- vapply(code, function(e) is.call(e) && identical(e[[1]], as.name("<-")) &&
-                          is.call(e[[3]]) && identical(e[[3]][[1]], as.name("function")), NA)
-for (e in code[is_definition]) eval(e)
-
-keng_lr <- function(b) {
-  end <- if (b == 100) 5e-4 else 5e-5
-  decay <- 1e4 * 100 / b
-  r0 <- (0.005 / end)^(1 / 0.55)
-  bb <- (decay - r0) / (r0 - 1)
-  lr_poly(a = 0.005 * (bb + 1)^0.55, b = bb, gamma = 0.55, floor = end)
+for (chunk in c("modes", "keng")) {
+  first <- grep(sprintf("^```\\{r %s[ ,}]", chunk), rmd)
+  last <- first + which(rmd[-seq_len(first)] == "```")[1]
+  code <- parse(text = rmd[(first + 1):(last - 1)])
+  is_definition <- vapply(code, function(e) is.call(e) && identical(e[[1]], as.name("<-")) &&
+                            is.call(e[[3]]) && identical(e[[3]][[1]], as.name("function")), NA)
+  for (e in code[is_definition]) eval(e)
 }
 batches <- c(1, 10, 100)
 sum_of_steps <- sapply(batches, function(b) sum(lr_values(keng_lr(b), 1:1e6)))
