@@ -48,9 +48,7 @@ def serve(root):
             super().__init__(*args, directory=root, **kwargs)
 
         def send_error(self, code, message=None, explain=None):
-            # Chromium asks every site for /favicon.ico by itself; no page does
-            if self.path != "/favicon.ico":
-                missing.append((code, self.path))
+            missing.append((code, self.path))
             super().send_error(code, message, explain)
 
         def log_message(self, *args):
@@ -165,7 +163,7 @@ def main():
                 failures.append((page, ["did not open: %s" % e]))
                 continue
             for entry in driver.console():
-                if entry.get("level") == "SEVERE" and "/favicon.ico " not in entry.get("message", ""):
+                if entry.get("level") == "SEVERE":
                     problems.append("console: " + entry.get("message", "")[:300])
             if not state["title"].strip():
                 problems.append("no title")
