@@ -3,7 +3,7 @@ PKG     := sgld
 VERSION := $(shell sed -n 's/^Version: //p' DESCRIPTION)
 TARBALL := $(PKG)_$(VERSION).tar.gz
 
-.PHONY: deps document install build install-built demo test check warnings sanitize valgrind bench fuzz gctorture clean
+.PHONY: deps document install build install-built demo test check warnings sanitize valgrind bench fuzz gctorture site clean
 
 deps:
 	bash tools/install-deps.sh
@@ -64,6 +64,14 @@ bench: install
 	bash tools/install-deps.sh --bench
 	Rscript bench/run-all.R
 
+# the web site in docs/ (pkgdown: reference pages grouped by task, every
+# vignette an article; MathJax copied in, so it reads offline), then every page
+# opened in headless Chromium: no console error, every figure loaded
+site:
+	bash tools/install-deps.sh --site
+	Rscript tools/build-site.R
+	python3 tools/check-site.py docs
+
 # a bounded fuzzing run of the C entry points and the samplers (tools/fuzz.R)
 fuzz: install
 	Rscript tools/fuzz.R 1000
@@ -82,4 +90,4 @@ gctorture: install
 	Rscript tools/gctorture.R
 
 clean:
-	rm -rf $(PKG).Rcheck $(PKG)_*.tar.gz src/*.o src/*.so sgld-demo.png
+	rm -rf $(PKG).Rcheck $(PKG)_*.tar.gz src/*.o src/*.so sgld-demo.png docs

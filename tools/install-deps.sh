@@ -12,6 +12,10 @@
 # point rstan to),
 # PyTorch (python3-torch, under /usr/bin/python3), GNU time for peak memory
 # gcc for the C floor programs and Fashion-MNIST (dataset-fashion-mnist).
+#
+# With --site, also what `make site` and tools/check-site.py need: pkgdown,
+# MathJax (libjs-mathjax, copied into the site), headless Chromium and its
+# chromedriver, and Python 3 for the check.
 set -euo pipefail
 
 r_pkgs="coda testthat knitr rmarkdown mvtnorm roxygen2 loo rstantools generics posterior future bigmemory nnet modeldata stochvol"
@@ -29,6 +33,15 @@ if [ "${1:-}" = "--bench" ]; then
   # Fashion-MNIST's idx files for bench/fashion-mnist.R
   [ -d /usr/share/datasets/fashion-mnist ] ||
     tools="$tools dataset-fashion-mnist"
+fi
+
+if [ "${1:-}" = "--site" ]; then
+  r_pkgs="$r_pkgs pkgdown"
+  debs="$debs r-cran-pkgdown libjs-mathjax chromium chromium-driver python3"
+  [ -f /usr/share/javascript/mathjax/MathJax.js ] || tools="$tools libjs-mathjax"
+  for t in chromium chromedriver python3; do
+    command -v "$t" >/dev/null 2>&1 || tools="$tools $t"
+  done
 fi
 
 missing=$(Rscript -e "p <- strsplit('$r_pkgs', ' ')[[1]]; cat(p[!vapply(p, requireNamespace, NA, quietly = TRUE)])")

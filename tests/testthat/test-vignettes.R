@@ -1,0 +1,32 @@
+# The built vignettes show their reader no wall of warnings: at most one
+# warning each (a warning a vignette means to show is shown once and
+# explained; runs that would repeat it are silenced with a word why). The
+# HTML exists in an installed package built from its tarball (R CMD build
+# runs the vignettes), as under R CMD check; a development install has none.
+html_of_vignettes <- function() {
+  doc <- system.file("doc", package = "sgld")
+  if (!nzchar(doc)) return(character())
+  list.files(doc, pattern = "\\.html$", full.names = TRUE)
+}
+
+test_that("html_warnings() finds knitr's warning lines and nothing else", {
+  page <- tempfile(fileext = ".html")
+  writeLines(c("<pre><code>fit &lt;- sgld(m)",
+               "#&gt; Warning: the sampling threshold is 36.9",
+               "#&gt; Warning in f(x): a second one",
+               "## Warning: with the other prefix</code></pre>",
+               "<p>A paragraph on the word Warning: not output.</p>",
+               "<pre><code>#&gt; [1] &quot;Warning: a printed string&quot;</code></pre>"), page)
+  expect_length(html_warnings(page), 3)
+})
+
+test_that("every built vignette shows at most one warning", {
+  pages <- html_of_vignettes()
+  skip_if(length(pages) == 0, "no built vignettes (a development install)")
+  for (page in pages) {
+    shown <- html_warnings(page)
+    expect(length(shown) <= 1, sprintf(
+      "%s shows %d warnings; the first: %s", basename(page), length(shown),
+      substr(trimws(shown[1]), 1, 120)))
+  }
+})
