@@ -30,6 +30,7 @@ scripts <- if (length(args)) args else c(
   "bench/uci.R",               # Bayesian neural networks, UCI protocol (20 splits)
   "bench/sv.R",                # stochastic volatility: accuracy against NUTS, cost against T
   "bench/sv-ar1.R",            # the AR(1) model's default against NUTS and stochvol
+  "bench/sv-ar1-mala.R",       # mala() on the AR(1) model against NUTS
   "bench/nuts.R"               # time to accuracy against Stan's NUTS
 )
 scripts <- scripts[file.exists(scripts)]
