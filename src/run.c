@@ -190,8 +190,9 @@ static void seed_streams(chain *ch, int chains, SEXP rng_init) {
         XLENGTH(rng_init) != 2 * chains * (R_xlen_t) sizeof(sgld_rng))
       error("internal: 'rng_init' must hold two streams per chain");
     for (int c = 0; c < chains; c++) {
-      memcpy(&ch[c].rng, RAW(rng_init) + c * sizeof(sgld_rng), sizeof(sgld_rng));
-      memcpy(&ch[c].diag_rng, RAW(rng_init) + (chains + c) * sizeof(sgld_rng), sizeof(sgld_rng));
+      rng_restore(&ch[c].rng, RAW(rng_init) + c * sizeof(sgld_rng), "a chain's random stream");
+      rng_restore(&ch[c].diag_rng, RAW(rng_init) + (chains + c) * sizeof(sgld_rng),
+                  "a chain's diagnostics stream");
     }
     return;
   }
