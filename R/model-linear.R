@@ -97,7 +97,7 @@ new_model_linear <- function(X, y, prior) {
   coef_names <- colnames(X)
   pr <- resolve_prior_nig(prior, p, coef_names)
   if (n < 2L) abort("`data` must have at least 2 observations, not ", n, ".")
-  check_rank(X)  # R/warnings.R
+  check_rank(X)  # R/design.R
   structure(list(
     type = "linear",
     z = stack_data(X, y), p = p, n = as.double(n),
