@@ -261,10 +261,13 @@ design_for_newdata <- function(model, newdata) {
 # A design whose columns are linearly dependent (perfectly collinear
 # predictors): the likelihood is flat along some direction, only the prior
 # tells those coefficients apart, and samplers crawl along it. Read off the
-# Gram matrix X'X, which a model on a file computes in its pass over the file
-# (R/file-backed.R); `largest` is each column's largest absolute value, for
+# Gram matrix X'X; a model on a file computes it in its pass over the file,
+# and gives it here as X's attribute "gram" (design_of_file() in
+# R/file-backed.R). `largest` is each column's largest absolute value, for
 # the message when its squares overflow.
 check_rank <- function(X) {
+  if (!is.null(attr(X, "gram")))
+    return(check_gram(attr(X, "gram"), colnames(X), attr(X, "largest")))
   check_gram(crossprod(X), colnames(X), largest = apply(abs(X), 2, max))
 }
 

@@ -36,6 +36,8 @@ run_cases <- function(seed, first, last) {
   # a model on a file-backed matrix, and the arguments of the row copy it is built by
   fbm_dir <- tempfile("sgld-fbm-")
   dir.create(fbm_dir)
+  fbm_cache <- file.path(fbm_dir, "cache")
+  options(sgld.cache_dir = fbm_cache)
   fbm <- bigmemory::as.big.matrix(cbind(1, df$x, y = rep(0:1, 20)), backingfile = "f.bin",
                                   descriptorfile = "f.desc", backingpath = fbm_dir)
   models$file <- model_logistic(fbm, y = 3)
@@ -138,7 +140,7 @@ run_cases <- function(seed, first, last) {
         # the files stay fixed (a mutated path could write anywhere)
         file_rows = .Call(sgld:::C_sgld_file_rows,
                           c(mutate(rows_args, sample(1:3, 1)),
-                            list(source = file.path(fbm_dir, "f.bin"), dest = file.path(fbm_dir, "copy")))),
+                            list(source = file.path(fbm_dir, "f.bin"), cache = fbm_cache))),
         codes = {
           .Call(sgld:::C_sgld_codes)
           .Call(sgld:::C_sgld_code_of, sample(c(names(sgld:::engine_codes()), "x"), 1), draw())
