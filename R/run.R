@@ -109,7 +109,12 @@
 #'   every parameter over the kept iterations (`fit$moments`), from which
 #'   [summary()][summary.sgld_fit] and [coef()][coef.sgld_fit] report the
 #'   parameters without draws; memory then grows with the stored parameters
-#'   only. Quantiles, ESS, R-hat, `vcov()` and `predict()` need draws.
+#'   only. Quantiles, ESS, R-hat, `vcov()` and `predict()` need draws. A run
+#'   whose stored draws would not fit in memory (about three copies of them
+#'   are held at once while its fit is built) is refused before it starts;
+#'   the memory counted on is what the system reports available (on Linux:
+#'   the available memory, the control group's limit and `ulimit -v`), or
+#'   `getOption("sgld.memory_limit")` bytes when set.
 #' @param progress Show a one-line progress display on the console (stderr):
 #'   iterations done of the total, iterations per second, time left, and
 #'   chains running, done and diverged; redrawn a few times a second, only for
@@ -469,11 +474,7 @@ run_settings <- function(model, lr, batch_size, iter, burnin, thin, temperature,
   if (!is.null(clip) && !inherits(clip, "sgld_clip"))
     abort("`clip` must be NULL, clip_norm() or clip_value(), not ", describe(clip), ".")
   n_keep <- if (is.null(keep)) d else length(keep)
-  if (collect$capacity * n_keep * chains > 2^31)
-    abort("the run would keep up to ", format(collect$capacity * chains, big.mark = ","),
-          " draws of ", n_keep, " parameters (",
-          format(8 * collect$capacity * n_keep * chains / 2^30, digits = 3),
-          " GiB); increase `thin`, reduce `iter`, or store fewer parameters with `pars`.")
+  check_draws_memory(collect$capacity, n_keep, chains)   # R/pars.R
   if (!is.null(monitor) && !inherits(monitor, "sgld_monitor"))
     abort("`monitor` must be NULL or made by monitor_every(), not ", describe(monitor), ".")
   if (!is.null(monitor) && monitor$every > iter)
