@@ -90,7 +90,14 @@
 #'   are bit-identical to the local run's for the same `set.seed()`: the
 #'   random streams are drawn here and each future is given its chain's. A
 #'   chain whose future fails leaves a fit of the other chains and a warning
-#'   naming it. Futures draw no progress display. Workers need sgld
+#'   naming it. An interrupt (Ctrl-C) stops every chain within a chunk of
+#'   iterations and returns the draws each worker has made, as a local run
+#'   does; chains whose future had not started are "not run", and the fit can
+#'   be continued with `init = fit`. Workers learn of the interrupt through a
+#'   file in this session's temporary directory (or, in a terminal, from the
+#'   interrupt itself): workers on other machines that do not see it run their
+#'   chains to the end; a second interrupt gives up on chains still out.
+#'   Futures draw no progress display. Workers need sgld
 #'   installed; the model travels to them as
 #'   data (a model on a file-backed matrix travels as its file's path, which
 #'   the workers must see). Models from [model_compiled()] cannot travel.
@@ -504,6 +511,7 @@ run_settings <- function(model, lr, batch_size, iter, burnin, thin, temperature,
     mala = as.integer(mala),
     progress = as.integer(progress), keep = keep, moment_scale = moment_scales(model),
     long_run_seconds = getOption("sgld.long_run_seconds", 3600),
+    stop_file = NULL,   # a chain run as a future stops once this file exists (R/future.R)
     cv_mode = cv_mode,
     regular = collect$regular,
     # chains run in this order; each has its own stream, so the order cannot matter

@@ -109,6 +109,11 @@ static run_settings read_settings(SEXP settings, const sgld_model *model,
   s.opts = update_build_opts(rule, list_elt(settings, "update_opts"), d, model);
   read_kept_parameters(settings, &s, d);
   read_starts(settings, &s, d, update_state_length(rule, d));
+  SEXP stop_file = list_elt(settings, "stop_file");
+  if (stop_file != R_NilValue &&
+      (TYPEOF(stop_file) != STRSXP || XLENGTH(stop_file) != 1 || STRING_ELT(stop_file, 0) == NA_STRING))
+    error("internal: 'stop_file' must be NULL or one path");
+  s.stop_file = stop_file == R_NilValue ? NULL : CHAR(STRING_ELT(stop_file, 0));
   if (s.m > model->n) error("internal: batch_size exceeds the number of data items");
   if (s.mala && s.m != model->n) error("internal: mala needs the full data in every step");
   if (!(s.tau >= 0)) error("internal: temperature must be >= 0");
