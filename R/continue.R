@@ -23,9 +23,6 @@ continuation <- function(fit, model, chains, rule) {
   if (!identical(class(fit$model), class(model)) || fit$model$n != model$n ||
       !identical(fit$model$sampler_names, model$sampler_names))
     abort("`init`: the fit to continue was made with a different model.")
-  if (nrow(st$w) != chains)
-    abort("`init`: the fit to continue has ", nrow(st$w), " chain", if (nrow(st$w) > 1) "s",
-          "; set `chains = ", nrow(st$w), "`.")
   bad <- which(fit$status %in% c("diverged", "failed"))
   if (length(bad))
     abort("`init`: chain", if (length(bad) > 1) "s", " ", paste(bad, collapse = ", "),
@@ -49,6 +46,9 @@ check_state <- function(st, chains, d, rule) {
   w <- st$w
   if (!is.double(w) || !is.matrix(w) || ncol(w) != d)
     damaged("`state$w` must be a numeric matrix with ", d, " columns (one per parameter)")
+  if (nrow(w) != chains)
+    abort("`init`: the fit to continue has ", nrow(w), " chain", if (nrow(w) > 1) "s",
+          "; set `chains = ", nrow(w), "`.")
   if (any(!is.finite(w)))
     damaged("`state$w` has the non-finite value ", format(w[!is.finite(w)][1]),
             " (chain ", row(w)[!is.finite(w)][1], ")")

@@ -188,10 +188,15 @@ interrupted_futures <- function(plan, signal_workers, continue = TRUE) {
   }, args = list(flags = flags, plan = plan, f = linear_custom_functions(),
                  data = handout_matrix(), continue = continue))
   on.exit(child$kill_tree(), add = TRUE)
-  group <- function() {   # alive, not zombies
-    ps <- utils::read.table(text = system("ps -eo pid=,pgid=,stat=", intern = TRUE))
-    ps <- ps[ps[[2]] == child$get_pid() & !startsWith(ps[[3]], "Z"), ]
-    setdiff(ps[[1]], child$get_pid())
+  group <- function() {   # alive (not zombies), from /proc/<pid>/stat: state, pgid
+    pids <- setdiff(as.integer(list.files("/proc", pattern = "^[0-9]+$")), child$get_pid())
+    stat <- vapply(pids, function(p) tryCatch(
+      sub("^.*\\) ", "", readLines(file.path("/proc", p, "stat"), warn = FALSE)[1]),
+      error = function(e) NA_character_), "")
+    fields <- strsplit(stat, " ")
+    alive <- vapply(fields, function(f) length(f) >= 3 && f[1] != "Z" &&
+                      as.integer(f[3]) == child$get_pid(), NA)
+    pids[alive]
   }
   running <- if (plan == "multisession") 2 else 1
   deadline <- Sys.time() + 60
