@@ -98,6 +98,7 @@ file_design <- function(x, y, binary) {
   file$source <- info$path
   file$source_id <- copy$source_id   # size, modification time (s, ns) when built
   file$layout <- "observation-contiguous (p + 1) x n doubles: covariates, then the response"
+  file$offset <- copy$offset         # bytes of the copy's header, before its rows
   file$ptr <- NULL
   names <- info$names[cols$cols]
   stats <- copy$stats

@@ -514,7 +514,8 @@ static void remove_stale(const char *cache, const char *keep, uint64_t path_hash
 static SEXP copy_result(const char *dest, uint64_t key, const rows_header *h, const double *G,
                         const double *largest, const file_id *src, int reused) {
   const int p = (int) h->p;
-  const char *names[] = {"path", "key", "stats", "gram", "largest", "source_id", "reused", ""};
+  const char *names[] = {"path", "key", "stats", "gram", "largest", "source_id", "reused",
+                         "offset", ""};
   SEXP res = PROTECT(mkNamed(VECSXP, names));
   char hex[17];
   snprintf(hex, sizeof hex, "%016llx", (unsigned long long) key);
@@ -535,6 +536,7 @@ static SEXP copy_result(const char *dest, uint64_t key, const rows_header *h, co
   REAL(id)[1] = (double) src->sec;
   REAL(id)[2] = (double) src->nsec;
   SET_VECTOR_ELT(res, 6, ScalarLogical(reused));
+  SET_VECTOR_ELT(res, 7, ScalarReal((double) h->header_bytes));
   UNPROTECT(1);
   return res;
 }
@@ -562,8 +564,8 @@ static void copy_error(const copy_failure *f, const char *dest) {
    copy of the same content is there, else written (and copies of an older
    state of the same source removed). Returns its path and key, the
    response's mean, variance and binary values, X'X of the covariates, their
-   largest absolute values, the source's identity and whether it was reused;
-   or an error naming the first non-finite value. */
+   largest absolute values, the source's identity, whether it was reused and
+   where its rows start; or an error naming the first non-finite value. */
 SEXP sgld_file_rows(SEXP args) {
   const copy_args a = read_copy_args(args);
   const size_t width = a.is_float ? sizeof(float) : sizeof(double);
