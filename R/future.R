@@ -69,8 +69,9 @@ stream_of <- function(rng, k, chains) {
 # iteration ("not run": its start, state and streams, so the fit can be
 # continued). A second Ctrl-C while waiting gives up on the chains still out
 # (marked lost; the stop file is left in place so that their workers still
-# stop). The stop file lives in tempdir(): workers that do not see this
-# machine's file system run their chains to the end.
+# stop, as they do once this session has ended and its tempdir() is gone).
+# Workers that do not see this machine's file system run their chains to
+# the end.
 #
 # An interrupt that cut this session's reading of a worker's message would
 # leave the connection mid-message (the next read then waits for ever: seen
@@ -83,16 +84,13 @@ future_results <- function(model, settings) {
   d <- model$d
   rng <- settings$rng_init
   if (is.null(rng)) rng <- .Call(C_sgld_streams, as.integer(chains))
-  settings$stop_file <- tempfile("sgld-stop-")
-  run <- future_run(settings$stop_file)
-  on.exit(if (!run$gave_up) unlink(settings$stop_file), add = TRUE)
+  stop_file <- tempfile("sgld-stop-")
+  settings$stop_file <- c(stop_file, dirname(stop_file))
+  run <- future_run(stop_file)
+  on.exit(if (!run$gave_up) unlink(stop_file), add = TRUE)
   fs <- launch_chains(run, model, settings, rng, d)
-  out <- lapply(seq_len(chains), function(c) {
-    if (is.null(fs[[c]]))   # not made before the stop: stops at its start, here
-      return(tryCatch(future_chain(model, chain_settings(settings, c, rng, d)),
-                      error = function(e) e))
-    collect_chain(run, fs[[c]])
-  })
+  out <- collect_chains(run, fs, function(c)   # not made before the stop: ends at its start, here
+    tryCatch(future_chain(model, chain_settings(settings, c, rng, d)), error = function(e) e))
   ok <- !vapply(out, inherits, NA, what = "error")
   if (!any(ok))
     abort("every chain failed on its worker; chain 1: ", conditionMessage(out[[1]]))
@@ -133,19 +131,16 @@ request_stop <- function(run) {
   file.create(run$stop_file)
 }
 
-# A pause in which Ctrl-C is taken, growing with k up to 0.1 s: FALSE if it came.
-pause_for_interrupt <- function(k) {
-  tryCatch({
-    Sys.sleep(min(0.1, 0.002 * 2^k))
-    TRUE
-  }, interrupt = function(e) FALSE)
-}
+# A pause between polls, growing with k up to 0.1 s.
+poll_pause <- function(k) Sys.sleep(min(0.1, 0.002 * 2^k))
 
 # Makes each chain's future, until a stop; returns them (NULL for those not
 # made). A plan with workers may block making a future until one is free, so
 # this waits for one first, taking Ctrl-C; a worker is free when fewer of
 # the chains' futures run than there are workers (the plan's own count of
-# free workers can lag: on multicore it counts futures not yet read).
+# free workers can lag: on multicore it counts futures not yet read). Each
+# future is stored within the guard, so that an interrupt taken as it ends
+# cannot lose it.
 launch_chains <- function(run, model, settings, rng, d) {
   fs <- vector("list", settings$chains)
   guard <- run$guard
@@ -155,35 +150,49 @@ launch_chains <- function(run, model, settings, rng, d) {
   }
   tryCatch(for (c in seq_len(settings$chains)) {
     k <- 0
-    while (!run$eager && !run$stopping && !worker_free())
-      if (!pause_for_interrupt(k <- k + 1)) request_stop(run)
-    if (run$stopping) break
+    while (!run$eager && !worker_free()) poll_pause(k <- k + 1)
     s <- chain_settings(settings, c, rng, d)
-    fs[[c]] <- guard(future::future(
+    guard(fs[[c]] <- future::future(
       future_chain(model, s),
       globals = list(future_chain = future_chain, model = model, s = s),
       packages = "sgld", seed = FALSE, label = sprintf("sgld chain %d", c)))
     # an eager plan ran the chain: if Ctrl-C stopped it, make no more
-    if (guard(future::resolved(fs[[c]])) && guard(chain_interrupted(fs[[c]])))
+    if (guard(future::resolved(fs[[c]])) && guard(chain_interrupted(fs[[c]]))) {
       request_stop(run)
+      break
+    }
   }, interrupt = function(e) request_stop(run))
   fs
 }
 
-# A chain's result, waiting for it and taking Ctrl-C: the first asks every
-# chain to stop, a second gives up on this chain and those still out.
-collect_chain <- function(run, f) {
-  given_up <- function() {
-    run$gave_up <- TRUE
-    simpleError("given up after a second interrupt, before its result arrived")
+# Every chain's result: its future's value, or `local(c)` for a chain whose
+# future was not made. An interrupt suspended while a worker's message was
+# read is taken when the guard ends, wherever the loop then is: so the loop
+# is retried from the first chain not yet collected (a future keeps its
+# value once read). Ctrl-C asks every chain to stop; a second gives up on
+# the chains still out.
+collect_chains <- function(run, fs, local) {
+  out <- vector("list", length(fs))
+  have <- logical(length(fs))
+  repeat {
+    finished <- tryCatch({
+      for (c in which(!have)) {
+        out[[c]] <- if (is.null(fs[[c]])) local(c) else collect_chain(run, fs[[c]])
+        have[c] <- TRUE
+      }
+      TRUE
+    }, interrupt = function(e) FALSE)
+    if (finished) return(out)
+    if (run$stopping) run$gave_up <- TRUE else request_stop(run)
   }
+}
+
+collect_chain <- function(run, f) {
   k <- 0
   while (!run$guard(future::resolved(f))) {
-    if (run$gave_up) return(given_up())
-    if (!pause_for_interrupt(k <- k + 1)) {
-      if (run$stopping) return(given_up())
-      request_stop(run)
-    }
+    if (run$gave_up)
+      return(simpleError("given up after a second interrupt, before its result arrived"))
+    poll_pause(k <- k + 1)
   }
   tryCatch(run$guard(future::value(f)), error = function(e) e)
 }

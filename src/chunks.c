@@ -35,12 +35,14 @@ static void check_interrupt_fn(void *unused) {
 /* R_ToplevelExec catches the interrupt's long jump, so the run can stop
    cleanly and return what it has instead of losing it. Main thread only.
    A chain run as a future (R/future.R) is also stopped, the same way, when
-   the session that started it creates its stop file: Ctrl-C reaches that
-   session, not the worker, and the file is the one signal every plan on a
-   shared file system carries (one stat() a chunk). */
+   the session that started it creates its stop file, or has ended
+   (run.c: read_stop_file()): Ctrl-C reaches that session, not the worker,
+   and the file is the one signal every plan on a shared file system
+   carries (a stat() or two a chunk). */
 static int stop_requested(const run_settings *s) {
   struct stat st;
-  return s->stop_file && stat(s->stop_file, &st) == 0;
+  if (!s->stop_file) return 0;
+  return stat(s->stop_file, &st) == 0 || (s->stop_dir_seen && stat(s->stop_dir, &st) != 0);
 }
 
 /* a chain started after its run was stopped: it ends where it starts, as

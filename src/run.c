@@ -10,6 +10,7 @@
  * and give the same draws as one long run.
  */
 #include <string.h>
+#include <sys/stat.h>
 #include <R.h>
 #include "run.h"
 #ifdef _OPENMP
@@ -88,6 +89,24 @@ static void read_starts(SEXP settings, run_settings *s, int d, size_t state_len)
   s->order = o;
 }
 
+/* A chain run as a future stops once its session creates the stop file, or
+   once the session's directory of it has gone (the session ended: its
+   workers must not run on). A worker that does not see that directory when
+   the run begins (another machine) watches neither. */
+static void read_stop_file(SEXP settings, run_settings *s) {
+  SEXP file = list_elt(settings, "stop_file");
+  s->stop_file = s->stop_dir = NULL;
+  s->stop_dir_seen = 0;
+  if (file == R_NilValue) return;
+  if (TYPEOF(file) != STRSXP || XLENGTH(file) != 2 || STRING_ELT(file, 0) == NA_STRING ||
+      STRING_ELT(file, 1) == NA_STRING)
+    error("internal: 'stop_file' must be NULL or a path and its directory");
+  s->stop_file = CHAR(STRING_ELT(file, 0));
+  s->stop_dir = CHAR(STRING_ELT(file, 1));
+  struct stat st;
+  s->stop_dir_seen = stat(s->stop_dir, &st) == 0;
+}
+
 static run_settings read_settings(SEXP settings, const sgld_model *model,
                                   const sgld_update *rule) {
   run_settings s;
@@ -109,11 +128,7 @@ static run_settings read_settings(SEXP settings, const sgld_model *model,
   s.opts = update_build_opts(rule, list_elt(settings, "update_opts"), d, model);
   read_kept_parameters(settings, &s, d);
   read_starts(settings, &s, d, update_state_length(rule, d));
-  SEXP stop_file = list_elt(settings, "stop_file");
-  if (stop_file != R_NilValue &&
-      (TYPEOF(stop_file) != STRSXP || XLENGTH(stop_file) != 1 || STRING_ELT(stop_file, 0) == NA_STRING))
-    error("internal: 'stop_file' must be NULL or one path");
-  s.stop_file = stop_file == R_NilValue ? NULL : CHAR(STRING_ELT(stop_file, 0));
+  read_stop_file(settings, &s);
   if (s.m > model->n) error("internal: batch_size exceeds the number of data items");
   if (s.mala && s.m != model->n) error("internal: mala needs the full data in every step");
   if (!(s.tau >= 0)) error("internal: temperature must be >= 0");

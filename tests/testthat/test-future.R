@@ -112,44 +112,55 @@ test_that("a model written in R functions travels to its futures, and its failur
 })
 
 test_that("a run's stop file stops its chains as an interrupt does, or before they start", {
-  # the signal by which a session tells its futures' workers of Ctrl-C
+  # the signal by which a session tells its futures' workers of Ctrl-C, or
+  # that it has ended (its directory of the file is gone)
   m <- model_logistic(type ~ ., data = pima())
-  stop_file <- tempfile()
-  settings <- function() {
-    s <- sgld:::run_settings(m, lr = 1e-5, batch_size = 10, iter = 1e7, burnin = 0, thin = 100,
-                             temperature = 1, chains = 2, init = NULL, replace = FALSE,
-                             clip = NULL, threads = 2)
-    s$stop_file <- stop_file
-    s
-  }
+  dir <- tempfile()
+  dir.create(dir)
+  stop_file <- file.path(dir, "stop")
   file.create(stop_file)
-  s <- settings()
+  s <- sgld:::run_settings(m, lr = 1e-5, batch_size = 10, iter = 1e7, burnin = 0, thin = 100,
+                           temperature = 1, chains = 2, init = NULL, replace = FALSE,
+                           clip = NULL, threads = 2)
+  s$stop_file <- c(stop_file, dir)
   res <- .Call(sgld:::C_sgld_run, m, s)
   expect_identical(sgld:::chain_status(res$status), rep("not run", 2))
   expect_identical(res$kept, c(0, 0))
   expect_identical(c(res$last), s$init)
   unlink(stop_file)
-  # a model in R functions makes the file during the run: every chain stops
-  # at the end of that chunk, its draws kept
-  calls <- 0
-  f <- linear_custom_functions()
-  g <- f$grad_loglik
-  f$grad_loglik <- function(w, batch) {
-    calls <<- calls + 1
-    if (calls == 5000) file.create(stop_file)
-    g(w, batch)
+  # a model in R functions makes the file, or removes its directory, during
+  # the run: every chain stops at the end of that chunk, its draws kept
+  run_until <- function(signal) {
+    calls <- 0
+    f <- linear_custom_functions()
+    g <- f$grad_loglik
+    f$grad_loglik <- function(w, batch) {
+      calls <<- calls + 1
+      if (calls == 5000) signal()
+      g(w, batch)
+    }
+    mc <- do.call(model_custom, c(list(data = handout_matrix(), d = 3), f))
+    s <- sgld:::run_settings(mc, lr = 1e-7, batch_size = 10, iter = 1e6, burnin = 0, thin = 100,
+                             temperature = 1, chains = 2, init = c(0, 0, 0), replace = FALSE,
+                             clip = NULL)
+    s$stop_file <- c(stop_file, dir)
+    .Call(sgld:::C_sgld_run, mc, s)
   }
-  mc <- do.call(model_custom, c(list(data = handout_matrix(), d = 3), f))
-  s <- sgld:::run_settings(mc, lr = 1e-7, batch_size = 10, iter = 1e6, burnin = 0, thin = 100,
-                           temperature = 1, chains = 2, init = c(0, 0, 0), replace = FALSE,
-                           clip = NULL)
-  s$stop_file <- stop_file
-  res <- .Call(sgld:::C_sgld_run, mc, s)
-  unlink(stop_file)
-  expect_identical(sgld:::chain_status(res$status), c("interrupted", "not run"))
-  expect_gte(res$stop_iter[1], 5000)
-  expect_lt(res$stop_iter[1], 1e6)
-  expect_identical(res$kept[1], floor(res$stop_iter[1] / 100))
+  for (signal in list(function() file.create(stop_file),
+                      function() unlink(dir, recursive = TRUE))) {
+    dir.create(dir, showWarnings = FALSE)
+    res <- run_until(signal)
+    unlink(stop_file)
+    expect_identical(sgld:::chain_status(res$status), c("interrupted", "not run"))
+    expect_gte(res$stop_iter[1], 5000)
+    expect_lt(res$stop_iter[1], 1e6)
+    expect_identical(res$kept[1], floor(res$stop_iter[1] / 100))
+  }
+  # a worker that does not see the directory when it begins (another
+  # machine) runs to the end
+  s$iter <- 200
+  s$stop_file <- c(file.path(dir, "none", "stop"), file.path(dir, "none"))
+  expect_identical(sgld:::chain_status(.Call(sgld:::C_sgld_run, m, s)$status), rep("done", 2))
 })
 
 # Ctrl-C in a child session running 4 chains as futures: `signal_workers`
