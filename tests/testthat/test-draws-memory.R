@@ -36,7 +36,7 @@ test_that("draws beyond the memory available are refused up front, naming the li
 
 test_that("under an address-space limit a run too large for it stops before it starts", {
   skip_on_os(c("windows", "mac", "solaris"))
-  skip_if_not_installed("processx")
+  skip_if_not_installed("callr")
   # AddressSanitizer reserves terabytes of address space: no run fits under ulimit -v
   skip_if(grepl("asan", Sys.getenv("LD_PRELOAD")), "an address-space limit under AddressSanitizer")
   # a child under ulimit -v 1.5 GB: 2e7 kept draws of 8 parameters need about
@@ -50,7 +50,7 @@ test_that("under an address-space limit a run too large for it stops before it s
     "              error = function(e) conditionMessage(e))",
     "cat(if (is.character(r)) r else 'ran', '\\n')"), script)
   rscript <- file.path(R.home("bin"), "Rscript")
-  out <- processx::run("sh", c("-c", sprintf("ulimit -v 1500000 && exec '%s' '%s'", rscript, script)),
+  out <- callr::run("sh", c("-c", sprintf("ulimit -v 1500000 && exec '%s' '%s'", rscript, script)),
                        env = c("current", R_LIBS = paste(.libPaths(), collapse = ":")),
                        timeout = 120, error_on_status = FALSE)
   expect_match(out$stdout, paste0("the run would keep up to 2e\\+07 draws of 8 parameters .*",
