@@ -23,17 +23,63 @@ continuation <- function(fit, model, chains, rule) {
   if (!identical(class(fit$model), class(model)) || fit$model$n != model$n ||
       !identical(fit$model$sampler_names, model$sampler_names))
     abort("`init`: the fit to continue was made with a different model.")
-  if (nrow(st$w) != chains)
-    abort("`init`: the fit to continue has ", nrow(st$w), " chain", if (nrow(st$w) > 1) "s",
-          "; set `chains = ", nrow(st$w), "`.")
   bad <- which(fit$status %in% c("diverged", "failed"))
   if (length(bad))
     abort("`init`: chain", if (length(bad) > 1) "s", " ", paste(bad, collapse = ", "),
           " of the fit ", if (all(fit$status[bad] == "failed")) "failed" else "diverged",
           " and cannot be continued; start afresh, e.g. from ",
           "`init = fit$last`, with a smaller learning rate.")
-  list(w = unname(st$w), t_offset = st$iteration, state_init = as.double(st$update),
+  check_state(st, chains, model$d, rule)
+  list(w = unname(st$w), t_offset = as.double(st$iteration), state_init = as.double(st$update),
        rng_init = st$rng)
+}
+
+# A fit's state is checked before the engine sees it: a fit read back from a
+# damaged file, or altered by hand, must give an error that says what is
+# wrong, not a hang (an all-zero random stream never moves on) or draws that
+# silently start from nonsense. Each rule names the part and what it needs.
+check_state <- function(st, chains, d, rule) {
+  damaged <- function(...)
+    abort("`init`: the state of the fit to continue is damaged: ", ..., "; the fit was ",
+          "altered or read from a damaged file. Start afresh, e.g. from `init = fit$last`.")
+  sizes <- .Call(C_sgld_state_sizes, rule$name, as.integer(d))
+  w <- st$w
+  if (!is.double(w) || !is.matrix(w) || ncol(w) != d)
+    damaged("`state$w` must be a numeric matrix with ", d, " columns (one per parameter)")
+  if (nrow(w) != chains)
+    abort("`init`: the fit to continue has ", nrow(w), " chain", if (nrow(w) > 1) "s",
+          "; set `chains = ", nrow(w), "`.")
+  if (any(!is.finite(w)))
+    damaged("`state$w` has the non-finite value ", format(w[!is.finite(w)][1]),
+            " (chain ", row(w)[!is.finite(w)][1], ")")
+  it <- st$iteration
+  if (!is.numeric(it) || length(it) != chains || anyNA(it) || any(!is.finite(it)) ||
+      any(it < 0) || any(it != floor(it)))
+    damaged("`state$iteration` must hold ", chains, " whole number", if (chains > 1) "s",
+            " of iterations, at least 0 (one per chain); it is ", describe(it))
+  up <- st$update
+  want <- sizes[1] * chains
+  if (!is.numeric(up) || length(up) != want)
+    damaged("`state$update` must hold ", want, " numbers (", sizes[1], " per chain for the ",
+            "rule ", rule$label, "), not ", if (is.numeric(up)) length(up) else describe(up))
+  if (any(!is.finite(up)))
+    damaged("`state$update` (the state of the rule ", rule$label, ") has the non-finite value ",
+            format(up[!is.finite(up)][1]))
+  rng <- st$rng
+  bytes <- sizes[2]
+  if (!is.raw(rng) || length(rng) != 2 * chains * bytes)
+    damaged("`state$rng` must be a raw vector of ", 2 * chains * bytes, " bytes (two random ",
+            "streams of ", bytes, " bytes per chain), not ",
+            if (is.raw(rng)) paste(length(rng), "bytes") else describe(rng))
+  zero <- which(vapply(seq_len(2 * chains), function(k)
+    all(rng[(k - 1) * bytes + seq_len(bytes)] == as.raw(0)), NA))
+  if (length(zero)) {
+    k <- zero[1]
+    damaged("`state$rng` holds an all-zero random stream (the ",
+            if (k <= chains) "main" else "diagnostics", " stream of chain ",
+            (k - 1) %% chains + 1, "), which no run leaves and the generator cannot leave")
+  }
+  invisible()
 }
 
 # Fits saved before each update rule owned its options hold one shared set

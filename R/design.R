@@ -257,3 +257,58 @@ design_for_newdata <- function(model, newdata) {
   if (!is.null(off)) attr(X, "offset") <- rep_len(as.double(off), nrow(X))
   X
 }
+
+# A design whose columns are linearly dependent (perfectly collinear
+# predictors): the likelihood is flat along some direction, only the prior
+# tells those coefficients apart, and samplers crawl along it. Read off the
+# Gram matrix X'X; a model on a file computes it in its pass over the file,
+# and gives it here as X's attribute "gram" (design_of_file() in
+# R/file-backed.R). `largest` is each column's largest absolute value, for
+# the message when its squares overflow.
+check_rank <- function(X) {
+  if (!is.null(attr(X, "gram")))
+    return(check_gram(attr(X, "gram"), colnames(X), attr(X, "largest")))
+  check_gram(crossprod(X), colnames(X), largest = apply(abs(X), 2, max))
+}
+
+check_gram <- function(G, names, largest = NULL) {
+  p <- ncol(G)
+  if (is.null(names)) names <- paste0("x", seq_len(p))
+  ss <- diag(G)
+  # the sum of squares of a column beyond the largest double: the model's
+  # gradients and curvature (x_i x_i' terms) overflow too, whatever the
+  # sampler; the rank cannot be read either
+  if (any(!is.finite(ss))) {
+    j <- which(!is.finite(ss))
+    abort(sprintf(paste0(
+      "the design matrix's column%s %s hold%s values so large (up to %s) that the sum of ",
+      "their squares overflows (beyond %.3g): the model's gradients and curvature cannot be ",
+      "computed. Rescale %s, e.g. with scale() or by a power of 10."),
+      if (length(j) > 1) "s" else "", name_list(names[j]), if (length(j) > 1) "" else "s",
+      if (is.null(largest)) "Inf" else format(max(largest[j]), digits = 3),
+      .Machine$double.xmax, if (length(j) > 1) "them" else "it"))
+  }
+  if (p < 2L) return(invisible(NULL))
+  if (any(ss == 0)) {
+    j <- which(ss == 0)
+    warning(sprintf(paste0("the design matrix has the all-zero column%s %s: the data say ",
+                           "nothing about %s coefficient%s, only the prior does. Drop ",
+                           "%s."), if (length(j) > 1) "s" else "", name_list(names[j]),
+                    if (length(j) > 1) "their" else "its", if (length(j) > 1) "s" else "",
+                    if (length(j) > 1) "them" else "it"), call. = FALSE)
+    return(invisible(names[j]))
+  }
+  # the Gram matrix of the scaled columns: rank is read off a pivoted QR
+  norms <- sqrt(ss)
+  q <- qr(G / tcrossprod(norms), tol = 1e-9)
+  if (q$rank == p) return(invisible(NULL))
+  dependent <- names[q$pivot[(q$rank + 1):p]]
+  warning(sprintf(paste0(
+    "the design matrix is rank deficient (rank %d with %d columns): %s %s a linear ",
+    "combination of other columns (perfectly collinear predictors). Only the prior tells ",
+    "those coefficients apart, and samplers move slowly along that direction. Drop %s, or ",
+    "for a factor, keep the intercept and its default contrasts."),
+    q$rank, p, name_list(dependent), if (length(dependent) > 1) "are each" else "is",
+    if (length(dependent) > 1) "those columns" else "that column"), call. = FALSE)
+  invisible(dependent)
+}

@@ -1,9 +1,11 @@
 # Models on file-backed matrices (bigmemory's big.matrix, or its descriptor).
 # The model reads its rows from a memory map of a file (src/mmap.c): a copy
 # of the design in the model's own layout, one observation's covariates and
-# response together, written once next to the big.matrix's backing file. The
-# model object holds the file's path and layout, not the data, so it is small,
-# can be saved, and can go to another process that sees the same file.
+# response together, written once into the package's cache directory and
+# named by what it derives from, so models on the same content share it and
+# no model reads another's. The model object holds the copy's path and key
+# and its source's identity, not the data, so it is small, can be saved, and
+# can go to another process that sees the same files.
 
 is_file_matrix <- function(x) {
   inherits(x, "big.matrix") || inherits(x, "big.matrix.descriptor")
@@ -61,28 +63,60 @@ file_columns <- function(info, y) {
   list(cols = seq_len(info$k), ycol = 0L, y = y)
 }
 
-# Writes the rows file and returns what the model needs from the pass:
-# the file's environment, the covariates' names and the response's mean,
-# variance and binary values.
+# The directory of the copies: getOption("sgld.cache_dir"), by default the
+# user's cache directory for the package (tools::R_user_dir()), created if
+# needed.
+cache_dir <- function() {
+  dir <- getOption("sgld.cache_dir", tools::R_user_dir("sgld", which = "cache"))
+  if (!is.character(dir) || length(dir) != 1L || is.na(dir) || !nzchar(dir))
+    abort("`options(sgld.cache_dir)` must be one directory path, not ", describe(dir), ".")
+  if (!dir.exists(dir)) dir.create(dir, recursive = TRUE, showWarnings = FALSE)
+  if (!dir.exists(dir))
+    abort("cannot create the cache directory '", dir, "' for the copy of a file-backed ",
+          "matrix's rows; set `options(sgld.cache_dir = )` to a directory you can write.")
+  normalizePath(dir)
+}
+
+# Writes (or finds) the model's copy of its rows and returns what the model
+# needs from it: the copy's environment, the covariates' names, the
+# response's mean, variance and binary values, and the covariates' Gram
+# matrix X'X with their largest absolute values (for the checks of the
+# design, which read it as they would read X: design_of_file()).
 file_design <- function(x, y, binary) {
   info <- file_matrix_info(x)
   cols <- file_columns(info, y)
   if (length(cols$cols) < 1L) abort("`x` must have at least one covariate besides `y`.")
   if (info$n < 2L) abort("`x` must have at least 2 rows, not ", info$n, ".")
-  dest <- paste0(info$path, ".sgld-rows")
-  stats <- .Call(C_sgld_file_rows, list(
-    source = info$path, dest = dest, float = as.integer(info$float), n = info$n,
+  copy <- .Call(C_sgld_file_rows, list(
+    source = info$path, cache = cache_dir(), float = as.integer(info$float), n = info$n,
     ncol = as.integer(info$k), cols = as.integer(cols$cols - 1L),
     ycol = as.integer(cols$ycol - 1L), y = if (is.null(cols$y)) NULL else as.double(cols$y),
     binary = as.integer(binary)))
   file <- new.env(parent = emptyenv())
-  file$path <- dest
+  file$path <- copy$path
+  file$key <- copy$key
   file$source <- info$path
+  file$source_id <- copy$source_id   # size, modification time (s, ns) when built
   file$layout <- "observation-contiguous (p + 1) x n doubles: covariates, then the response"
+  file$offset <- copy$offset         # bytes of the copy's header, before its rows
   file$ptr <- NULL
-  list(file = file, names = info$names[cols$cols], n = info$n, p = length(cols$cols),
+  names <- info$names[cols$cols]
+  stats <- copy$stats
+  list(file = file, names = names, n = info$n, p = length(cols$cols),
+       design = design_of_file(copy$gram, copy$largest, names),
        y_mean = stats[1], y_var = stats[2], zero = stats[3] > 0, minus = stats[4] > 0,
        one = stats[5] > 0, ycol = cols$ycol)
+}
+
+# What the model constructors are given for X when the rows stay in the
+# file: two rows (the constructors keep only names and sizes from it) that
+# carry the file's X'X and largest values, which check_rank() (R/design.R)
+# reads in place of X's own.
+design_of_file <- function(gram, largest, names) {
+  X <- matrix(1, 2, length(names), dimnames = list(NULL, names))
+  attr(X, "gram") <- gram
+  attr(X, "largest") <- largest
+  X
 }
 
 # A model whose data are in memory, from one on a file (for held-out data).
@@ -101,8 +135,7 @@ check_in_memory <- function(model) {
 
 file_model_linear <- function(x, y, prior) {
   f <- file_design(x, if (missing(y)) stop_missing_y() else y, binary = FALSE)
-  m <- new_model_linear(matrix(0, 2, f$p, dimnames = list(NULL, f$names)), c(f$y_mean, f$y_mean),
-                        prior)
+  m <- new_model_linear(f$design, c(f$y_mean, f$y_mean), prior)
   m$z <- NULL
   m$n <- as.double(f$n)
   m$default_init[m$d] <- f$y_var
@@ -118,9 +151,8 @@ file_model_logistic <- function(x, y, prior, prior_intercept, sparse) {
   if (!f$one || !(f$zero || f$minus))
     abort("the response must have two classes; it is all ", if (f$one) 1 else if (f$zero) 0 else -1, ".")
   labels <- if (f$zero) c("0", "1") else c("-1", "1")
-  m <- new_model_logistic(matrix(1, 2, f$p, dimnames = list(NULL, f$names)),
-                          structure(c(-1, 1), labels = labels), prior, prior_intercept,
-                          sparse = FALSE)
+  m <- new_model_logistic(f$design, structure(c(-1, 1), labels = labels), prior,
+                          prior_intercept, sparse = FALSE)
   m$z <- NULL
   m$n <- as.double(f$n)
   m$file <- f$file

@@ -57,33 +57,40 @@ stream_of <- function(rng, k, chains) {
 # Every chain as a future on the current plan; returns the bound engine
 # result, with the chains whose future failed marked (attribute `lost`: a
 # named list of their error messages) and the first model failure recorded.
+#
+# Ctrl-C reaches this session; in a terminal it also reaches workers on this
+# machine (one process group), whose chains then stop as an interrupted
+# local run does and return what they have. For the workers it does not
+# reach (an interrupt from an IDE, other machines), this session creates the
+# run's stop file, which every chain polls between chunks as it polls for an
+# interrupt (src/chunks.c): each worker then ends its chain within a chunk
+# and returns its draws. A chain whose future had not been made yet is run
+# here with the stop file in place, which stops it before its first
+# iteration ("not run": its start, state and streams, so the fit can be
+# continued). A second Ctrl-C while waiting gives up on the chains still out
+# (marked lost; the stop file is left in place so that their workers still
+# stop, as they do once this session has ended and its tempdir() is gone).
+# Workers that do not see this machine's file system run their chains to
+# the end.
+#
+# An interrupt that cut this session's reading of a worker's message would
+# leave the connection mid-message (the next read then waits for ever: seen
+# with Ctrl-C sent to a session and its multisession workers at once). So,
+# but on plans that run a future in this session as it is made, every call
+# into future that may read a worker's result runs with interrupts
+# suspended, and Ctrl-C is taken only in the pauses between polls.
 future_results <- function(model, settings) {
   chains <- settings$chains
   d <- model$d
   rng <- settings$rng_init
   if (is.null(rng)) rng <- .Call(C_sgld_streams, as.integer(chains))
-  fs <- vector("list", chains)
-  for (c in seq_len(chains)) {
-    s <- chain_settings(settings, c, rng, d)
-    fs[[c]] <- future::future(
-      future_chain(model, s),
-      globals = list(future_chain = future_chain, model = model, s = s),
-      packages = "sgld", seed = FALSE, label = sprintf("sgld chain %d", c))
-  }
-  out <- vector("list", chains)
-  interrupted <- FALSE
-  for (c in seq_len(chains)) {
-    if (interrupted && !future::resolved(fs[[c]])) {
-      out[[c]] <- simpleError("interrupted by the user before its result arrived")
-      next
-    }
-    out[[c]] <- tryCatch(future::value(fs[[c]]),
-                         error = function(e) e,
-                         interrupt = function(e) {
-                           interrupted <<- TRUE
-                           simpleError("interrupted by the user before its result arrived")
-                         })
-  }
+  stop_file <- tempfile("sgld-stop-")
+  settings$stop_file <- c(stop_file, dirname(stop_file))
+  run <- future_run(stop_file)
+  on.exit(if (!run$gave_up) unlink(stop_file), add = TRUE)
+  fs <- launch_chains(run, model, settings, rng, d)
+  out <- collect_chains(run, fs, function(c)   # not made before the stop: ends at its start, here
+    tryCatch(future_chain(model, chain_settings(settings, c, rng, d)), error = function(e) e))
   ok <- !vapply(out, inherits, NA, what = "error")
   if (!any(ok))
     abort("every chain failed on its worker; chain 1: ", conditionMessage(out[[1]]))
@@ -95,6 +102,105 @@ future_results <- function(model, settings) {
   lost <- lapply(out[!ok], conditionMessage)
   names(lost) <- which(!ok)
   structure(bind_results(res, chains), lost = lost, failure = failure)
+}
+
+# The state of one run's futures: its stop file, whether a stop was asked
+# (`stopping`) or the run gave up on chains still out (`gave_up`), and how
+# calls into future are made (`guard`). A plan is eager when it runs a
+# future in this session as it is made: one worker (multisession with 1
+# falls back to it), or multicore where forking is not supported; the chain
+# then takes Ctrl-C itself, and nothing may suspend interrupts around it.
+future_run <- function(stop_file) {
+  run <- new.env(parent = emptyenv())
+  run$stop_file <- stop_file
+  run$stopping <- FALSE
+  run$gave_up <- FALSE
+  strategy <- future::plan("next")
+  run$workers <- future::nbrOfWorkers()
+  run$eager <- inherits(strategy, "uniprocess") || run$workers <= 1 ||
+    (inherits(strategy, "multicore") && !future::supportsMulticore())
+  run$guard <- if (run$eager) function(expr) expr else suspendInterrupts
+  run
+}
+
+request_stop <- function(run) {
+  if (!run$stopping && !run$eager)
+    message("sgld: stopping the chains' futures and collecting their draws; interrupt ",
+            "again to give up on the chains still out.")
+  run$stopping <- TRUE
+  file.create(run$stop_file)
+}
+
+# A pause between polls, growing with k up to 0.1 s.
+poll_pause <- function(k) Sys.sleep(min(0.1, 0.002 * 2^k))
+
+# Makes each chain's future, until a stop; returns them (NULL for those not
+# made). A plan with workers may block making a future until one is free, so
+# this waits for one first, taking Ctrl-C; a worker is free when fewer of
+# the chains' futures run than there are workers (the plan's own count of
+# free workers can lag: on multicore it counts futures not yet read). Each
+# future is stored within the guard, so that an interrupt taken as it ends
+# cannot lose it.
+launch_chains <- function(run, model, settings, rng, d) {
+  fs <- vector("list", settings$chains)
+  guard <- run$guard
+  worker_free <- function() {
+    running <- vapply(fs, function(f) !is.null(f) && !guard(future::resolved(f)), NA)
+    sum(running) < run$workers
+  }
+  tryCatch(for (c in seq_len(settings$chains)) {
+    k <- 0
+    while (!run$eager && !worker_free()) poll_pause(k <- k + 1)
+    s <- chain_settings(settings, c, rng, d)
+    guard(fs[[c]] <- future::future(
+      future_chain(model, s),
+      globals = list(future_chain = future_chain, model = model, s = s),
+      packages = "sgld", seed = FALSE, label = sprintf("sgld chain %d", c)))
+    # an eager plan ran the chain: if Ctrl-C stopped it, make no more
+    if (guard(future::resolved(fs[[c]])) && guard(chain_interrupted(fs[[c]]))) {
+      request_stop(run)
+      break
+    }
+  }, interrupt = function(e) request_stop(run))
+  fs
+}
+
+# Every chain's result: its future's value, or `local(c)` for a chain whose
+# future was not made. An interrupt suspended while a worker's message was
+# read is taken when the guard ends, wherever the loop then is: so the loop
+# is retried from the first chain not yet collected (a future keeps its
+# value once read). Ctrl-C asks every chain to stop; a second gives up on
+# the chains still out.
+collect_chains <- function(run, fs, local) {
+  out <- vector("list", length(fs))
+  have <- logical(length(fs))
+  repeat {
+    finished <- tryCatch({
+      for (c in which(!have)) {
+        out[[c]] <- if (is.null(fs[[c]])) local(c) else collect_chain(run, fs[[c]])
+        have[c] <- TRUE
+      }
+      TRUE
+    }, interrupt = function(e) FALSE)
+    if (finished) return(out)
+    if (run$stopping) run$gave_up <- TRUE else request_stop(run)
+  }
+}
+
+collect_chain <- function(run, f) {
+  k <- 0
+  while (!run$guard(future::resolved(f))) {
+    if (run$gave_up)
+      return(simpleError("given up after a second interrupt, before its result arrived"))
+    poll_pause(k <- k + 1)
+  }
+  tryCatch(run$guard(future::value(f)), error = function(e) e)
+}
+
+# Did this resolved chain's future return a chain stopped by an interrupt?
+chain_interrupted <- function(f) {
+  v <- tryCatch(future::value(f), error = function(e) NULL)
+  !is.null(v) && identical(as.integer(v$res$status), engine_status_code("interrupted"))
 }
 
 # What a chain whose future failed leaves: nothing kept, its start, its

@@ -42,17 +42,28 @@
 #' @section Data in a file:
 #' Given a file-backed big.matrix (`bigmemory::filebacked.big.matrix()`, not
 #' separated; its backing file holds the matrix column-major), the model
-#' writes once, next to the backing file (`<backing file>.sgld-rows`), a copy
-#' of the covariates and response with each observation's values together,
-#' and reads minibatches from a memory map of that copy: the data never enter
-#' R's memory, and the operating system's page cache holds what fits. The
-#' model object stores the file's path, not the data, so it is small, can be
-#' saved, and can be sent to another process that sees the same file (e.g.
-#' chains on a `future` plan, `parallel = "future"` in [sgld()]). Control
-#' variates, [posterior_mode()] and the monitor make passes over the file.
-#' The draws equal those of the same data in memory. Needs `mmap`: Linux and
-#' macOS, not Windows. Predictions need `newdata`. See
-#' `vignette("large-data")`.
+#' writes once a copy of the covariates and response with each observation's
+#' values together, and reads minibatches from a memory map of that copy: the
+#' data never enter R's memory, and the operating system's page cache holds
+#' what fits. The copy is kept in the cache directory
+#' `getOption("sgld.cache_dir")` (by default `tools::R_user_dir("sgld",
+#' "cache")`), never beside your data, under a name made from what it
+#' derives from (the backing file's path, size and modification time, the
+#' columns, the response and its coding): models on the same content share
+#' one copy, other models never read it, and copies of an earlier state of
+#' the same backing file are removed when a model is built on the new one.
+#' It takes as much disk as the data; delete the directory to reclaim it
+#' (models on it must then be built again). Before each run the copy and
+#' the backing file are checked: a copy that is missing, truncated or
+#' modified, or a backing file changed since the model was built, is an
+#' error that says which. The model object stores the paths, not the data,
+#' so it is small, can be saved, and can be sent to another process that
+#' sees the same files (e.g. chains on a `future` plan, `parallel =
+#' "future"` in [sgld()]; workers on other machines need a cache directory
+#' they share). Control variates, [posterior_mode()] and the monitor make
+#' passes over the file. The draws equal those of the same data in memory.
+#' Needs `mmap`: Linux and macOS, not Windows. Predictions need `newdata`.
+#' See `vignette("large-data")`.
 #' @seealso [linear_exact_posterior()] for the exact posterior of this model.
 #' @examples
 #' m <- model_linear(y ~ x, data = handout)
@@ -97,7 +108,7 @@ new_model_linear <- function(X, y, prior) {
   coef_names <- colnames(X)
   pr <- resolve_prior_nig(prior, p, coef_names)
   if (n < 2L) abort("`data` must have at least 2 observations, not ", n, ".")
-  check_rank(X)  # R/warnings.R
+  check_rank(X)  # R/design.R
   structure(list(
     type = "linear",
     z = stack_data(X, y), p = p, n = as.double(n),

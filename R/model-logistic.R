@@ -135,7 +135,7 @@ new_model_logistic <- function(X, y, prior, prior_intercept, sparse = NULL, stor
   if (sparse && storage == "float")
     abort("`storage = \"float\"` needs dense storage (`sparse = FALSE`).")
   pr <- resolve_coef_prior(prior, prior_intercept, colnames(X))
-  check_rank(X)  # R/warnings.R
+  check_rank(X)  # R/design.R
   m <- structure(list(
     type = "logistic",
     p = ncol(X), n = as.double(n), sparse = as.integer(sparse), storage = storage,

@@ -141,3 +141,87 @@ format_seconds <- function(s) {
   else if (s >= 60) sprintf("%.1f minutes", s / 60)
   else sprintf("%.2g seconds", s)
 }
+
+# ---- memory for the stored draws --------------------------------------------
+
+# The memory a run's stored draws need at its peak, in bytes: while a run
+# ends and its fit is built, the engine's outputs, the per-chain matrices of
+# the fit and the copies R makes between them coexist. Measured as the rise
+# of the process's peak resident memory over the run (logistic; kept draws
+# of d = 8 x 3e6, 40 x 1e6, 200 x 2e5): 598, 934 and 921 MB, against
+# 8 (3 d + 3) bytes a kept row (the draws three times, the learning rate,
+# iteration and trace once) of 618, 938 and 921 MB. Under an address-space
+# limit of 2.9 GB (ulimit -v, 2.75 GiB left), 1.4e7 kept draws of d = 8 ran
+# and 1.6e7 failed in the allocator after the run; this refuses 1.4e7
+# (2.82 GiB) and passes 1.3e7.
+draws_memory <- function(capacity, n_keep, chains) {
+  8 * capacity * chains * (3 * n_keep + 3)
+}
+
+# The memory a run can count on, in bytes: the least of what the system has
+# available (Linux: MemAvailable), what the process's control group still
+# allows (cgroup v2 or v1) and what its address-space limit (ulimit -v)
+# leaves; getOption("sgld.memory_limit") instead when set. Inf where nothing
+# is known (other systems): the fixed cap of 2^31 stored numbers remains.
+memory_available <- function() {
+  opt <- getOption("sgld.memory_limit")
+  if (!is.null(opt)) {
+    if (!is.numeric(opt) || length(opt) != 1L || is.na(opt) || !(opt > 0))
+      abort("`options(sgld.memory_limit)` must be a positive number of bytes, not ",
+            describe(opt), ".")
+    return(c(bytes = opt, from = "options(sgld.memory_limit)"))
+  }
+  read <- function(path) tryCatch(suppressWarnings(readLines(path, warn = FALSE)),
+                                  error = function(e) character())
+  field <- function(lines, name) {
+    hit <- grep(paste0("^", name, ":"), lines, value = TRUE)
+    if (!length(hit)) return(NA_real_)
+    as.numeric(sub("^[^:]+:[[:space:]]*([0-9]+).*", "\\1", hit[1])) * 1024
+  }
+  number <- function(path) {
+    v <- suppressWarnings(as.numeric(read(path)[1]))
+    if (length(v) && is.finite(v)) v else NA_real_
+  }
+  found <- c(
+    "the system's available memory" = field(read("/proc/meminfo"), "MemAvailable"),
+    "the control group's limit" = {
+      group <- sub("^0::", "", grep("^0::", read("/proc/self/cgroup"), value = TRUE)[1])
+      v2 <- file.path("/sys/fs/cgroup", if (is.na(group)) "" else group)
+      v1 <- "/sys/fs/cgroup/memory"
+      left <- c(number(file.path(v2, "memory.max")) - number(file.path(v2, "memory.current")),
+                number(file.path(v1, "memory.limit_in_bytes")) -
+                  number(file.path(v1, "memory.usage_in_bytes")))
+      if (all(is.na(left))) NA_real_ else min(left, na.rm = TRUE)
+    },
+    "the address-space limit (ulimit -v)" = {
+      lim <- grep("^Max address space", read("/proc/self/limits"), value = TRUE)
+      soft <- suppressWarnings(as.numeric(strsplit(sub("^Max address space +", "", lim), " +")[[1]][1]))
+      if (length(soft) && is.finite(soft))
+        soft - field(read("/proc/self/status"), "VmSize") else NA_real_
+    })
+  found <- found[is.finite(found)]
+  if (!length(found)) return(c(bytes = Inf, from = "unknown"))
+  c(bytes = min(found), from = names(found)[which.min(found)])
+}
+
+# A run whose stored draws could not be held with the copies made as its
+# fit is built is refused before it starts, rather than failing in the
+# allocator, or after the run when the fit is built.
+check_draws_memory <- function(capacity, n_keep, chains) {
+  gib <- function(b) format(b / 2^30, digits = 3)
+  keeps <- paste0("the run would keep up to ", format(capacity * chains, big.mark = ","),
+                  " draws of ", n_keep, " parameters (", gib(8 * capacity * n_keep * chains),
+                  " GiB)")
+  remedy <- "; increase `thin`, reduce `iter`, or store fewer parameters with `pars`."
+  if (capacity * n_keep * chains > 2^31)
+    abort(keeps, ", over the limit of 2^31 stored numbers (16 GiB)", remedy)
+  need <- draws_memory(capacity, n_keep, chains)
+  if (need < 2^28) return(invisible())   # 256 MB: not worth reading the system's figures
+  avail <- memory_available()
+  have <- as.numeric(avail[["bytes"]])
+  if (need > have)
+    abort(keeps, ", and building its fit holds about three copies of them at once (",
+          gib(need), " GiB), more than the ", gib(have), " GiB of memory available (",
+          avail[["from"]], ")", remedy)
+  invisible()
+}

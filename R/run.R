@@ -92,7 +92,14 @@
 #'   are bit-identical to the local run's for the same `set.seed()`: the
 #'   random streams are drawn here and each future is given its chain's. A
 #'   chain whose future fails leaves a fit of the other chains and a warning
-#'   naming it. Futures draw no progress display. Workers need sgld
+#'   naming it. An interrupt (Ctrl-C) stops every chain within a chunk of
+#'   iterations and returns the draws each worker has made, as a local run
+#'   does; chains whose future had not started are "not run", and the fit can
+#'   be continued with `init = fit`. Workers learn of the interrupt through a
+#'   file in this session's temporary directory (or, in a terminal, from the
+#'   interrupt itself): workers on other machines that do not see it run their
+#'   chains to the end; a second interrupt gives up on chains still out.
+#'   Futures draw no progress display. Workers need sgld
 #'   installed; the model travels to them as
 #'   data (a model on a file-backed matrix travels as its file's path, which
 #'   the workers must see). Models from [model_compiled()] cannot travel.
@@ -111,7 +118,12 @@
 #'   every parameter over the kept iterations (`fit$moments`), from which
 #'   [summary()][summary.sgld_fit] and [coef()][coef.sgld_fit] report the
 #'   parameters without draws; memory then grows with the stored parameters
-#'   only. Quantiles, ESS, R-hat, `vcov()` and `predict()` need draws.
+#'   only. Quantiles, ESS, R-hat, `vcov()` and `predict()` need draws. A run
+#'   whose stored draws would not fit in memory (about three copies of them
+#'   are held at once while its fit is built) is refused before it starts;
+#'   the memory counted on is what the system reports available (on Linux:
+#'   the available memory, the control group's limit and `ulimit -v`), or
+#'   `getOption("sgld.memory_limit")` bytes when set.
 #' @param progress Show a one-line progress display on the console (stderr):
 #'   iterations done of the total, iterations per second, time left, and
 #'   chains running, done and diverged; redrawn a few times a second, only for
@@ -473,11 +485,7 @@ run_settings <- function(model, lr, batch_size, iter, burnin, thin, temperature,
   if (!is.null(clip) && !inherits(clip, "sgld_clip"))
     abort("`clip` must be NULL, clip_norm() or clip_value(), not ", describe(clip), ".")
   n_keep <- if (is.null(keep)) d else length(keep)
-  if (collect$capacity * n_keep * chains > 2^31)
-    abort("the run would keep up to ", format(collect$capacity * chains, big.mark = ","),
-          " draws of ", n_keep, " parameters (",
-          format(8 * collect$capacity * n_keep * chains / 2^30, digits = 3),
-          " GiB); increase `thin`, reduce `iter`, or store fewer parameters with `pars`.")
+  check_draws_memory(collect$capacity, n_keep, chains)   # R/pars.R
   if (!is.null(monitor) && !inherits(monitor, "sgld_monitor"))
     abort("`monitor` must be NULL or made by monitor_every(), not ", describe(monitor), ".")
   if (!is.null(monitor) && monitor$every > iter)
@@ -507,6 +515,7 @@ run_settings <- function(model, lr, batch_size, iter, burnin, thin, temperature,
     mala = as.integer(mala),
     progress = as.integer(progress), keep = keep, moment_scale = moment_scales(model),
     long_run_seconds = getOption("sgld.long_run_seconds", 3600),
+    stop_file = NULL,   # a chain run as a future stops once this file exists (R/future.R)
     cv_mode = cv_mode,
     regular = collect$regular,
     # chains run in this order; each has its own stream, so the order cannot matter

@@ -239,34 +239,3 @@ with_seed_kept <- function(expr) {
             rm(".Random.seed", envir = env))
   expr
 }
-
-# A design whose columns are linearly dependent (perfectly collinear
-# predictors): the likelihood is flat along some direction, only the prior
-# tells those coefficients apart, and samplers crawl along it.
-check_rank <- function(X) {
-  p <- ncol(X)
-  if (p < 2L) return(invisible(NULL))
-  norms <- sqrt(colSums(X^2))
-  if (any(norms == 0)) {
-    j <- which(norms == 0)
-    warning(sprintf(paste0("the design matrix has the all-zero column%s %s: the data say ",
-                           "nothing about %s coefficient%s, only the prior does. Drop ",
-                           "%s."), if (length(j) > 1) "s" else "", name_list(colnames(X)[j]),
-                    if (length(j) > 1) "their" else "its", if (length(j) > 1) "s" else "",
-                    if (length(j) > 1) "them" else "it"), call. = FALSE)
-    return(invisible(colnames(X)[j]))
-  }
-  # the Gram matrix of the scaled columns: rank is read off a pivoted QR
-  XtX <- crossprod(X) / tcrossprod(norms)
-  q <- qr(XtX, tol = 1e-9)
-  if (q$rank == p) return(invisible(NULL))
-  dependent <- colnames(X)[q$pivot[(q$rank + 1):p]]
-  warning(sprintf(paste0(
-    "the design matrix is rank deficient (rank %d with %d columns): %s %s a linear ",
-    "combination of other columns (perfectly collinear predictors). Only the prior tells ",
-    "those coefficients apart, and samplers move slowly along that direction. Drop %s, or ",
-    "for a factor, keep the intercept and its default contrasts."),
-    q$rank, p, name_list(dependent), if (length(dependent) > 1) "are each" else "is",
-    if (length(dependent) > 1) "those columns" else "that column"), call. = FALSE)
-  invisible(dependent)
-}

@@ -106,16 +106,19 @@ runs <- function(m, mode, iter) {
 iter <- as.numeric(Sys.getenv("LARGE_ITER", "5000"))
 say("the model on the file")
 file_run <- polled(function(dir, iter, runs) {
+  options(sgld.cache_dir = file.path(dir, "cache"))   # the copy goes with the data
   desc <- bigmemory::attach.big.matrix(file.path(dir, "x.desc"))
   t_build <- system.time(m <- sgld::model_logistic(bigmemory::describe(desc), y = "y",
                                                    prior = sgld::prior_normal(0, 10)))[["elapsed"]]
   rm(desc)
   saveRDS(m, file.path(dir, "model.rds"))
   rows <- m$file$path
+  offset <- m$file$offset
   t_mode <- system.time(mode <- sgld::posterior_mode(m))[["elapsed"]]
   out <- runs(m, mode$mode, iter)
   status <- readLines("/proc/self/status")
   c(out, list(t_build = t_build, t_mode = t_mode, mode_iter = mode$iterations, rows = rows,
+              offset = offset,
               model_bytes = as.numeric(utils::object.size(m)),
               vm_hwm = grep("^VmHWM", status, value = TRUE), mode = mode$mode))
 }, args = list(dir = dir, iter = iter, runs = runs))
@@ -135,16 +138,19 @@ cold_run <- polled(function(dir, iter, drop_cache) {
 }, args = list(dir = dir, iter = cold_iter, drop_cache = drop_cache))
 
 say("the same data in memory")
-mem_run <- callr::r(function(dir, iter, runs, rows, mode) {
+mem_run <- callr::r(function(dir, iter, runs, rows, offset, mode) {
   m <- readRDS(file.path(dir, "model.rds"))
-  z <- readBin(rows, "double", n = (m$p + 1) * m$n)
+  con <- file(rows, "rb")
+  seek(con, offset)
+  z <- readBin(con, "double", n = (m$p + 1) * m$n)
+  close(con)
   dim(z) <- c(m$p + 1, m$n)
   m$file <- NULL
   m$z <- z
   rm(z)
   runs(m, mode, iter)
 }, args = list(dir = dir, iter = iter, runs = runs, rows = file_run$result$rows,
-               mode = file_run$result$mode))
+               offset = file_run$result$offset, mode = file_run$result$mode))
 
 # The two layouts of the data on the file, read directly (bench/layout.c):
 # random rows of the big.matrix's column-major backing file against rows of
@@ -156,7 +162,8 @@ if (nzchar(Sys.which("gcc")) && file.exists("bench/layout.c")) {
   system2("gcc", c("-O2", "-o", exe, "bench/layout.c"))
   read_layout <- function(iter, cold) {
     out <- system2(exe, c(file.path(dir, "x.bin"), file_run$result$rows, format(n, scientific = FALSE),
-                          d + 1, 100, iter, cold), stdout = TRUE, stderr = FALSE)
+                          d + 1, 100, iter, cold, file_run$result$offset),
+                    stdout = TRUE, stderr = FALSE)
     setNames(as.numeric(sub(".* ", "", out)), sub(" [^ ]*$", "", out))
   }
   cold <- read_layout(200, 1)

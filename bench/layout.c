@@ -6,7 +6,8 @@
  * rows of p covariates and the response (column k - 1 of the backing file,
  * value p of a row of the rows file) and sums x_i' w, as a gradient would.
  *
- *   layout <backing file> <rows file> <n> <k> <batch> <iterations> <cold: 0/1>
+ *   layout <backing file> <rows file> <n> <k> <batch> <iterations> <cold: 0/1> [offset]
+ * (offset: the bytes of the rows file's header, before its rows)
  *
  * With cold = 1 each file's pages are dropped from the page cache first
  * (posix_fadvise DONTNEED, which needs no privileges for clean pages).
@@ -48,7 +49,11 @@ static uint64_t next(void) {   /* xorshift64 */
 }
 
 int main(int argc, char **argv) {
-  if (argc != 8) { fprintf(stderr, "usage: layout backing rows n k batch iter cold\n"); return 2; }
+  if (argc != 8 && argc != 9) {
+    fprintf(stderr, "usage: layout backing rows n k batch iter cold [offset]\n");
+    return 2;
+  }
+  const long offset = argc == 9 ? atol(argv[8]) : 0;
   const long n = atol(argv[3]), k = atol(argv[4]), batch = atol(argv[5]), iter = atol(argv[6]);
   const int cold = atoi(argv[7]);
   const long p = k - 1;
@@ -56,7 +61,7 @@ int main(int argc, char **argv) {
   for (long j = 0; j < p && j < 256; j++) w[j] = 1.0 / (j + 1);
   size_t b1, b2;
   const double *cm = map(argv[1], &b1, cold);
-  const double *rm = map(argv[2], &b2, cold);
+  const double *rm = (const double *) ((const char *) map(argv[2], &b2, cold) + offset);
 
   double t0 = now();
   for (long t = 0; t < iter; t++)

@@ -17,6 +17,7 @@
  * every chain carries its whole state from chunk to chunk, the draws do not
  * depend on where the chunks fall.
  */
+#include <sys/stat.h>
 #include <R.h>
 #include <Rinternals.h>
 #include "run.h"
@@ -32,9 +33,33 @@ static void check_interrupt_fn(void *unused) {
 }
 
 /* R_ToplevelExec catches the interrupt's long jump, so the run can stop
-   cleanly and return what it has instead of losing it. Main thread only. */
-static int user_interrupted(void) {
-  return R_ToplevelExec(check_interrupt_fn, NULL) == FALSE;
+   cleanly and return what it has instead of losing it. Main thread only.
+   A chain run as a future (R/future.R) is also stopped, the same way, when
+   the session that started it creates its stop file, or has ended
+   (run.c: read_stop_file()): Ctrl-C reaches that session, not the worker,
+   and the file is the one signal every plan on a shared file system
+   carries (a stat() or two a chunk). */
+static int stop_requested(const run_settings *s) {
+  struct stat st;
+  if (!s->stop_file) return 0;
+  return stat(s->stop_file, &st) == 0 || (s->stop_dir_seen && stat(s->stop_dir, &st) != 0);
+}
+
+/* a chain started after its run was stopped: it ends where it starts, as
+   a chain the run never reached (its start, state and streams are those set
+   up before the run) */
+static void never_run(chain *ch) {
+  ch->running = 0;
+  ch->res.status = STATUS_NOT_RUN;
+}
+
+/* Both are asked every time: an interrupt left pending when the stop file
+   ended the run would fire later in the worker's own R code, and a
+   multisession worker's loop (parallel's workLoop) drops its job on an
+   interrupt, so the chain's result would never be sent. */
+static int user_interrupted(const run_settings *s) {
+  const int interrupted = R_ToplevelExec(check_interrupt_fn, NULL) == FALSE;
+  return stop_requested(s) || interrupted;
 }
 
 /* the first chunk: about 10^6 floating-point operations of gradient work */
@@ -191,7 +216,11 @@ static double run_in_lockstep(const run_context *ctx, chain *chains, progress_li
   double expected = 0;
   for (int k = 0; k < n; k++) chain_start(ctx, &chains[s->order[k]]);
   R_xlen_t reached = 0, chunk = first_chunk(ctx);
-  int stop = 0;
+  int stop = stop_requested(s);
+  if (stop) {
+    (void) user_interrupted(s);   /* takes a pending interrupt too (see there) */
+    for (int c = 0; c < n; c++) never_run(&chains[c]);
+  }
   split_choice split;
   split_begin(&split, ctx->estimator.threads);
 #ifdef _OPENMP
@@ -224,7 +253,7 @@ static double run_in_lockstep(const run_context *ctx, chain *chains, progress_li
       running |= chains[c].running;
     }
     if (!running) break;
-    if (!stop && reached < s->iter && user_interrupted()) stop = 1;
+    if (!stop && reached < s->iter && user_interrupted(s)) stop = 1;
     if (stop) for (int c = 0; c < n; c++) interrupt_chain(ctx, &chains[c]);
     estimate_length(ctx, wall_seconds() - started, iterations_done(chains, n), total, &expected);
     progress_update(p, chains, 0);
@@ -247,11 +276,16 @@ static double run_one_by_one(const run_context *ctx, chain *chains, progress_lin
     chain_start(ctx, ch);
     ch->threads = 1;           /* the model calls R: no threads */
     R_xlen_t chunk = first_chunk(ctx);
+    if (stop_requested(s)) {
+      stop = 1;
+      (void) user_interrupted(s);   /* takes a pending interrupt too */
+      never_run(ch);
+    }
     while (ch->running && !stop) {
       const double t0 = wall_seconds();
       chain_advance(ctx, ch, ch->t + chunk);
       chunk = next_chunk(chunk, wall_seconds() - t0);
-      stop = model_gave_up(ch) || (ch->running && user_interrupted());
+      stop = model_gave_up(ch) || (ch->running && user_interrupted(s));
       if (stop) interrupt_chain(ctx, ch);
       estimate_length(ctx, wall_seconds() - started, iterations_done(chains, n), total,
                       &expected);

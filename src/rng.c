@@ -63,13 +63,26 @@ void rng_jump(sgld_rng *r) {
   for (int k = 0; k < 4; k++) r->s[k] = acc[k];
 }
 
-/* rng_below() beyond 32 bits (data sets of over four billion items): mask and reject */
+/* A stream saved by an earlier run (a fit's state), restored: all-zero is
+   the one state xoshiro256 never leaves (it would then give 0 for ever, and
+   rejection loops would not end), so it can only come from a damaged or
+   altered fit, and is refused. */
+void rng_restore(sgld_rng *r, const unsigned char *bytes, const char *what) {
+  memcpy(r, bytes, sizeof *r);
+  if ((r->s[0] | r->s[1] | r->s[2] | r->s[3]) == 0)
+    error("`init`: %s of the fit to continue is all zero, which no run leaves: the fit "
+          "was altered or damaged; start from `init = fit$last` instead", what);
+}
+
+/* rng_below() beyond 32 bits (data sets of over four billion items): mask and
+   reject, each try rejected with probability below 1/2 (the bound as in
+   rng_below()) */
 uint64_t rng_below_large(sgld_rng *r, uint64_t n) {
   uint64_t mask = n - 1;
   for (int s = 1; s < 64; s <<= 1) mask |= mask >> s;
-  uint64_t x;
-  do x = rng_next(r) & mask; while (x >= n);
-  return x;
+  uint64_t x = rng_next(r) & mask;
+  for (int tries = 0; x >= n && tries < 256; tries++) x = rng_next(r) & mask;
+  return x < n ? x : x % n;
 }
 
 /* --------------------------------------------------------- ziggurat -- */

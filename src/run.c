@@ -10,6 +10,7 @@
  * and give the same draws as one long run.
  */
 #include <string.h>
+#include <sys/stat.h>
 #include <R.h>
 #include "run.h"
 #ifdef _OPENMP
@@ -88,6 +89,24 @@ static void read_starts(SEXP settings, run_settings *s, int d, size_t state_len)
   s->order = o;
 }
 
+/* A chain run as a future stops once its session creates the stop file, or
+   once the session's directory of it has gone (the session ended: its
+   workers must not run on). A worker that does not see that directory when
+   the run begins (another machine) watches neither. */
+static void read_stop_file(SEXP settings, run_settings *s) {
+  SEXP file = list_elt(settings, "stop_file");
+  s->stop_file = s->stop_dir = NULL;
+  s->stop_dir_seen = 0;
+  if (file == R_NilValue) return;
+  if (TYPEOF(file) != STRSXP || XLENGTH(file) != 2 || STRING_ELT(file, 0) == NA_STRING ||
+      STRING_ELT(file, 1) == NA_STRING)
+    error("internal: 'stop_file' must be NULL or a path and its directory");
+  s->stop_file = CHAR(STRING_ELT(file, 0));
+  s->stop_dir = CHAR(STRING_ELT(file, 1));
+  struct stat st;
+  s->stop_dir_seen = stat(s->stop_dir, &st) == 0;
+}
+
 static run_settings read_settings(SEXP settings, const sgld_model *model,
                                   const sgld_update *rule) {
   run_settings s;
@@ -109,6 +128,7 @@ static run_settings read_settings(SEXP settings, const sgld_model *model,
   s.opts = update_build_opts(rule, list_elt(settings, "update_opts"), d, model);
   read_kept_parameters(settings, &s, d);
   read_starts(settings, &s, d, update_state_length(rule, d));
+  read_stop_file(settings, &s);
   if (s.m > model->n) error("internal: batch_size exceeds the number of data items");
   if (s.mala && s.m != model->n) error("internal: mala needs the full data in every step");
   if (!(s.tau >= 0)) error("internal: temperature must be >= 0");
@@ -190,8 +210,9 @@ static void seed_streams(chain *ch, int chains, SEXP rng_init) {
         XLENGTH(rng_init) != 2 * chains * (R_xlen_t) sizeof(sgld_rng))
       error("internal: 'rng_init' must hold two streams per chain");
     for (int c = 0; c < chains; c++) {
-      memcpy(&ch[c].rng, RAW(rng_init) + c * sizeof(sgld_rng), sizeof(sgld_rng));
-      memcpy(&ch[c].diag_rng, RAW(rng_init) + (chains + c) * sizeof(sgld_rng), sizeof(sgld_rng));
+      rng_restore(&ch[c].rng, RAW(rng_init) + c * sizeof(sgld_rng), "a chain's random stream");
+      rng_restore(&ch[c].diag_rng, RAW(rng_init) + (chains + c) * sizeof(sgld_rng),
+                  "a chain's diagnostics stream");
     }
     return;
   }

@@ -48,6 +48,9 @@ typedef struct run_settings {
   const int *keep;             /* their 0-based indices, or NULL for all d in order */
   const int *moment_scale;     /* per parameter: the scale of its running moments */
   int n_monitor_cols;          /* iteration, log joint per datum, test metrics */
+  const char *stop_file;       /* a run as a future: stop, as if interrupted, once it exists, */
+  const char *stop_dir;        /* or once its directory (the session's) is gone, */
+  int stop_dir_seen;           /* if it existed when the run began */
 } run_settings;
 
 /* per-chain memory, allocated before the loop, not kept after the run */

@@ -61,6 +61,7 @@ static inline double rng_unif(sgld_rng *r) {
 void rng_seed_from_r(sgld_rng *r);            /* main thread only: uses R's RNG */
 void rng_jump(sgld_rng *r);                   /* advance by 2^128 draws */
 void rng_seed_streams(sgld_rng *out, int n);  /* main thread only: n streams, 2^128 apart */
+void rng_restore(sgld_rng *r, const unsigned char *bytes, const char *what); /* main thread only */
 uint64_t rng_below_large(sgld_rng *r, uint64_t n);
 
 /* Uniform on {0, ..., n-1}, n >= 1, without bias: Lemire's multiply-and-reject
@@ -70,7 +71,11 @@ static inline uint64_t rng_below(sgld_rng *r, uint64_t n) {
   uint64_t prod = (rng_next(r) >> 32) * n;
   if ((uint32_t) prod < (uint32_t) n) {
     const uint32_t threshold = (uint32_t) (-(uint32_t) n) % (uint32_t) n;
-    while ((uint32_t) prod < threshold) prod = (rng_next(r) >> 32) * n;
+    /* each try is rejected with probability below 1/2, so 256 in a row never
+       happen to a working stream; the bound only keeps a broken state (all
+       zero, which seeding and rng_restore() refuse) from looping for ever */
+    for (int tries = 0; (uint32_t) prod < threshold && tries < 256; tries++)
+      prod = (rng_next(r) >> 32) * n;
   }
   return prod >> 32;
 }

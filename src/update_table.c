@@ -6,6 +6,7 @@
  */
 #include <string.h>
 #include <R.h>
+#include <Rinternals.h>
 #include "sgld.h"
 
 static const sgld_update *const update_table[] = {
@@ -43,4 +44,20 @@ size_t update_state_length(const sgld_update *u, int d) {
 
 size_t update_scratch_length(const sgld_update *u, int d) {
   return u->scratch_length ? u->scratch_length(d) : 0;
+}
+
+/* What a chain's saved state must hold, for R to check a fit before it is
+   continued: the rule's state length for d parameters, and the bytes of one
+   random stream. */
+SEXP sgld_state_sizes(SEXP rule, SEXP d_) {
+  if (TYPEOF(rule) != STRSXP || XLENGTH(rule) != 1 || STRING_ELT(rule, 0) == NA_STRING)
+    error("internal: 'rule' must be one rule name");
+  const int d = asInteger(d_);
+  if (d == NA_INTEGER || d < 1) error("internal: 'd' must be a positive whole number");
+  const sgld_update *u = find_update(CHAR(STRING_ELT(rule, 0)));
+  SEXP out = PROTECT(allocVector(REALSXP, 2));
+  REAL(out)[0] = (double) update_state_length(u, d);
+  REAL(out)[1] = (double) sizeof(sgld_rng);
+  UNPROTECT(1);
+  return out;
 }

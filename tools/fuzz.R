@@ -1,9 +1,11 @@
 # Fuzzing: call every .Call entry point with malformed arguments (valid model
 # and settings lists with one to three elements replaced by values of the
 # wrong type, length or range, or dropped) and every exported sampler with
-# random arguments, in child R processes, and report any case that kills the
-# child (a crash) or runs past the time limit (a hang). R errors are the
-# expected outcome and are only counted.
+# random arguments; continue fits whose saved state was tampered with; and
+# run models on file-backed matrices whose copy of the rows (or backing file)
+# was truncated, cut, overwritten or removed. All in child R processes,
+# reporting any case that kills the child (a crash) or runs past the time
+# limit (a hang). R errors are the expected outcome and are only counted.
 #
 #   Rscript tools/fuzz.R [cases] [seed]       (default 2000 cases)
 #
@@ -36,10 +38,16 @@ run_cases <- function(seed, first, last) {
   # a model on a file-backed matrix, and the arguments of the row copy it is built by
   fbm_dir <- tempfile("sgld-fbm-")
   dir.create(fbm_dir)
+  fbm_cache <- file.path(fbm_dir, "cache")
+  options(sgld.cache_dir = fbm_cache)
   fbm <- bigmemory::as.big.matrix(cbind(1, df$x, y = rep(0:1, 20)), backingfile = "f.bin",
                                   descriptorfile = "f.desc", backingpath = fbm_dir)
   models$file <- model_logistic(fbm, y = 3)
   rows_args <- list(float = 0L, n = 40, ncol = 3L, cols = 0:1, ycol = 2L, y = df$y, binary = 1L)
+  # fits to continue, one with a rule state (SGHMC's momenta)
+  state_fits <- list(
+    suppressWarnings(sgld(models$logistic, lr = 1e-6, batch_size = 5, iter = 30, chains = 2)),
+    suppressWarnings(sghmc(models$linear, lr = 1e-6, batch_size = 5, iter = 30, chains = 2)))
   palette <- list(NULL, NA, NaN, Inf, -Inf, -1, 0, 0.5, 1, 2, 3, 7.5, 1e300, -1e300,
                   .Machine$integer.max, 2^53, "a", c("a", "b"), TRUE, NA_integer_, 1:3,
                   c(1, 2, 3, 4, 5, 6, 7, 8, 9), numeric(0), integer(0), list(), list(1, "a"),
@@ -74,13 +82,56 @@ run_cases <- function(seed, first, last) {
                         replace = FALSE, clip = NULL, threads = 2,
                         diagnostics = if (!local) diagnostics_every(10))
   }
+  # one part of a saved state damaged: replaced by a palette value, cut
+  # short, an element made NA, negative or huge, its type changed, or (the
+  # random streams) a stream zeroed or garbled
+  tamper <- function(x) {
+    k <- sample(6, 1)
+    if (k == 1 || !length(x)) return(draw())
+    if (k == 2) return(x[seq_len(sample(0:(length(x) - 1), 1))])
+    if (k == 3 && is.raw(x)) {
+      stream <- sample(length(x) %/% 32, 1)
+      x[(stream - 1) * 32 + 1:32] <- if (runif(1) < 0.7) as.raw(0) else as.raw(sample(0:255, 32, TRUE))
+      return(x)
+    }
+    if (k == 4) return(if (is.raw(x)) as.integer(x) else as.character(x))
+    if (is.raw(x)) return(raw(length(x)))
+    x[sample(length(x), 1)] <- sample(list(NA, NaN, Inf, -1, -1e300, 2^60, 0.5), 1)[[1]]
+    x
+  }
+  # a logistic regression on a fresh file-backed matrix, with its own cache
+  file_model <- function() {
+    dir <- tempfile("sgld-fz-")
+    dir.create(dir)
+    options(sgld.cache_dir = file.path(dir, "cache"))
+    bm <- bigmemory::as.big.matrix(cbind(1, df$x, y = rep(0:1, 20)), backingfile = "f.bin",
+                                   descriptorfile = "f.desc", backingpath = dir)
+    list(model = model_logistic(bm, y = 3), source = file.path(dir, "f.bin"))
+  }
+  # a file damaged: cut to a random length, bytes overwritten in place, or removed
+  damage <- function(path) {
+    size <- file.size(path)
+    Sys.chmod(path, "644")
+    switch(sample(4, 1),
+      writeBin(readBin(path, "raw", sample(c(0, 8, 100, 4095, 4096, size %/% 2, size - 8), 1)),
+               path),
+      {
+        con <- file(path, "r+b")
+        seek(con, sample(0:(size - 8), 1), rw = "write")
+        writeBin(sample(list(1e300, NaN, 0, as.raw(0:255)), 1)[[1]], con)
+        close(con)
+      },
+      unlink(path),
+      writeBin(as.raw(sample(0:255, size, TRUE)), path))
+  }
   outcome <- c(error = 0, ok = 0)
   for (case in first:last) {
     set.seed(seed * 1e6 + case)
     which_model <- sample(names(models), 1)
     m <- models[[which_model]]
     target <- sample(c("run", "vi", "whiten", "eval", "gradient", "rng", "schedule", "codes",
-                       "sampler", "predict", "predict_mixture", "ksd", "file_rows"), 1)
+                       "sampler", "predict", "predict_mixture", "ksd", "file_rows", "state",
+                       "state_engine", "file"), 1)
     if (nzchar(Sys.getenv("FUZZ_VERBOSE"))) cat("case", case, target, which_model, "\n")
     res <- tryCatch({
       switch(target,
@@ -139,7 +190,42 @@ run_cases <- function(seed, first, last) {
         # the files stay fixed (a mutated path could write anywhere)
         file_rows = .Call(sgld:::C_sgld_file_rows,
                           c(mutate(rows_args, sample(1:3, 1)),
-                            list(source = file.path(fbm_dir, "f.bin"), dest = file.path(fbm_dir, "copy")))),
+                            list(source = file.path(fbm_dir, "f.bin"), cache = fbm_cache))),
+        # a fit's saved state damaged, then continued (init = fit)
+        state = {
+          fit <- state_fits[[sample(length(state_fits), 1)]]
+          part <- sample(c("w", "update", "rng", "iteration"), 1)
+          fit$state[part] <- list(tamper(fit$state[[part]]))
+          f <- if (fit$state$rule$name == "sghmc") sghmc else sgld
+          suppressWarnings(f(fit$model, lr = 1e-6, batch_size = 5, iter = 30, burnin = 0,
+                             chains = 2, init = fit))
+        },
+        # the same state handed to the engine without R's checks
+        state_engine = {
+          fit <- state_fits[[sample(length(state_fits), 1)]]
+          s <- sgld:::run_settings(fit$model, lr = 1e-6, batch_size = 5, iter = 30, burnin = 0,
+                                   thin = 1, temperature = 1, chains = 2, init = fit,
+                                   replace = FALSE, clip = NULL, rule = fit$state$rule)
+          part <- sample(c("rng_init", "state_init", "t_offset", "init"), 1)
+          s[part] <- list(tamper(s[[part]]))
+          .Call(sgld:::C_sgld_run, fit$model, s)
+        },
+        # a model's copy of its rows, or its backing file, damaged after it
+        # was built (and perhaps mapped by a run), then run, perhaps after
+        # saving and loading it or as futures
+        file = {
+          fm <- file_model()
+          m <- fm$model
+          run <- function(m, ...) suppressWarnings(sgld(m, lr = 1e-6, batch_size = 5, iter = 30, ...))
+          if (runif(1) < 0.5) run(m)
+          damage(if (runif(1) < 0.8) m$file$path else fm$source)
+          how <- sample(3, 1)
+          if (how == 2) m <- unserialize(serialize(m, NULL))
+          if (how == 3) {
+            future::plan(future::sequential)
+            run(m, chains = 2, parallel = "future")
+          } else run(m)
+        },
         codes = {
           .Call(sgld:::C_sgld_codes)
           .Call(sgld:::C_sgld_code_of, sample(c(names(sgld:::engine_codes()), "x"), 1), draw())

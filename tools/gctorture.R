@@ -58,20 +58,31 @@ models$compiled <- plugin$poisson_model(cbind(1, df$x), counts)
 # a logistic regression on a file-backed matrix (its rows memory-mapped)
 fbm_dir <- tempfile("sgld-fbm-")
 dir.create(fbm_dir)
+options(sgld.cache_dir = file.path(fbm_dir, "cache"))
 fbm <- bigmemory::as.big.matrix(cbind(1, df$x, y = rep(0:1, 10)), backingfile = "f.bin",
                                 descriptorfile = "f.desc", backingpath = fbm_dir)
 models$file <- model_logistic(fbm, y = 3)
+# A call may have a "before" function, run before each of its two calls:
+# the copy of rows written afresh each time (and found, not written, by the
+# second entry), and the file model's mapping dropped so that each run maps
+# and checks its copy again.
 calls <- list()
-calls[["file rows"]] <- list(sgld:::C_sgld_file_rows, list(
-  source = file.path(fbm_dir, "f.bin"), dest = file.path(fbm_dir, "copy"), float = 0L, n = 20,
-  ncol = 3L, cols = 0:1, ycol = -1L, y = df$y, binary = 0L))
+rows_args <- list(source = file.path(fbm_dir, "f.bin"), cache = file.path(fbm_dir, "rows"),
+                  float = 0L, n = 20, ncol = 3L, cols = 0:1, ycol = -1L, y = df$y, binary = 0L)
+calls[["file rows"]] <- structure(list(sgld:::C_sgld_file_rows, rows_args), before = function() {
+  unlink(rows_args$cache, recursive = TRUE)
+  dir.create(rows_args$cache)
+})
+calls[["file rows found"]] <- list(sgld:::C_sgld_file_rows, rows_args)
+calls[["state sizes"]] <- list(sgld:::C_sgld_state_sizes, "sghmc", 3L)
 for (nm in names(models)) {
   m <- models[[nm]]
   s <- sgld:::run_settings(m, lr = 1e-6, batch_size = 4, iter = 20, burnin = 5, thin = 2,
                            temperature = 1, chains = 2, init = NULL, replace = FALSE, clip = NULL,
                            threads = 1, diagnostics = diagnostics_every(5),
                            monitor = monitor_every(5))
-  calls[[paste(nm, "run")]] <- list(sgld:::C_sgld_run, m, s)
+  calls[[paste(nm, "run")]] <- structure(list(sgld:::C_sgld_run, m, s), before = function()
+    if (!is.null(m$file)) m$file$ptr <- NULL)
   # the model's start (one chain's row: networks start at random weights)
   w0 <- s$init[seq_len(m$d)]
   calls[[paste(nm, "eval")]] <- list(sgld:::C_sgld_model_eval, m, w0)
@@ -167,6 +178,7 @@ calls[["schedule cyclical"]] <- list(sgld:::C_sgld_schedule_values,
 # either.
 written <- function(res) {
   if (is.list(res)) res$expected_seconds <- res$sampling_seconds <- NULL
+  if (is.list(res) && !is.null(res$reused)) res$source_id <- NULL   # a file's times
   if (!is.list(res) || is.null(res$status) || all(res$status == 0L)) return(res)
   res$draws <- Map(function(x, k) x[seq_len(k), , drop = FALSE], res$draws, res$kept)
   res[c("draws", "kept", "status", "stop_iter", "last", "state", "rng")]
@@ -188,7 +200,11 @@ if (!same) bad <- bad + 1
 cat(sprintf("%-22s %s\n", "compiled pointer", if (same) "ok" else "DIFFERS"))
 for (nm in names(calls)) {
   cl <- calls[[nm]]
+  before <- attr(cl, "before")
+  if (is.null(before)) before <- function() NULL
+  before()
   set.seed(2); plain <- written(do.call(.Call, cl))
+  before()
   set.seed(2)
   gctorture(TRUE)
   tortured <- do.call(.Call, cl)

@@ -13,12 +13,34 @@ f <- suppressWarnings(sgld(m, lr = 1, batch_size = 10, iter = 100, chains = 2, b
 print(log_posterior(m, c(0, 1, 0))$logpost)
 z <- .Call(sgld:::C_sgld_rng_draws, 1e5, 0L, 0, 2L)
 z <- .Call(sgld:::C_sgld_streams, 4L)
+options(sgld.cache_dir = file.path(tempdir(), "cache"))
 fbm <- bigmemory::as.big.matrix(cbind(1, matrix(rnorm(600), 300), y = rep(0:1, 150)),
                                 backingfile = "f.bin", descriptorfile = "f.desc",
                                 backingpath = tempdir())
 fm <- model_logistic(fbm, y = "y")
 f <- sgld(fm, lr = 1e-4, batch_size = 10, iter = 300, chains = 2, threads = 2,
           control_variates = TRUE, monitor = monitor_every(100))
+# the copy found again, mapped afresh after a reload, then refused once truncated
+fm <- model_logistic(fbm, y = "y")
+f <- sgld(unserialize(serialize(fm, NULL)), lr = 1e-4, batch_size = 10, iter = 100)
+Sys.chmod(fm$file$path, "644")
+writeBin(readBin(fm$file$path, "raw", 5000), fm$file$path)
+print(tryCatch(sgld(fm, lr = 1e-4, batch_size = 10, iter = 100), error = conditionMessage))
+fm <- model_logistic(fbm, y = "y")
+# a damaged state refused before the engine, and by the engine itself
+f2 <- sgld(m, lr = 1e-6, batch_size = 10, iter = 200, chains = 2)
+f2$state$rng[1:32] <- as.raw(0)
+print(tryCatch(sgld(m, lr = 1e-6, batch_size = 10, iter = 20, chains = 2, init = f2),
+               error = conditionMessage))
+s2 <- sgld:::run_settings(m, lr = 1e-6, batch_size = 10, iter = 20, burnin = 0, thin = 1,
+                          temperature = 1, chains = 2, init = NULL, replace = FALSE, clip = NULL)
+s2$rng_init <- raw(128)
+print(tryCatch(.Call(sgld:::C_sgld_run, m, s2), error = conditionMessage))
+# a run told to stop by its stop file (chains as futures)
+s2["rng_init"] <- list(NULL)
+s2$stop_file <- c(tempfile(), tempdir())
+file.create(s2$stop_file[1])
+z <- .Call(sgld:::C_sgld_run, m, s2)
 future::plan(future::sequential)
 f <- sgld(fm, lr = 1e-4, batch_size = 10, iter = 300, chains = 2, parallel = "future")
 z <- .Call(sgld:::C_sgld_codes)

@@ -4,6 +4,18 @@
 skip_if_not_installed("bigmemory")
 skip_on_os("windows")
 
+# the copies of rows go to a cache directory of the test run, not the user's
+cache <- tempfile("sgld-cache-")
+old_cache <- options(sgld.cache_dir = cache)
+
+# Writes the first `bytes` bytes of a copy back over it, as another process
+# or a user cleaning up might (the copy is read-only: made writable first).
+truncate_copy <- function(path, bytes) {
+  keep <- readBin(path, "raw", bytes)
+  Sys.chmod(path, "644")
+  writeBin(keep, path)
+}
+
 file_matrix <- function(M, type = "double", dir = withr_dir(), name = "m", ...) {
   bigmemory::as.big.matrix(M, type = type, backingfile = paste0(name, ".bin"),
                            descriptorfile = paste0(name, ".desc"), backingpath = dir, ...)
@@ -46,10 +58,16 @@ test_that("a logistic regression on a file gives the draws of the same data in m
   by_desc <- model_logistic(bigmemory::describe(file_matrix(dat$X, name = "x")), y = dat$y,
                             prior = prior_normal(0, 5))
   expect_identical(as.array(run(by_desc)), as.array(b))
-  # building the model again replaces its rows file, under the mapping of the first
+  # building the model again finds its copy and reuses it
   again <- model_logistic(bm, y = "y", prior = prior_normal(0, 5))
+  expect_identical(again$file$path, from_file$file$path)
   expect_identical(as.array(run(from_file)), as.array(b))
   expect_identical(as.array(run(again)), as.array(b))
+  # the copy is in the cache directory, read-only, nothing beside the data
+  expect_identical(dirname(from_file$file$path), normalizePath(cache))
+  expect_identical(format(file.info(from_file$file$path)$mode), "444")
+  expect_identical(sort(list.files(bigmemory::describe(bm)@description$dirname)),
+                   c("m.bin", "m.desc"))
   saved <- tempfile(fileext = ".rds")
   saveRDS(from_file, saved)
   expect_identical(as.array(run(readRDS(saved))), as.array(b))
@@ -114,12 +132,12 @@ test_that("files that cannot be read give clear errors", {
   expect_error(model_logistic(wrong, y = "y"),
                "has 8000 bytes, but a 300 x 5 matrix of doubles needs 12000.*disagree")
 
-  # a model whose rows file was truncated after it was built
+  # a model whose copy was truncated after it was built, loaded again
   m <- model_logistic(desc, y = "y")
-  rows <- paste0(normalizePath(path), ".sgld-rows")
-  writeBin(readBin(rows, "raw", 1000), rows)
+  truncate_copy(m$file$path, 1000)
   m2 <- readRDS({ f <- tempfile(); saveRDS(m, f); f })
-  expect_error(sgld(m2, lr = 1e-4, iter = 10), "has 1000 bytes where the model expects 8000.*truncated")
+  expect_error(sgld(m2, lr = 1e-4, iter = 10),
+               "copy of its rows .* has 1000 bytes where it was written with [0-9]+: it was truncated")
 
   # a truncated or missing backing file
   writeBin(readBin(path, "raw", 5000), path)
@@ -147,3 +165,149 @@ test_that("files that cannot be read give clear errors", {
   bad <- file_matrix(cbind(a = c(1, NA, 3), b = 1:3), dir = dir, name = "na")
   expect_error(model_linear(bad, y = "b"), "`x` must be finite; it has NA in row 2, column 1")
 })
+
+test_that("a copy truncated or changed after a run is an error, never a bus error", {
+  skip_if_not_installed("callr")
+  # in a child with a time limit: reading a mapping whose file has shrunk
+  # kills the process (SIGBUS)
+  out <- callr::r(function(cache) {
+    library(sgld)
+    options(sgld.cache_dir = cache)
+    dir <- tempfile("fbm")
+    dir.create(dir)
+    set.seed(4)
+    X <- cbind(`(Intercept)` = 1, a = rnorm(2000), b = rnorm(2000))
+    y <- rbinom(2000, 1, plogis(X %*% c(0.5, 1, -1)))
+    bm <- bigmemory::as.big.matrix(cbind(X, y = y), backingfile = "m.bin",
+                                   descriptorfile = "m.desc", backingpath = dir)
+    m <- model_logistic(bm, y = "y")
+    run <- function(m, ...) { set.seed(1); sgld(m, lr = 1e-4, batch_size = 50, iter = 500, ...) }
+    caught <- function(expr) tryCatch({ expr; "no error" }, error = conditionMessage)
+    first <- run(m)                                  # mapped, and the mapping kept
+    saved <- tempfile()
+    saveRDS(m, saved)
+    path <- m$file$path
+    keep <- readBin(path, "raw", 1000)
+    Sys.chmod(path, "644")
+    writeBin(keep, path)
+    future::plan(future::multicore, workers = 2)     # forked: the mapping goes along
+    out <- list(same = caught(run(m)), saved = caught(run(readRDS(saved))),
+                future = caught(run(m, chains = 2, parallel = "future")))
+    future::plan(future::sequential)
+    # building the model again writes a new copy: the same draws as at first
+    again <- model_logistic(bm, y = "y")
+    out$again <- identical(as.array(run(again)), as.array(first)) &&
+      identical(as.array(run(m)), as.array(first)) && identical(again$file$path, path)
+    # a copy changed in place (same size): its modification time moves
+    con <- file(path, "r+b")
+    seek(con, file.size(path) - 800, rw = "write")
+    writeBin(rep(1e6, 10), con)
+    close(con)
+    out$changed <- caught(run(m))
+    out
+  }, args = list(cache = file.path(cache, "child")), timeout = 120)
+  truncated <- "copy of its rows .* has 1000 bytes where it was written with [0-9]+: it was truncated after it was written; build the model again"
+  expect_match(out$same, truncated)
+  expect_match(out$saved, truncated)
+  expect_match(out$future, truncated)
+  expect_true(out$again)
+  expect_match(out$changed, "copy of its rows .* was modified after it was written")
+})
+
+test_that("models of one file with other columns or codings keep their own copies", {
+  dat <- logistic_data(2000)
+  bm <- file_matrix(cbind(dat$X, y = dat$y))
+  # the user's file that the copy's name used to take, beside the data
+  theirs <- file.path(bigmemory::describe(bm)@description$dirname, "m.bin.sgld-rows")
+  writeLines("mine", theirs)
+  logistic <- model_logistic(bm, y = "y", prior = prior_normal(0, 5))
+  ref <- model_logistic(dat$X, dat$y, prior = prior_normal(0, 5))
+  run <- function(m) {
+    set.seed(6)
+    suppressWarnings(sgld(m, lr = 1e-4, batch_size = 50, iter = 1000))
+  }
+  want <- as.array(run(ref))
+  saved <- tempfile(fileext = ".rds")
+  saveRDS(logistic, saved)
+  # y as 0/1 (a linear model) and other columns: two more copies
+  linear <- suppressWarnings(model_linear(bm, y = "y"))
+  fewer <- model_logistic(bm[, c(1, 2, 5)] |> (\(M) file_matrix(M, name = "f"))(), y = "y")
+  expect_length(unique(c(logistic$file$path, linear$file$path, fewer$file$path)), 3)
+  expect_identical(as.array(run(logistic)), want)
+  expect_identical(as.array(run(readRDS(saved))), want)
+  # as the worker of a future sees it: a model that travelled, mapped afresh
+  skip_if_not_installed("future")
+  old <- future::plan(future::sequential)
+  on.exit(future::plan(old), add = TRUE)
+  travelled <- unserialize(serialize(logistic, NULL))
+  set.seed(6)
+  expect_identical(as.array(suppressWarnings(sgld(travelled, lr = 1e-4, batch_size = 50, iter = 1000,
+                                                  parallel = "future"))), want)
+  expect_identical(readLines(theirs), "mine")
+  set.seed(6)
+  expect_equal(coef(run(linear)), coef(run(model_linear(dat$X, dat$y))), tolerance = 0.2)
+})
+
+test_that("a backing file replaced after the model was built is an error; stale copies go", {
+  dat <- logistic_data(500)
+  dir <- withr_dir()
+  bm <- file_matrix(cbind(dat$X, y = dat$y), dir = dir)
+  m <- model_logistic(bm, y = "y")
+  first <- m$file$path
+  rm(bm)
+  gc()
+  Sys.sleep(0.01)   # a modification time apart
+  unlink(file.path(dir, c("m.bin", "m.desc")))
+  X2 <- dat$X
+  X2[1:5, 2] <- 10
+  bm <- file_matrix(cbind(X2, y = dat$y), dir = dir)
+  expect_error(sgld(m, lr = 1e-4, iter = 10),
+               "backing file '.*m.bin' was modified after the model was built.*build the model again")
+  m2 <- model_logistic(bm, y = "y")
+  expect_false(identical(m2$file$path, first))
+  expect_false(file.exists(first))      # a copy of the matrix as it was: removed
+  expect_error(sgld(m, lr = 1e-4, iter = 10), "backing file .* was modified")
+  expect_s3_class(sgld(m2, lr = 1e-4, iter = 10, batch_size = 10), "sgld_fit")
+  # the model reads its copy alone: a moved backing file leaves it working
+  unlink(file.path(dir, "m.bin"))
+  expect_s3_class(sgld(m2, lr = 1e-4, iter = 10, batch_size = 10), "sgld_fit")
+})
+
+test_that("the cache directory: a damaged copy is written again, a foreign file refused", {
+  dat <- logistic_data(300)
+  bm <- file_matrix(cbind(dat$X, y = dat$y))
+  m <- model_logistic(bm, y = "y")
+  truncate_copy(m$file$path, 10)
+  expect_error(sgld(m, lr = 1e-4, iter = 10), "has 10 bytes, too few for its header")
+  again <- model_logistic(bm, y = "y")
+  expect_identical(again$file$path, m$file$path)
+  expect_s3_class(sgld(m, lr = 1e-4, iter = 10, batch_size = 10), "sgld_fit")
+  unlink(m$file$path)
+  expect_error(sgld(m, lr = 1e-4, iter = 10),
+               "copy of its rows .* cannot be read .*a cleaned cache.*build the model again")
+  writeLines(strrep("not ours ", 100), m$file$path)
+  expect_error(model_logistic(bm, y = "y"), "holds a file .* that is not a copy written by sgld")
+  unlink(m$file$path)
+  old <- options(sgld.cache_dir = NA_character_)
+  on.exit(options(old), add = TRUE)
+  expect_error(model_logistic(bm, y = "y"), "`options\\(sgld.cache_dir\\)` must be one directory path")
+})
+
+test_that("the design checks read the file's columns", {
+  dat <- logistic_data(400)
+  # no warning for a full-rank design (the rank was once read off a placeholder)
+  bm <- file_matrix(cbind(dat$X, y = dat$y))
+  expect_silent(model_logistic(bm, y = "y"))
+  expect_silent(model_linear(bm, y = "a"))
+  # a dependent column, an all-zero column, a column whose squares overflow
+  dep <- file_matrix(cbind(dat$X, d = dat$X[, "a"] - 2 * dat$X[, "b"], y = dat$y), name = "dep")
+  expect_warning(model_logistic(dep, y = "y"), "rank deficient \\(rank 4 with 5 columns\\): 'd'")
+  zero <- file_matrix(cbind(dat$X, z = 0, y = dat$y), name = "zero")
+  expect_warning(model_linear(zero, y = "y"), "all-zero column 'z'")
+  big <- dat$X
+  big[, "b"] <- big[, "b"] * 1e300
+  expect_error(model_logistic(file_matrix(cbind(big, y = dat$y), name = "big"), y = "y"),
+               "column 'b' holds values so large \\(up to [0-9.]+e\\+300\\)")
+})
+
+options(old_cache)

@@ -110,3 +110,148 @@ test_that("a model written in R functions travels to its futures, and its failur
   expect_s3_class(err, "sgld_model_error")
   expect_match(conditionMessage(err), "`grad_logprior`")
 })
+
+test_that("a run's stop file stops its chains as an interrupt does, or before they start", {
+  # the signal by which a session tells its futures' workers of Ctrl-C, or
+  # that it has ended (its directory of the file is gone)
+  m <- model_logistic(type ~ ., data = pima())
+  dir <- tempfile()
+  dir.create(dir)
+  stop_file <- file.path(dir, "stop")
+  file.create(stop_file)
+  s <- sgld:::run_settings(m, lr = 1e-5, batch_size = 10, iter = 1e7, burnin = 0, thin = 100,
+                           temperature = 1, chains = 2, init = NULL, replace = FALSE,
+                           clip = NULL, threads = 2)
+  s$stop_file <- c(stop_file, dir)
+  res <- .Call(sgld:::C_sgld_run, m, s)
+  expect_identical(sgld:::chain_status(res$status), rep("not run", 2))
+  expect_identical(res$kept, c(0, 0))
+  expect_identical(c(res$last), s$init)
+  unlink(stop_file)
+  # a model in R functions makes the file, or removes its directory, during
+  # the run: every chain stops at the end of that chunk, its draws kept
+  run_until <- function(signal) {
+    calls <- 0
+    f <- linear_custom_functions()
+    g <- f$grad_loglik
+    f$grad_loglik <- function(w, batch) {
+      calls <<- calls + 1
+      if (calls == 5000) signal()
+      g(w, batch)
+    }
+    mc <- do.call(model_custom, c(list(data = handout_matrix(), d = 3), f))
+    s <- sgld:::run_settings(mc, lr = 1e-7, batch_size = 10, iter = 1e6, burnin = 0, thin = 100,
+                             temperature = 1, chains = 2, init = c(0, 0, 0), replace = FALSE,
+                             clip = NULL)
+    s$stop_file <- c(stop_file, dir)
+    .Call(sgld:::C_sgld_run, mc, s)
+  }
+  for (signal in list(function() file.create(stop_file),
+                      function() unlink(dir, recursive = TRUE))) {
+    dir.create(dir, showWarnings = FALSE)
+    res <- run_until(signal)
+    unlink(stop_file)
+    expect_identical(sgld:::chain_status(res$status), c("interrupted", "not run"))
+    expect_gte(res$stop_iter[1], 5000)
+    expect_lt(res$stop_iter[1], 1e6)
+    expect_identical(res$kept[1], floor(res$stop_iter[1] / 100))
+  }
+  # a worker that does not see the directory when it begins (another
+  # machine) runs to the end
+  s$iter <- 200
+  s$stop_file <- c(file.path(dir, "none", "stop"), file.path(dir, "none"))
+  expect_identical(sgld:::chain_status(.Call(sgld:::C_sgld_run, m, s)$status), rep("done", 2))
+})
+
+# Ctrl-C in a child session running 4 chains as futures: `signal_workers`
+# also interrupts its workers, as a terminal's Ctrl-C reaches the whole
+# process group. The model is the handout's in R functions, whose gradient
+# leaves a file named by its process when it first runs, so that the
+# interrupt comes once every worker is sampling. Returns the child's fit, its
+# continuation, and the processes of the child's group still alive 1 s after
+# it ended.
+interrupted_futures <- function(plan, signal_workers, continue = TRUE) {
+  flags <- tempfile()
+  dir.create(flags)
+  child <- callr::r_bg(function(flags, plan, f, data, continue) {
+    library(sgld)
+    if (plan == "multisession") future::plan(future::multisession, workers = 2)
+    else future::plan(future::sequential)
+    g <- f$grad_loglik
+    f$grad_loglik <- function(w, batch) {
+      if (!file.exists(file.path(flags, Sys.getpid()))) writeLines("", file.path(flags, Sys.getpid()))
+      g(w, batch)
+    }
+    m <- do.call(model_custom, c(list(data = data, d = 3), f))
+    set.seed(1)
+    warnings <- character()
+    fit <- withCallingHandlers(
+      sgld(m, lr = 1e-7, batch_size = 10, iter = 1e9, burnin = 0, thin = 1000, chains = 4,
+           init = c(0, 0, 0), parallel = "future"),
+      warning = function(w) {
+        warnings <<- c(warnings, conditionMessage(w))
+        invokeRestart("muffleWarning")
+      })
+    more <- if (continue)
+      suppressWarnings(sgld(m, lr = 1e-7, batch_size = 10, iter = 100, burnin = 0, chains = 4,
+                            init = fit, parallel = "future"))
+    list(fit = fit, warnings = warnings, more = more)
+  }, args = list(flags = flags, plan = plan, f = linear_custom_functions(),
+                 data = handout_matrix(), continue = continue))
+  on.exit(child$kill_tree(), add = TRUE)
+  group <- function() {   # alive (not zombies), from /proc/<pid>/stat: state, pgid
+    pids <- setdiff(as.integer(list.files("/proc", pattern = "^[0-9]+$")), child$get_pid())
+    stat <- vapply(pids, function(p) tryCatch(
+      sub("^.*\\) ", "", readLines(file.path("/proc", p, "stat"), warn = FALSE)[1]),
+      error = function(e) NA_character_), "")
+    fields <- strsplit(stat, " ")
+    alive <- vapply(fields, function(f) length(f) >= 3 && f[1] != "Z" &&
+                      as.integer(f[3]) == child$get_pid(), NA)
+    pids[alive]
+  }
+  running <- if (plan == "multisession") 2 else 1
+  deadline <- Sys.time() + 60
+  while (length(list.files(flags)) < running && Sys.time() < deadline) Sys.sleep(0.1)
+  Sys.sleep(0.5)
+  expect_true(child$is_alive())
+  if (signal_workers) tools::pskill(group(), tools::SIGINT)
+  child$interrupt()
+  child$wait(60000)
+  expect_false(child$is_alive())
+  out <- child$get_result()
+  Sys.sleep(1)
+  out$left <- group()
+  out
+}
+
+test_that("Ctrl-C with chains as futures keeps every worker's draws and stops every worker", {
+  skip_on_cran()
+  skip_on_os(c("windows", "mac", "solaris"))
+  skip_if_not_installed("callr")
+  for (signal_workers in c(FALSE, TRUE)) {
+    out <- interrupted_futures("multisession", signal_workers, continue = !signal_workers)
+    fit <- out$fit
+    # 4 chains on 2 workers: the two running stop with their draws; the two
+    # waiting for a worker are not run
+    expect_identical(fit$status, c("interrupted", "interrupted", "not run", "not run"))
+    expect_true(all(fit$kept[1:2] >= 1))
+    expect_identical(fit$kept, floor(fit$stop_iter / 1000))
+    expect_true(any(grepl("interrupted by the user at iterations? .* of chains 1, 2;", out$warnings)))
+    # no worker goes on after the run
+    expect_length(out$left, 0)
+    # and the fit continues from where each chain stopped
+    if (!signal_workers) {
+      expect_identical(out$more$iteration[1, ], fit$stop_iter + 1)
+      expect_identical(out$more$status, rep("done", 4))
+    }
+  }
+})
+
+test_that("Ctrl-C with chains as futures on plan(sequential) stops the chain running", {
+  skip_on_os("windows")
+  skip_if_not_installed("callr")
+  out <- interrupted_futures("sequential", FALSE)
+  expect_identical(out$fit$status, c("interrupted", "not run", "not run", "not run"))
+  expect_gte(out$fit$kept[1], 1)
+  expect_identical(out$more$iteration[1, ], out$fit$stop_iter + 1)
+})
