@@ -338,6 +338,57 @@ static double linear_grad_loglik_local(const void *data, const double *mu, const
   return -0.5 * count * (M_LN_2PI + gamma) - 0.5 * prec * ssr;
 }
 
+/* The expectations under q = N(mu, diag(sd^2)) (sgld.h: expected_loglik,
+   expected_logprior), in closed form: with kappa = E[e^-gamma] =
+   e^(-mu_p + sd_p^2 / 2) and observation i's x_i' beta ~ N(a_i, v_i),
+   E[(y_i - x_i' beta)^2] = (y_i - a_i)^2 + v_i, and every term of the log
+   joint is linear in e^-gamma, gamma and that square. */
+static double linear_expected_loglik(const void *data, const double *mu, const double *sd,
+                                     const R_xlen_t *idx, int m, double *g_mu, double *g_sd,
+                                     double *work) {
+  (void) work;
+  const linear_data *L = data;
+  const int p = L->p, stride = p + 1;
+  const double kappa = exp(-mu[p] + 0.5 * sd[p] * sd[p]);
+  double ssr = 0.0, count = 0.0;
+  for (int k = 0; k < m; k++) {
+    const double *zi = L->z + idx[k] * stride, wt = L->wt ? L->wt[idx[k]] : 1.0;
+    double a = 0.0, v = 0.0;
+    for (int j = 0; j < p; j++) {
+      const double xs = zi[j] * sd[j];
+      a += zi[j] * mu[j];
+      v += xs * xs;
+    }
+    const double r = zi[p] - a, c = wt * kappa;
+    for (int j = 0; j < p; j++) {
+      g_mu[j] += c * r * zi[j];
+      g_sd[j] -= c * zi[j] * zi[j] * sd[j];
+    }
+    ssr += wt * (r * r + v);
+    count += wt;
+  }
+  g_mu[p] += -0.5 * count + 0.5 * kappa * ssr;
+  g_sd[p] -= 0.5 * kappa * ssr * sd[p];
+  return -0.5 * count * (M_LN_2PI + mu[p]) - 0.5 * kappa * ssr;
+}
+
+static double linear_expected_logprior(const void *data, const double *mu, const double *sd,
+                                       double *g_mu, double *g_sd) {
+  const linear_data *L = data;
+  const int p = L->p;
+  const double kappa = exp(-mu[p] + 0.5 * sd[p] * sd[p]);
+  double eq = linear_quad(L, mu, g_mu, kappa);   /* E[Q] = Q(mu) + sum_j (V^-1)_jj sd_j^2 */
+  for (int j = 0; j < p; j++) {
+    const double vjj = L->vinv_diag ? L->vinv[j] : L->vinv[j + j * p];
+    eq += vjj * sd[j] * sd[j];
+    g_sd[j] -= kappa * vjj * sd[j];
+  }
+  g_mu[p] += -0.5 * p + 0.5 * kappa * eq - (L->a + 1.0) + L->b * kappa + 1.0;
+  g_sd[p] -= (0.5 * eq + L->b) * kappa * sd[p];
+  return L->prior_const - 0.5 * p * mu[p] - 0.5 * kappa * eq - (L->a + 1.0) * mu[p]
+         - L->b * kappa + mu[p];
+}
+
 sgld_model model_linear_build(SEXP spec) {
   linear_data *L = (linear_data *) R_alloc(1, sizeof(linear_data));
   L->p = list_int(spec, "p");
@@ -367,6 +418,8 @@ sgld_model model_linear_build(SEXP spec) {
     .in_domain = linear_in_domain,
     .metrics = linear_metrics,
     .work_size = (size_t) L->p,
-    .grad_loglik_local = linear_grad_loglik_local
+    .grad_loglik_local = linear_grad_loglik_local,
+    .expected_loglik = linear_expected_loglik,
+    .expected_logprior = linear_expected_logprior
   };
 }
