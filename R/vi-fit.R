@@ -56,10 +56,14 @@ vi_fit <- function(run, plan, draws) {
   fit$pars <- NULL
   fit$kept <- rep(draws, chains)
   fit$moments <- NULL
-  user <- lapply(qdraws, function(x) rbind(mean = colMeans(x), sd = apply(x, 2, stats::sd)))
+  draw_moments <- function(x) {
+    m <- colMeans(x)
+    c(m, if (nrow(x) > 1) sqrt(colSums(sweep(x, 2, m)^2) / (nrow(x) - 1)) else rep(NA_real_, d))
+  }
+  user <- matrix(vapply(qdraws, draw_moments, numeric(2 * d)), ncol = length(qdraws))
   fit$variational <- list(family = plan$family, mean = mu, sd = sd, L = q$L, cov = cov,
-                          user_mean = t(vapply(user, function(u) u["mean", ], numeric(d))),
-                          user_sd = t(vapply(user, function(u) u["sd", ], numeric(d))),
+                          user_mean = t(user[seq_len(d), , drop = FALSE]),
+                          user_sd = t(user[d + seq_len(d), , drop = FALSE]),
                           local = plan$local)
   field <- function(f, i = 1) vapply(checked, function(x) x[[f]][i], 0)
   fit$khat <- data.frame(chain = usable, khat = field("khat"), log_ratio_sd = field("spread"),
@@ -73,9 +77,13 @@ vi_fit <- function(run, plan, draws) {
     elbo$se <- 0
   }
   fit$elbo <- if (draws > 1) elbo
-  trace <- rbind(run$trace, if (draws > 1 && !stopped)
-    data.frame(iteration = fit$state$iteration[usable], chain = usable, elbo = elbo$elbo,
-               se = elbo$se))
+  # the trace ends with the fit's own ELBO, in place of the part's estimate
+  trace <- run$trace
+  if (draws > 1 && !stopped) {
+    if (!is.null(trace)) trace <- trace[!(trace$iteration %in% fit$state$iteration[usable]), ]
+    trace <- rbind(trace, data.frame(iteration = fit$state$iteration[usable], chain = usable,
+                                     elbo = elbo$elbo, se = elbo$se))
+  }
   if (!is.null(trace)) {
     trace <- trace[order(trace$chain, trace$iteration), ]
     rownames(trace) <- NULL

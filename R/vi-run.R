@@ -43,7 +43,7 @@ vi_run <- function(model, plan, init, chains, replace, clip, monitor, threads, p
                            chains = chains, init = if (continuing) init else plan$init,
                            replace = replace, clip = clip, rule = rule, threads = threads,
                            monitor = monitor, control_variates = plan$control_variates,
-                           progress = progress, gradient = plan$gradient)
+                           progress = progress, gradient = plan$gradient, pars = TRUE)
   first <- if (continuing) vi_theta(init, layout) else
     list(sum = matrix(0, layout$p, chains), count = rep(0, chains))
   sums <- list(first$sum)

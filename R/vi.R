@@ -277,7 +277,9 @@ vi_plan <- function(model, family, label, lr, batch_size, iter, optimizer, lapla
     abort("`laplace` must be \"auto\", TRUE or FALSE; not ", describe(laplace), ".")
   cv_given <- !identical(control_variates, "auto")
   cv_on <- cv_given && !isFALSE(control_variates) && !is.null(control_variates)
-  local <- resolve_local(local, model, family, cv_on, clip, batch_size, label)
+  # carrying on: the fit's estimator, whatever `local` says
+  local <- if (continuing) old$local
+           else resolve_local(local, model, family, cv_on, clip, batch_size, label)
   # the Laplace approximation: kept from the fit when carrying on
   pm <- NULL
   reason <- NULL

@@ -254,3 +254,40 @@ meanfield_linear_optimum <- function(X, y, mu0, V, a, b) {
   list(mean = c(th[1:p], th[2 * p + 1]), sd = exp(c(th[p + 1:p], th[2 * p + 2])),
        elbo = value(th), gradient = value(th, TRUE))
 }
+
+# ------------------------------------------------------- data and fits --
+
+# MASS::Pima.tr with its covariates on their natural scales (correlated
+# with the intercept: the mean-field sds are 10-50% of the posterior's)
+pima_natural <- function() {
+  f <- type ~ npreg + glu + bp + skin + bmi + ped + age
+  list(model = model_logistic(f, data = MASS::Pima.tr), X = model.matrix(f, MASS::Pima.tr),
+       y = ifelse(MASS::Pima.tr$type == "Yes", 1, -1))
+}
+
+# A logistic regression with six predictors correlated 0.9 among themselves
+# and, through their means of 2, with the intercept
+correlated_logistic <- function(n = 1000, seed = 42) {
+  set.seed(seed)
+  p <- 6
+  X <- matrix(rnorm(n * p), n, p) %*% chol(matrix(0.9, p, p) + diag(0.1, p)) + 2
+  colnames(X) <- paste0("x", seq_len(p))
+  y <- as.integer(runif(n) < stats::plogis(-1 + drop(X %*% c(0.8, -0.5, 0.3, 0, 0.2, -0.4))))
+  d <- data.frame(y = y, X)
+  f <- y ~ x1 + x2 + x3 + x4 + x5 + x6
+  list(model = model_logistic(f, data = d), X = model.matrix(f, d), y = 2 * y - 1)
+}
+
+# the optimum of a logistic example with bbb()'s default prior N(0, 10^2)
+logistic_optimum <- function(ex, family = "meanfield") {
+  p <- ncol(ex$X)
+  if (family == "meanfield") meanfield_logistic_optimum(ex$X, ex$y, rep(0, p), rep(10, p))
+  else fullrank_logistic_optimum(ex$X, ex$y, rep(0, p), rep(10, p))
+}
+
+# theta of every chain of a bbb() fit: means then scale parameters (log sds;
+# full rank: M by columns), one column per chain, from the estimator's state
+vi_theta_of <- function(fit) {
+  lay <- sgld:::vi_layout(fit$model$d, fit$variational$family)
+  sgld:::vi_theta(fit, lay)$theta
+}
