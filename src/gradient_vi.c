@@ -178,8 +178,8 @@ static double scale_metric(double h) {
    the misclassified region, one such draw moved a log sd by -24, and q's sd
    collapsed to 1e-10 before it could recover. Each iteration in which one
    binds is counted with the run's clipping (fit$clipped). */
-#define VI_CLIP_MEAN 10.0
-#define VI_CLIP_SCALE 5.0
+#define VI_CLIP_MEAN 100.0
+#define VI_CLIP_SCALE 10.0
 static int clip_range(double *x, size_t n, double bound) {
   int fired = 0;
   for (size_t j = 0; j < n; j++) {
