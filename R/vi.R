@@ -23,21 +23,37 @@
 #' with the sds \eqn{1/\sqrt{\Lambda_{jj}}}{1 / sqrt(Lambda_jj)} of
 #' \eqn{\Lambda = S^{-1}}{Lambda = S^-1} (mean-field; the mean-field optimum
 #' of a Gaussian posterior) or with \eqn{L L^\top = S}{L L' = S} (full rank),
-#' and the optimiser works in the Laplace approximation's coordinates: the
-#' gradient in \eqn{\mu}{mu} is multiplied by \eqn{S}{S} (a Newton step for a
-#' Gaussian posterior), so every direction converges at the same rate however
-#' correlated the parameters, and the gradient of the Laplace approximation,
-#' whose expectation under \eqn{q}{q} is known, is used as a control variate
-#' (Miller et al. 2017; Geffner and Domke 2020), which removes most of the
-#' noise that \eqn{\epsilon}{eps} brings. Plain gradient steps of a constant
-#' size then run in parts of a fixed number of iterations; the reported
-#' \eqn{q}{q} is the average of the iterates over the second half of the
-#' run (Polyak-Ruppert averaging), and the run ends when the batch means of
-#' the parts say that average is within a hundredth of \eqn{q}{q}'s own sds
-#' in the means and half a percent in the sds (Monte Carlo standard errors),
-#' with no drift left between the last two quarters; `print()` says what was
-#' chosen and whether the run converged. Data sets of more than 1,000
-#' observations run on minibatches with control variates at the mode.
+#' and the optimiser (plain gradient ascent) works in the Laplace
+#' approximation's coordinates: the gradient in \eqn{\mu}{mu} is multiplied by
+#' \eqn{S}{S} (a Newton step for a Gaussian posterior), so every direction
+#' converges at the same rate however correlated the parameters, and the
+#' log sds' gradient is divided by its curvature. `print()` says what was
+#' chosen and whether the run converged.
+#'
+#' For [model_logistic()] and [model_linear()], mean-field, the gradient is
+#' exact: each observation's linear predictor is normal under \eqn{q}{q}, and
+#' its expected log likelihood is computed itself (by quadrature for the
+#' logistic model, in closed form for the linear one; `local = "expected"`),
+#' on the full data while a pass costs at most \eqn{10^7}{10^7} multiply-adds.
+#' The ascent is then deterministic, with steps of 0.5 in parts of 10
+#' iterations, and ends when a part moves \eqn{q}{q} by less than
+#' \eqn{10^{-4}}{1e-4} of its sds (its means) and in its log sds: the
+#' mean-field optimum itself, to that precision, in 20 to 100 iterations on
+#' the data sets of the tests (Adult's a9a design included).
+#'
+#' Otherwise (full rank, other models) the gradient is stochastic: draws of
+#' \eqn{\epsilon}{eps} with the gradient of the Laplace approximation, whose
+#' expectation under \eqn{q}{q} is known, as a control variate (Miller et al.
+#' 2017; Geffner and Domke 2020), which removes most of the noise of
+#' \eqn{\epsilon}{eps} where the posterior is close to Gaussian, the full data
+#' up to 1,000 observations and minibatches with control variates at the
+#' mode beyond. Steps of 0.1 run in parts of 50 iterations (twice as long
+#' each time 64 parts have run); the reported \eqn{q}{q} is the average of
+#' the iterates over the last three quarters of the run (Polyak-Ruppert
+#' averaging), and the run ends when the batch means of the parts put that
+#' average's Monte Carlo error below 0.02 of \eqn{q}{q}'s sds in the means
+#' and 0.005 in the log sds, with no drift between the halves of those parts
+#' beyond four times that, or after 200,000 iterations with a warning.
 #'
 #' Where there is no Laplace approximation (models with several modes by
 #' construction, [model_mixture()], [model_ica()] and networks; models with a
@@ -45,14 +61,21 @@
 #' earlier plain defaults: Adam with `lr_exp(0.01, 1e-4)` for 10,000
 #' iterations from `init`, sds 0.01, averaged over the last half.
 #'
-#' Every fit is checked by Pareto-smoothed importance sampling (Yao et al.
-#' 2018, [psis_khat()]) on its `draws`, which also give the ELBO: above 0.7
-#' a warning says the Gaussian approximation is unreliable for this posterior
-#' and names what to run instead; between 0.5 and 0.7 a message. A mean-field
-#' fit underestimates posterior variances by design: for a Gaussian posterior
-#' with precision \eqn{\Lambda}{Lambda} its optimum has the exact means and variances
-#' \eqn{1/\Lambda_{jj}}{1/Lambda_jj}, not the marginal variances, and
-#' \eqn{\hat k}{k-hat} says so when the difference matters.
+#' Every fit is checked on its `draws` (with at least 100 of them): Pareto
+#' k-hat of the importance ratios \eqn{p(D, w)/q(w)}{p(D, w) / q(w)} (Yao et al.
+#' 2018, [psis_khat()]) and the means and sds that Pareto-smoothed
+#' importance sampling corrects them to. Above 0.7 a warning says the
+#' Gaussian approximation is unreliable for this posterior and names what to
+#' run instead; below it, a warning when the corrected means are more than
+#' 0.15 of the corrected sds from \eqn{q}{q}'s or its sds more than 10% off
+#' (the bar every method of the package is held to); between 0.5 and 0.7
+#' otherwise a message. Where the ratios are nearly constant (the sd of
+#' their logarithm below 0.1), \eqn{q}{q} is the posterior to within the draws'
+#' precision, whatever the shape of their tail, and nothing is said. A
+#' mean-field fit underestimates posterior variances by design: for a
+#' Gaussian posterior with precision \eqn{\Lambda}{Lambda} its optimum has the
+#' exact means and variances \eqn{1/\Lambda_{jj}}{1/Lambda_jj}, not the marginal
+#' variances, and the check says so when the difference matters.
 #'
 #' The fit runs in the samplers' engine, its gradient estimator followed by
 #' an optimiser of the package, so schedules, several chains (independent
@@ -62,21 +85,25 @@
 #'
 #' @inheritParams sgld
 #' @param lr Learning rate of the optimiser: a number or a schedule, or
-#'   `"auto"` (see "Automatic settings": 0.5 in the Laplace coordinates, or
-#'   `lr_exp(0.01, 1e-4)` without them).
+#'   `"auto"` (see "Automatic settings": 0.5 for exact gradients and 0.1 for
+#'   stochastic ones in the Laplace coordinates, or `lr_exp(0.01, 1e-4)`
+#'   without them).
 #' @param iter Number of iterations per chain, or `"auto"`: until converged
 #'   (at most 200,000 iterations), or 10,000 without the Laplace
 #'   coordinates.
 #' @param batch_size Minibatch size; `NULL`: the full data up to 1,000
-#'   observations, else 100 (with the Laplace coordinates: chosen from the
-#'   gradient's cost).
+#'   observations, or with expected log likelihoods up to \eqn{10^7}{10^7}
+#'   multiply-adds a pass; beyond, in the Laplace coordinates, a batch whose
+#'   gradient costs about the \eqn{d^2}{d^2} work of an iteration (at least 100),
+#'   else 100.
 #' @param family `"meanfield"` or `"fullrank"`.
 #' @param samples Monte Carlo draws of \eqn{\epsilon}{eps} per iteration (a
 #'   whole number >= 1), all on the iteration's minibatch.
 #' @param optimizer The optimiser of \eqn{(\mu, \lambda, L)}{(mu, lambda, L)}:
 #'   `"auto"` (`"sgd"` in the Laplace coordinates, else `"adam"`), `"sgd"`,
 #'   `"momentum"`, `"adagrad"`, `"rmsprop"`, `"adam"`, or one made by
-#'   [opt_adam()] and friends.
+#'   [opt_adam()] and friends. In the Laplace coordinates it follows the
+#'   gradient times the metric (see "Automatic settings").
 #' @param laplace Start at the Laplace approximation and optimise in its
 #'   coordinates (see "Automatic settings")? `TRUE`, `FALSE` or `"auto"`
 #'   (where the approximation is available).
@@ -84,68 +111,83 @@
 #'   positive number or a positive vector of length `model$d` (the starting
 #'   sds), or for `"fullrank"` also a positive definite d x d covariance
 #'   matrix. `NULL`: the Laplace approximation's, or 0.01 without it.
-#' @param average For a given `iter`: the fraction of the iterations at the
-#'   end over which \eqn{(\mu, \lambda, L)}{(mu, lambda, L)} are averaged
-#'   (Polyak-Ruppert averaging); the fit's \eqn{q}{q} is that average (0: the
-#'   final iterate). With `iter = "auto"` the average is over the second half.
+#' @param average For a given `iter`: the fraction of the run at the end,
+#'   in whole twentieths, over which \eqn{(\mu, \lambda, L)}{(mu, lambda, L)}
+#'   are averaged (Polyak-Ruppert averaging); the fit's \eqn{q}{q} is that
+#'   average (0: the final iterate). An automatic run averages over its
+#'   last three quarters, or (exact gradients) takes its final iterate.
 #' @param init Starting means on the user's scale (as in [sgld()]), or a fit
-#'   of `bbb()` to continue (with its settings, unless given).
+#'   of `bbb()` to continue: its estimator and Laplace approximation are
+#'   kept, and the new run averages over its own iterations.
 #' @param draws Draws from \eqn{q}{q} per chain in the fit's `draws`; with at
-#'   least 100 they also give \eqn{\hat k}{k-hat} and the final ELBO.
+#'   least 100 they also give the check (k-hat, importance sampling) and
+#'   the ELBO.
 #' @param thin Keep every `thin`-th iterate of \eqn{\mu}{mu} in
-#'   `fit$trajectory` (default: one per part of the run).
+#'   `fit$trajectory` (default: one per part of the run); it must divide
+#'   the parts.
 #' @param elbo_every Estimate the full-data ELBO of every chain each
 #'   `elbo_every` iterations, for `fit$elbo_trace` (the run's parts are then
-#'   that long); each estimate costs `elbo_draws` full-data evaluations of
-#'   the log joint.
+#'   that long; it must divide a given `iter`); each estimate costs
+#'   `elbo_draws` full-data evaluations of the log joint.
 #' @param elbo_draws Draws from \eqn{q}{q} per ELBO estimate of the trace.
-#' @param local Local reparameterisation (Kingma, Salimans and Welling 2015):
-#'   `TRUE`, `FALSE` or `"auto"`. For a mean-field \eqn{q}{q} and a model
-#'   whose likelihood depends on its weights through per-observation linear
-#'   combinations ([model_logistic()], [model_linear()], and each layer of
-#'   [model_mlp()]), each observation's combinations
-#'   \eqn{x_i^\top w}{x_i' w} are drawn from their exact distribution under
-#'   \eqn{q}{q}, \eqn{N(x_i^\top\mu, \sum_j x_{ij}^2\sigma_j^2)}{N(x_i' mu, sum_j x_ij^2 sigma_j^2)},
+#' @param local How the mean-field gradient's likelihood part is formed, for
+#'   a model whose likelihood depends on its weights through per-observation
+#'   linear combinations ([model_logistic()], [model_linear()], and each layer
+#'   of [model_mlp()]): `"expected"` (regressions only), each observation's
+#'   expected log likelihood under \eqn{q}{q} itself, without noise; `TRUE`,
+#'   local reparameterisation (Kingma, Salimans and Welling 2015), each
+#'   observation's combinations \eqn{x_i^\top w}{x_i' w} drawn from their exact
+#'   distribution under \eqn{q}{q},
+#'   \eqn{N(x_i^\top\mu, \sum_j x_{ij}^2\sigma_j^2)}{N(x_i' mu, sum_j x_ij^2 sigma_j^2)},
 #'   independently per observation, instead of one \eqn{w}{w} for the whole
-#'   minibatch; parameters that are not weights (the noise variance, a
-#'   network's precisions) are drawn once per iteration as before. The
-#'   estimate stays unbiased and its variance falls; each iteration costs
-#'   more (two passes over each row and a normal draw per observation and
-#'   unit). Measured (bench/vi-local.R, bench/RESULTS.md): at batch 100 the
-#'   variance of the gradient in the means hardly changes (ratios 0.96 to 1.27:
-#'   it is the minibatch's), that in the scales falls 1.4-fold (linear, d = 3),
-#'   7-fold (logistic, d = 20), 2.4-fold (Adult, d = 123, median) and 3-fold
-#'   (a network with 8 hidden units), while an iteration takes 1.8 to 3.5
-#'   times as long. The weights' share of the noise grows with the batch: at
-#'   batch 1000 the network's means' gradient variance fell 6-fold (the
-#'   regressions' still 1.1-fold). So `"auto"` turns it on for [model_mlp()]
-#'   networks with batches of 500 or more and leaves it off otherwise. It
-#'   does not combine with `control_variates`, `clip` or the Laplace
-#'   approximation's control variate (which it replaces).
+#'   minibatch (parameters that are not weights, the noise variance or a
+#'   network's precisions, drawn once per iteration); `FALSE`, one \eqn{w}{w}
+#'   per minibatch (Bayes by Backprop proper); or `"auto"`: `"expected"` for
+#'   the regressions, and local reparameterisation for [model_mlp()]
+#'   networks with batches of 500 or more. Local reparameterisation keeps
+#'   the estimate unbiased and lowers its variance, at a cost: measured
+#'   (bench/vi-local.R, bench/RESULTS.md), at batch 100 the variance of the
+#'   gradient in the means hardly changes (ratios 0.96 to 1.27: it is the
+#'   minibatch's), that in the scales falls 1.4-fold (linear, d = 3), 7-fold
+#'   (logistic, d = 20), 2.4-fold (Adult, d = 123, median) and 3-fold (a
+#'   network with 8 hidden units), while an iteration takes 1.8 to 3.5 times
+#'   as long; the weights' share of the noise grows with the batch: at batch
+#'   1000 the network's means' gradient variance fell 6-fold (the
+#'   regressions' still 1.1-fold). Neither combines with
+#'   `control_variates`, `clip` or the Laplace approximation's control
+#'   variate (which they replace).
 #' @param elbo_batch Keep the per-iteration minibatch estimate of the ELBO
-#'   (`fit$elbo_batch`)? `"auto"` keeps it when `local` is on, where the
-#'   model returns the minibatch log likelihood with the gradient for free;
-#'   otherwise it costs an extra pass over every minibatch, so it is off
-#'   unless asked for.
+#'   (`fit$elbo_batch`)? `"auto"` keeps it when `local` is not `FALSE`, where
+#'   the model returns the minibatch log likelihood with the gradient for
+#'   free; otherwise it costs an extra pass over every minibatch, so it is
+#'   off unless asked for.
 #' @param control_variates As for [sgld()], or `"auto"`: at the posterior
-#'   mode when the run has the Laplace coordinates and minibatches, else none.
+#'   mode when the run has the Laplace coordinates, minibatches and one
+#'   \eqn{w}{w} per minibatch (`local` `FALSE`), else none.
 #' @return An object of class `sgld_vi` (and `sgld_fit`): its `draws` are
 #'   draws from the approximation \eqn{q} (not from the posterior), so
 #'   `summary()`, `coef()`, `predict()` and the posterior/bayesplot methods
 #'   work unchanged; `variational` holds per chain the means, sds, and the
-#'   factor `L` and covariance of \eqn{q} on the sampler's scale, and the
-#'   means and sds of the draws on the user's scale; `khat` the Pareto
-#'   \eqn{\hat k}{k-hat} per chain; `elbo` the full-data ELBO per chain and its
-#'   Monte Carlo standard error, from the draws, and `elbo_trace` all
-#'   estimates made (iteration, chain, elbo, se); `vi` what was chosen
-#'   (settings, whether the Laplace coordinates were used) and the
-#'   convergence check (`converged`, and per chain the largest standard error
-#'   and drift, in units of \eqn{q}{q}'s sds); `elbo_batch` (when kept, see
-#'   `elbo_batch`) the minibatch ELBO at every kept iterate of the trajectory
-#'   (iteration, chain, elbo), each the mean of the per-iteration estimates
-#'   over the iterations since the previous kept iterate (noisy: a monitor of
-#'   progress, not a measurement); `trajectory` the kept iterates of
-#'   \eqn{\mu}{mu} as a [coda::mcmc.list].
+#'   factor `L` and covariance of \eqn{q} on the sampler's scale, the means
+#'   and sds of the draws on the user's scale, and how the gradient was
+#'   formed (`local`: `"w"`, `"draw"` or `"expected"`); `khat` the check per
+#'   chain (Pareto k-hat, the sd of the log importance ratios, and the
+#'   largest shift of q's means in corrected sds and the range of its sds'
+#'   ratios to the corrected ones); `elbo` the full-data ELBO per chain (its
+#'   exact value with expected log likelihoods, else the draws' estimate and
+#'   its Monte Carlo standard error), and `elbo_trace` all estimates made
+#'   (iteration, chain, elbo, se); `vi` what was chosen (`plan`, whether the
+#'   Laplace coordinates were used and why not, the iterations, parts and
+#'   parts averaged) and the convergence check (`converged`, and per chain
+#'   the largest Monte Carlo error and drift, or with exact gradients the
+#'   last part's change, in units of \eqn{q}{q}'s sds); `clipped`, per chain,
+#'   the iterations whose gradient met the bounds of the Laplace coordinates
+#'   (or `clip`); `elbo_batch` (when kept, see `elbo_batch`) the minibatch ELBO
+#'   at every kept iterate of the trajectory (iteration, chain, elbo), each
+#'   the mean of the per-iteration estimates over the iterations since the
+#'   previous kept iterate (noisy: a monitor of progress, not a
+#'   measurement); `trajectory` the kept iterates of \eqn{\mu}{mu} as a
+#'   [coda::mcmc.list].
 #' @references Blundell, C., Cornebise, J., Kavukcuoglu, K. and Wierstra, D.
 #'   (2015). Weight uncertainty in neural networks. *Proceedings of the 32nd ICML*.
 #'
