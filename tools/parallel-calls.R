@@ -52,7 +52,11 @@ table_files <- setdiff(list.files(src, pattern = "^((model|update|gradient)_[a-z
                                         "model_eval.c")))
 in_tables <- unique(unlist(lapply(table_files, function(f) {
   code <- paste(readLines(f), collapse = "\n")
-  m <- regmatches(code, gregexpr("\\.[a-z_]+ *= *&?([A-Za-z_][A-Za-z0-9_]*)", code))[[1]]
+  # designated initializers only (after "{" or ","), not assignments to a
+  # struct's field (e.cv_mode = list_doubles(...) in gradient.c)
+  m <- regmatches(code, gregexpr("[{,][[:space:]]*\\.[a-z_]+ *= *&?([A-Za-z_][A-Za-z0-9_]*)",
+                                 code))[[1]]
+  m <- sub("^[{,][[:space:]]*", "", m)
   # a rule's `build` (or `build_model`) reads R's options on the main thread,
   # before any thread starts
   m <- m[!grepl("^\\.build(_model)? ", m)]
