@@ -299,6 +299,29 @@ static void linear_metrics(const void *data, const double *w, double *out, doubl
   out[1] = sqrt(ssr / (double) L->n);
 }
 
+/* Under q = N(mu, diag(sd^2)) the row's x' beta is N(a, v): a = x' mu,
+   v = sum_j x_j^2 sd_j^2 */
+static inline void row_moments(const double *zi, const double *mu, const double *sd, int p,
+                               double *a, double *v) {
+  double m = 0.0, s2 = 0.0;
+  for (int j = 0; j < p; j++) {
+    const double xs = zi[j] * sd[j];
+    m += zi[j] * mu[j];
+    s2 += xs * xs;
+  }
+  *a = m;
+  *v = s2;
+}
+
+/* g_mu += c x and g_sd += f x^2 sd (elementwise) */
+static inline void add_row_gradients(const double *zi, double c, double f, const double *sd,
+                                     int p, double *g_mu, double *g_sd) {
+  for (int j = 0; j < p; j++) {
+    g_mu[j] += c * zi[j];
+    g_sd[j] += f * zi[j] * zi[j] * sd[j];
+  }
+}
+
 /* Local reparameterisation (sgld.h: grad_loglik_local): the mean x_i' beta
    of observation i drawn from its distribution under q, N(a_i, v_i) with
    a_i = x_i' mu and v_i = sum_j x_ij^2 sd_j^2, one normal per observation;
@@ -317,18 +340,11 @@ static double linear_grad_loglik_local(const void *data, const double *mu, const
   double ssr = 0.0, count = 0.0;
   for (int k = 0; k < m; k++) {
     const double *zi = L->z + idx[k] * stride, wt = L->wt ? L->wt[idx[k]] : 1.0;
-    double a = 0.0, v = 0.0;
-    for (int j = 0; j < p; j++) {
-      const double xs = zi[j] * sd[j];
-      a += zi[j] * mu[j];
-      v += xs * xs;
-    }
+    double a, v;
+    row_moments(zi, mu, sd, p, &a, &v);
     const double s = sqrt(v), e = rng_norm(rng), r = zi[p] - (a + s * e);
     const double c = wt * prec * r, f = s > 0 ? c * e / s : 0.0;
-    for (int j = 0; j < p; j++) {
-      g_mu[j] += c * zi[j];
-      g_sd[j] += f * zi[j] * zi[j] * sd[j];
-    }
+    add_row_gradients(zi, c, f, sd, p, g_mu, g_sd);
     ssr += wt * r * r;
     count += wt;
   }
@@ -353,17 +369,10 @@ static double linear_expected_loglik(const void *data, const double *mu, const d
   double ssr = 0.0, count = 0.0;
   for (int k = 0; k < m; k++) {
     const double *zi = L->z + idx[k] * stride, wt = L->wt ? L->wt[idx[k]] : 1.0;
-    double a = 0.0, v = 0.0;
-    for (int j = 0; j < p; j++) {
-      const double xs = zi[j] * sd[j];
-      a += zi[j] * mu[j];
-      v += xs * xs;
-    }
+    double a, v;
+    row_moments(zi, mu, sd, p, &a, &v);
     const double r = zi[p] - a, c = wt * kappa;
-    for (int j = 0; j < p; j++) {
-      g_mu[j] += c * r * zi[j];
-      g_sd[j] -= c * zi[j] * zi[j] * sd[j];
-    }
+    add_row_gradients(zi, c * r, -c, sd, p, g_mu, g_sd);
     ssr += wt * (r * r + v);
     count += wt;
   }

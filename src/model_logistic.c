@@ -379,6 +379,50 @@ static void logistic_metrics(const void *data, const double *w, double *out, dou
   out[1] = correct / (double) L->n;
 }
 
+/* Under q = N(mu, diag(sd^2)) observation i's linear predictor (offset
+   included) is N(a, v): a = x_i' mu, v = sum_j x_ij^2 sd_j^2, any storage */
+static inline void row_moments(const logistic_data *L, R_xlen_t i, const double *mu,
+                               const double *sd, double *a, double *v) {
+  const int p = L->p;
+  double m = L->offset ? L->offset[i] : 0.0, s2 = 0.0;
+  if (L->z) {
+    const double *zi = L->z + i * (p + 1);
+    for (int j = 0; j < p; j++) {
+      const double xs = zi[j] * sd[j];
+      m += zi[j] * mu[j];
+      s2 += xs * xs;
+    }
+  } else {
+    for (R_xlen_t q = (R_xlen_t) L->start[i]; q < (R_xlen_t) L->start[i + 1]; q++) {
+      const double x = L->val ? L->val[q] : 1.0, xs = x * sd[L->col[q]];
+      m += x * mu[L->col[q]];
+      s2 += xs * xs;
+    }
+  }
+  *a = m;
+  *v = s2;
+}
+
+/* g_mu += c x_i and g_sd += f x_i^2 sd (elementwise), any storage */
+static inline void add_row_gradients(const logistic_data *L, R_xlen_t i, double c, double f,
+                                     const double *sd, double *g_mu, double *g_sd) {
+  const int p = L->p;
+  if (L->z) {
+    const double *zi = L->z + i * (p + 1);
+    for (int j = 0; j < p; j++) {
+      g_mu[j] += c * zi[j];
+      g_sd[j] += f * zi[j] * zi[j] * sd[j];
+    }
+  } else {
+    for (R_xlen_t q = (R_xlen_t) L->start[i]; q < (R_xlen_t) L->start[i + 1]; q++) {
+      const int j = L->col[q];
+      const double x = L->val ? L->val[q] : 1.0;
+      g_mu[j] += c * x;
+      g_sd[j] += f * x * x * sd[j];
+    }
+  }
+}
+
 /* Local reparameterisation (sgld.h: grad_loglik_local). Under q = N(mu,
    diag(sd^2)) observation i's linear predictor x_i' w is N(a_i, v_i) with
    a_i = x_i' mu and v_i = sum_j x_ij^2 sd_j^2; draw it as a_i + sqrt(v_i) e_i,
@@ -391,25 +435,11 @@ static double logistic_grad_loglik_local(const void *data, const double *mu, con
                                          double *g_mu, double *g_sd, double *work) {
   (void) work;
   const logistic_data *L = data;
-  const int p = L->p;
   double ll = 0.0;
   for (int k = 0; k < m; k++) {
     const R_xlen_t i = idx[k];
-    const double *zi = L->z ? L->z + i * (p + 1) : NULL;
-    double a = L->offset ? L->offset[i] : 0.0, v = 0.0;
-    if (zi) {
-      for (int j = 0; j < p; j++) {
-        const double xs = zi[j] * sd[j];
-        a += zi[j] * mu[j];
-        v += xs * xs;
-      }
-    } else {
-      for (R_xlen_t q = (R_xlen_t) L->start[i]; q < (R_xlen_t) L->start[i + 1]; q++) {
-        const double x = L->val ? L->val[q] : 1.0, xs = x * sd[L->col[q]];
-        a += x * mu[L->col[q]];
-        v += xs * xs;
-      }
-    }
+    double a, v;
+    row_moments(L, i, mu, sd, &a, &v);
     const double s = sqrt(v), e = rng_norm(rng), eta = a + s * e;
     double c;
     if (L->events) {
@@ -422,19 +452,7 @@ static double logistic_grad_loglik_local(const void *data, const double *mu, con
       ll += log_sigmoid(y * eta);
     }
     const double f = s > 0 ? c * e / s : 0.0;   /* v = 0: nothing depends on sd */
-    if (zi) {
-      for (int j = 0; j < p; j++) {
-        g_mu[j] += c * zi[j];
-        g_sd[j] += f * zi[j] * zi[j] * sd[j];
-      }
-    } else {
-      for (R_xlen_t q = (R_xlen_t) L->start[i]; q < (R_xlen_t) L->start[i + 1]; q++) {
-        const int j = L->col[q];
-        const double x = L->val ? L->val[q] : 1.0;
-        g_mu[j] += c * x;
-        g_sd[j] += f * x * x * sd[j];
-      }
-    }
+    add_row_gradients(L, i, c, f, sd, g_mu, g_sd);
   }
   return ll;
 }
@@ -451,25 +469,11 @@ static double logistic_expected_loglik(const void *data, const double *mu, const
                                        double *work) {
   (void) work;
   const logistic_data *L = data;
-  const int p = L->p;
   double ll = 0.0;
   for (int k = 0; k < m; k++) {
     const R_xlen_t i = idx[k];
-    const double *zi = L->z ? L->z + i * (p + 1) : NULL;
-    double a = L->offset ? L->offset[i] : 0.0, v = 0.0;
-    if (zi) {
-      for (int j = 0; j < p; j++) {
-        const double xs = zi[j] * sd[j];
-        a += zi[j] * mu[j];
-        v += xs * xs;
-      }
-    } else {
-      for (R_xlen_t q = (R_xlen_t) L->start[i]; q < (R_xlen_t) L->start[i + 1]; q++) {
-        const double x = L->val ? L->val[q] : 1.0, xs = x * sd[L->col[q]];
-        a += x * mu[L->col[q]];
-        v += xs * xs;
-      }
-    }
+    double a, v;
+    row_moments(L, i, mu, sd, &a, &v);
     double c, h, e[3];   /* d/d a_i and -2 d/d v_i */
     if (L->events) {
       c = h = 0.0;
@@ -492,19 +496,7 @@ static double logistic_expected_loglik(const void *data, const double *mu, const
       c = y * e[1];
       h = e[2];
     }
-    if (zi) {
-      for (int j = 0; j < p; j++) {
-        g_mu[j] += c * zi[j];
-        g_sd[j] -= h * zi[j] * zi[j] * sd[j];
-      }
-    } else {
-      for (R_xlen_t q = (R_xlen_t) L->start[i]; q < (R_xlen_t) L->start[i + 1]; q++) {
-        const int j = L->col[q];
-        const double x = L->val ? L->val[q] : 1.0;
-        g_mu[j] += c * x;
-        g_sd[j] -= h * x * x * sd[j];
-      }
-    }
+    add_row_gradients(L, i, c, -h, sd, g_mu, g_sd);
   }
   return ll;
 }
