@@ -223,7 +223,8 @@ vi_warnings <- function(fit) {
                         "and %s"), format(max(ch$se_mean), digits = 2),
                  format(max(ch$se_scale), digits = 2), format(max(ch$drift_mean), digits = 2),
                  format(max(ch$drift_scale), digits = 2))
-    warning(label, ": the run did not converge in ", format(fit$vi$iterations, big.mark = ","),
+    warning(label, ": the run did not converge in ",
+            format(fit$vi$iterations, big.mark = ",", scientific = FALSE),
             " iterations: ", what, ". Continue it (bbb(", m, ", init = fit)) or give `iter`; ",
             "sgld(", m, ") samples the posterior itself.", call. = FALSE)
   }
@@ -252,13 +253,14 @@ vi_settings_line <- function(x) {
   else if (v$averaged > 0) sprintf("q averaged over the last %d of %d parts", v$averaged, v$parts)
   else "q is the last iterate"
   paste0(start, "; ", p$rule$label, " at ", lr, if (p$auto_lr) " (auto)", "; ", batch,
-         "; ", format(v$iterations, big.mark = ","), " iterations, ", conv, ".")
+         "; ", format(v$iterations, big.mark = ",", scientific = FALSE), " iterations, ", conv, ".")
 }
 
 # The check of q for print(): k-hat and what importance sampling corrects.
 vi_check_line <- function(kh) {
   k <- kh$khat
-  if (all(is.na(k))) return("Pareto k-hat: not computed (fewer than 100 draws, or a log joint that is not finite)")
+  if (all(is.na(k)))
+    return("Pareto k-hat: not computed (fewer than 100 draws, or a log joint that is not finite)")
   flat <- kh$log_ratio_sd < vi_flat_ratios
   worst <- max(k[!flat], -Inf, na.rm = TRUE)
   moves <- sprintf(paste0("; importance sampling moves q's means by up to %s sd and puts its ",

@@ -509,8 +509,8 @@ resolve_local <- function(local, model, family, cv_on, clip, batch_size, label) 
     what <- if (isTRUE(local)) "`local = TRUE` (local reparameterisation)"
             else "`local = \"expected\"` (expected log likelihoods)"
     why <- if (family != "meanfield") "a mean-field family (family = \"meanfield\")"
-           else if (isTRUE(local) && !can) paste0("a model linear in its weights (",
-                                                   "model_logistic(), model_linear() or model_mlp())")
+           else if (isTRUE(local) && !can)
+             "a model linear in its weights (model_logistic(), model_linear() or model_mlp())"
            else if (!isTRUE(local) && !can_expect) "model_logistic() or model_linear()"
            else if (cv_on) "plain minibatches (control_variates = FALSE)"
            else if (!is.null(clip)) "an unclipped gradient (clip = NULL)"

@@ -108,14 +108,16 @@ static const void *vi_build(SEXP opts, const sgld_model *model, int fullrank) {
   double log_det = 0.0;
   if (o->C)
     for (int j = 0; j < d; j++) {
-      if (!(o->C[j + (size_t) j * d] > 0)) error("internal: vi factor must have a positive diagonal");
+      if (!(o->C[j + (size_t) j * d] > 0))
+        error("internal: vi factor must have a positive diagonal");
       if (fullrank) log_det += log(o->C[j + (size_t) j * d]);
     }
   o->entropy_const = log_det + 0.5 * d * (1.0 + M_LN_2PI);
   o->local = list_int(opts, "local");
   if (o->local < VI_DRAW_W || o->local > VI_EXPECTED) error("internal: vi 'local' out of range");
-  if (o->local && (fullrank || o->A)) error("internal: local reparameterisation is mean-field only, "
-                                            "without the quadratic control variate");
+  if (o->local && (fullrank || o->A))
+    error("internal: local reparameterisation is mean-field only, without the quadratic "
+          "control variate");
   if (o->local == VI_DRAW_LOCAL && !model->grad_loglik_local)
     error("internal: the model has no local-reparameterisation gradient");
   if (o->local == VI_EXPECTED && !(model->expected_loglik && model->expected_logprior))

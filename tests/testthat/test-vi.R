@@ -137,7 +137,9 @@ test_that("the check warns on separated data and on a funnel-shaped posterior", 
   for (m in list(sep, funnel)) for (seed in 1:2) {
     set.seed(seed)
     res <- with_warnings(suppressMessages(bbb(m)))
-    hit <- grepl("(Pareto k-hat of the importance ratios is .*above 0.7|importance sampling of q's draws .*further from this posterior)", res$warnings)
+    hit <- grepl(paste0("(Pareto k-hat of the importance ratios is .*above 0.7|",
+                        "importance sampling of q's draws .*further from this posterior)"),
+                 res$warnings)
     expect_true(any(hit))
     expect_true(any(grepl("Run sgld\\(m\\)", res$warnings[hit])))
   }
