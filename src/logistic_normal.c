@@ -17,8 +17,10 @@
  * closed form plus an integral over t >= 0 of a smooth function decaying
  * like e^-t against N(t; a, v) +- N(-t; a, v), by 24-node Gauss-Legendre on
  * [0, 1], [1, 2], [2, 4], ..., [32, 64] (what lies beyond 64 is below
- * e^-64). Accurate to 2e-12 for a in [-5, 12] and v up to 3000 against
- * adaptive quadrature (tests/testthat/test-vi-expected.R).
+ * e^-64). The tests' reference (tests/testthat/helper-vi.R) uses the same
+ * scheme (with 40 Hermite nodes), accurate to 2e-12 against adaptive
+ * quadrature for a in [-5, 12] and v up to 400 (test-vi-expected.R), and
+ * this implementation agrees with it to 1e-12 on the data sets there.
  */
 #include <math.h>
 #include "sgld.h"
