@@ -285,8 +285,10 @@ summary.sgld_fit <- function(object, probs = c(0.025, 0.25, 0.5, 0.75, 0.975),
   K <- ndraws(object)
   k <- ceiling(K / max_draws)
   stats <- if (length(kept_indices(object))) kept_statistics(object, probs, k)
-  # R-hat and ESS of the parameters with draws (R/warnings.R)
-  convergence <- if (is_sampler(object) && !is.null(stats)) convergence_check(stats)
+  # R-hat and ESS of the parameters with draws (R/warnings.R); not of
+  # independent draws from variational fits, whose chains are restarts
+  convergence <- if (is_sampler(object) && !inherits(object, "sgld_vi") && !is.null(stats))
+    convergence_check(stats)
   if (!all_kept(object)) stats <- add_moment_rows(object, stats, probs)
   structure(list(statistics = stats, method = object$method, chains = length(object$draws),
                  draws = K, diagnostics_thin = k,

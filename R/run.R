@@ -422,7 +422,7 @@ run_sampler <- function(model, lr, batch_size, iter, burnin, thin, temperature, 
                         init, replace, clip, monitor, threads, method, call,
                         rule = plain_rule("SGLD"), control_variates = FALSE,
                         diagnostics = NULL, mala = FALSE, pars = NULL, progress = FALSE,
-                        parallel = "threads") {
+                        parallel = "threads", gradient = NULL) {
   parallel <- check_parallel(parallel, model)
   settings <- run_settings(model, lr = lr, batch_size = batch_size, iter = iter,
                            burnin = burnin, thin = thin, temperature = temperature,
@@ -430,7 +430,7 @@ run_sampler <- function(model, lr, batch_size, iter, burnin, thin, temperature, 
                            monitor = monitor, threads = threads, rule = rule,
                            control_variates = control_variates,
                            diagnostics = diagnostics, mala = mala, pars = pars,
-                           progress = progress)
+                           progress = progress, gradient = gradient)
   engine <- new.env(parent = emptyenv())
   start <- proc.time()[["elapsed"]]
   lost <- NULL
@@ -455,10 +455,13 @@ run_sampler <- function(model, lr, batch_size, iter, burnin, thin, temperature, 
 }
 
 # Every argument checked, and resolved into the plain list the C driver reads.
+# `gradient`: NULL for the minibatch gradient of the log posterior, or a
+# list(name, opts) naming another estimator (R/vi.R).
 run_settings <- function(model, lr, batch_size, iter, burnin, thin, temperature, chains,
                          init, replace, clip, rule = plain_rule("SGLD"), threads = 1L,
                          monitor = NULL, diagnostics = NULL, mala = FALSE,
-                         control_variates = FALSE, pars = NULL, progress = FALSE) {
+                         control_variates = FALSE, pars = NULL, progress = FALSE,
+                         gradient = NULL) {
   check_model(model)
   check_flag(progress, "progress")
   keep <- resolve_pars(pars, model)
@@ -508,7 +511,10 @@ run_settings <- function(model, lr, batch_size, iter, burnin, thin, temperature,
     lr = lr, schedule = schedule,
     clip_type = if (is.null(clip)) "none" else clip$type,
     clip_threshold = if (is.null(clip)) 0 else clip$threshold,
-    update = rule$name, update_opts = rule$opts, init = as.double(t(init_w)),
+    update = rule$name, update_opts = rule$opts,
+    gradient = if (is.null(gradient)) "minibatch" else gradient$name,
+    gradient_opts = if (is.null(gradient)) list() else gradient$opts,
+    init = as.double(t(init_w)),
     t_offset = as.double(from$t_offset), state_init = from$state_init,
     rng_init = from$rng_init, threads = threads,
     monitor_every = if (is.null(monitor)) 0 else monitor$every, test = test,

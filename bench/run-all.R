@@ -25,6 +25,8 @@ scripts <- if (length(args)) args else c(
   "bench/large-data.R",        # a 4.2 GB file-backed matrix: memory, time per iteration
   "bench/vi.R",                # Bayes by Backprop against rstan::vb (ADVI)
   "bench/vi-local.R",          # bbb()'s local reparameterisation: gradient variance
+  "bench/vi-defaults.R",       # bbb(m) against sgld(m) at their defaults: wall time
+  "bench/vi-heldout.R",        # bbb(m) on held-out regressions against exact references
   "bench/fashion-mnist-speed.R", # one network epoch against PyTorch
   "bench/fashion-mnist.R",     # neural network classification: accuracy, calibration
   "bench/uci.R",               # Bayesian neural networks, UCI protocol (20 splits)

@@ -12,11 +12,11 @@
 # 1. Gradient variance. At the mean-field optimum's (mu, sd) (mode of the
 #    posterior and sd_j = 1 / sqrt(H_jj), H the Hessian of minus the log
 #    posterior: the optimum of a near-Gaussian posterior; for the network, a
-#    short BBB fit's q), N one-iteration runs of bbb(optimizer = "sgd", lr = 1)
-#    give N independent estimates of the gradient in (mu, rho) (the move of
+#    short BBB fit's q), N one-iteration runs of bbb(optimizer = "sgd", lr = 1e-4)
+#    give N independent estimates of the gradient in (mu, log sd) (the move of
 #    theta), each with its own minibatch and normals. Reported: the ratio
 #    var(ordinary) / var(local) per coordinate, summarised over the mu and
-#    the rho coordinates (median, min, max): above 1, local wins.
+#    the log sd coordinates (median, min, max): above 1, local wins.
 # 3. (VI_LOCAL_TTA=1, regressions) Time to the mean-field optimum: budgets of
 #    2000 x 2^k iterations, each run from scratch with the same seed, until q's
 #    means are within 0.1 optimum sd and its sds within 5% for every
@@ -66,12 +66,12 @@ optimum <- function(m, batch) {
   }
   set.seed(1)
   f <- bbb(m, iter = 20000, batch_size = batch, init_scale = 0.01, elbo_draws = 0, draws = 2,
-           local = TRUE)
+           local = TRUE, laplace = FALSE)
   list(mu = unname(f$variational$mean[1, ]), sd = unname(f$variational$sd[1, ]))
 }
 
-# N independent gradient estimates in (mu, rho) at (mu, sd), in runs of up to
-# 1000 chains
+# N independent gradient estimates in (mu, log sd) at (mu, sd), in the
+# model's coordinates (laplace = FALSE), in runs of up to 1000 chains
 gradients <- function(m, opt, batch, local) {
   parts <- lapply(split(seq_len(N), ceiling(seq_len(N) / 1000)), function(k)
     gradients_once(m, opt, batch, local, length(k)))
@@ -80,18 +80,17 @@ gradients <- function(m, opt, batch, local) {
 }
 
 gradients_once <- function(m, opt, batch, local, N) {
-  rho <- log(expm1(opt$sd))
   # (the generic's methods are internal: dispatch from the namespace)
   init <- eval(quote(to_user_scale(m, matrix(mu, 1))[1, ]), list(m = m, mu = opt$mu),
                asNamespace("sgld"))
   t0 <- proc.time()[["elapsed"]]
-  f <- bbb(m, lr = 1, iter = 1, batch_size = batch, optimizer = "sgd", init = init,
-           init_scale = opt$sd, chains = N, draws = 1, elbo_draws = 0, local = local)
+  # a step of 1e-4 times the estimate (a step of 1 can leave the log sds' range)
+  f <- bbb(m, lr = 1e-4, iter = 1, batch_size = batch, optimizer = "sgd", init = init,
+           init_scale = opt$sd, chains = N, draws = 1, elbo_draws = 0, local = local,
+           laplace = FALSE)
   el <- proc.time()[["elapsed"]] - t0
-  d <- m$d
-  st <- matrix(f$state$update, ncol = N)
-  list(G = cbind(sweep(f$state$w, 2, opt$mu), t(st[seq_len(d), , drop = FALSE] - rho)),
-       seconds = el)
+  theta <- sgld:::vi_theta(f, sgld:::vi_layout(m$d, "meanfield"))$theta
+  list(G = t(theta - c(opt$mu, log(opt$sd))) / 1e-4, seconds = el)
 }
 
 summ <- function(r) sprintf("median %.3g, min %.3g, max %.3g", median(r), min(r), max(r))
@@ -100,7 +99,8 @@ tta <- Sys.getenv("VI_LOCAL_TTA", "0") == "1"
 time_to_optimum <- function(m, opt, batch, local) {
   for (iter in 2000 * 2^(0:8)) {
     set.seed(3)
-    f <- bbb(m, iter = iter, batch_size = batch, elbo_draws = 0, draws = 2, local = local)
+    f <- bbb(m, iter = iter, batch_size = batch, elbo_draws = 0, draws = 2, local = local,
+             laplace = FALSE)
     mu_err <- max(abs(f$variational$mean[1, ] - opt$mu) / opt$sd)
     sd_err <- max(abs(f$variational$sd[1, ] / opt$sd - 1))
     if (mu_err < 0.1 && sd_err < 0.05) break
@@ -126,14 +126,15 @@ for (name in which_models) {
   say("gradient variance, ordinary / local, over %d estimates (%.2f s / %.2f s):", N,
       g0$seconds, g1$seconds)
   say("  mu:  %s", summ(r[seq_len(d)]))
-  say("  rho: %s", summ(r[d + seq_len(d)]))
-  say("  total variance, mu: ordinary %.4g, local %.4g; rho: ordinary %.4g, local %.4g",
+  say("  log sd: %s", summ(r[d + seq_len(d)]))
+  say("  total variance, mu: ordinary %.4g, local %.4g; log sd: ordinary %.4g, local %.4g",
       sum(apply(g0$G[, seq_len(d)], 2, var)), sum(apply(g1$G[, seq_len(d)], 2, var)),
       sum(apply(g0$G[, d + seq_len(d)], 2, var)), sum(apply(g1$G[, d + seq_len(d)], 2, var)))
   if (fits) for (iter in c(2000, 8000, 32000)) {
     for (local in c(FALSE, TRUE)) {
       set.seed(3)
-      f <- bbb(m, iter = iter, batch_size = mb$batch, elbo_draws = 0, draws = 2, local = local)
+      f <- bbb(m, iter = iter, batch_size = mb$batch, elbo_draws = 0, draws = 2, local = local,
+               laplace = FALSE)
       mu_err <- max(abs(f$variational$mean[1, ] - opt$mu) / opt$sd)
       sd_err <- max(abs(f$variational$sd[1, ] / opt$sd - 1))
       say("  iter %6d local %-5s: %6.2f s, max |mu - mu*| / sd* %.3f, max |sd / sd* - 1| %.3f",

@@ -26,8 +26,11 @@
 # log posterior at the mode. bench/nuts.R's NUTS runs on the same data agree
 # with that reference (see its section); NUTS itself is not rerun here.
 #
-# BBB: one chain, one thread, batch 100, Adam, lr = lr_exp(0.01, 1e-4) over
-# the run, init_scale 0.001, the default averaging of the last half; with
+# BBB as it was before its automatic settings (bench/vi-defaults.R times
+# those): in the model's coordinates (laplace = FALSE), one draw of w per
+# minibatch (local = FALSE), one chain, one thread, batch 100, Adam,
+# lr = lr_exp(0.01, 1e-4) over the run, init_scale 0.001, averaged over the
+# last half; with
 # control variates (centred at posterior_mode(), whose time is counted; the
 # chain starts there) and without (start at 0). Iteration budgets T = 2000,
 # 2000 sqrt(2), ... are each run from scratch (seed fixed) until q's means
@@ -92,7 +95,8 @@ run_bbb <- function(m, ref, cv) {
     centre <- if (cv) posterior_mode(m)$mode else FALSE
     fit <- bbb(m, iter = T, batch_size = 100, lr = lr_exp(0.01, 1e-4), init_scale = 0.001,
                init = if (cv) NULL else rep(0, d), control_variates = centre,
-               draws = 10, elbo_draws = 0, threads = 1)
+               draws = 10, elbo_draws = 0, threads = 1, laplace = FALSE, optimizer = "adam",
+               local = FALSE)
     wall <- now() - t0; cpu_s <- cpu() - c0
     mu <- fit$variational$mean[1, ]
     s <- fit$variational$sd[1, ]

@@ -1,9 +1,11 @@
 /*
  * One chain's iterations: the package's only loop over iterations.
  *
- * Each iteration: draw a minibatch, form the gradient estimate (gradient.c:
- * plain or with control variates), clip it if asked, let the update rule move
- * the state, stop at the first non-finite value, and offer the new state to
+ * Each iteration: draw a minibatch, let the gradient estimator form its
+ * estimate there (gradient.c: the minibatch gradient of the log posterior,
+ * plain or with control variates and clipped if asked; gradient_vi.c: a
+ * variational family's), let the update rule move the state, stop at the
+ * first non-finite value, and offer the new state to
  * the collector (burn-in by count or by the sampling threshold; thinning by
  * count or by summed learning rate), which stores the kept parameters and
  * updates the running moments of all of them. MALA is the same loop with the
@@ -114,77 +116,19 @@ static double diagnose(const run_context *ctx, chain *ch, double eta, double *ro
 
 /* ------------------------------------------------ pieces of a step -- */
 
-/* the minibatch gradient estimate at `at` into g (clipped if asked); 0 if
-   the chain must stop */
-static int estimate_at(const run_context *ctx, chain *ch, const double *at,
-                       const R_xlen_t *idx, double t_abs, const sgld_noise *noise) {
+/* The estimator's gradient at theta on a new minibatch into g; 0 if the
+   chain must stop. A non-finite gradient is left in g for the caller's
+   check. noise: the step's normals, drawn during the gradient (NULL: none). */
+static int estimate(const run_context *ctx, chain *ch, double t_abs, const sgld_noise *noise) {
   const run_settings *s = ctx->s;
   chain_scratch *sc = &ch->sc;
   sgld_estimator e = ctx->estimator;
   e.threads = ch->threads;
-  estimate_gradient(&e, at, idx, sc->g,
-                    ctx->rule->needs_g_bar ? sc->g_bar : NULL, sc->g_new, sc->work, noise);
-  if (s->clip_type != CLIP_NONE)
-    ch->res.clip_count += clip_gradient(sc->g, ctx->model->d, s->clip_type, s->clip_threshold);
+  const sgld_batch b = {&e, minibatch_draw(&ch->mb, &ch->rng, sc->idx), &ch->rng, sc->g_new,
+                        sc->work, s->clip_type, s->clip_threshold, &ch->res.clip_count};
+  ctx->grad->estimate(&b, sc->w, sc->g, ctx->rule->needs_g_bar ? sc->g_bar : NULL, noise,
+                      sc->grad_state, ctx->model->d, s->grad_opts);
   return !model_stopped(ctx->model, &ch->res, t_abs, 0);
-}
-
-/* The minibatch gradient estimate at w into g, or, for a rule that chooses
-   its own evaluation points (sgld.h: points, point, gather), at each of its
-   points on the same minibatch, gathered by the rule; 0 if the chain must
-   stop. A non-finite gradient at a point is left in g for the caller's check.
-   noise: the step's normals, drawn during the gradient (NULL: none). */
-static int estimate(const run_context *ctx, chain *ch, double t_abs, const sgld_noise *noise) {
-  const sgld_update *rule = ctx->rule;
-  chain_scratch *sc = &ch->sc;
-  const int d = ctx->model->d;
-  const R_xlen_t *idx = minibatch_draw(&ch->mb, &ch->rng, sc->idx);
-  if (!rule->points) return estimate_at(ctx, ch, sc->w, idx, t_abs, noise);
-  const sgld_model *model = ctx->model;
-  const void *opts = ctx->s->opts;
-  const int K = rule->points(opts);
-  const double *sd = rule->local_scale && model->grad_loglik_local
-                       ? rule->local_scale(sc->state, d, opts) : NULL;
-  const int log_joint = rule->wants_log_joint && rule->wants_log_joint(opts);
-  const double scale = (double) model->n / (double) ctx->s->m;
-  for (int k = 0; k < K; k++) {
-    /* w_new is free here: only mala and the diagnostics use it */
-    rule->point(k, sc->w_new, sc->w, sc->state, &ch->rng, d, opts);
-    if (!sd) {
-      if (!estimate_at(ctx, ch, sc->w_new, idx, t_abs, NULL)) return 0;
-      if (!all_finite(sc->g, d)) return 1;
-      rule->gather(k, sc->g, sc->state, d, opts);
-      /* the ELBO trace's minibatch log joint: an extra pass over the batch */
-      if (log_joint)
-        rule->note_log_joint(k, scale * model->loglik(model->data, sc->w_new, idx, ctx->s->m,
-                                                      sc->work) +
-                                  model->logprior(model->data, sc->w_new),
-                             sc->state, d, opts);
-      continue;
-    }
-    /* local reparameterisation: the prior's gradient at the point, the
-       likelihood's from the model around the mean (g_new: free without
-       control variates, which the local path does not use) */
-    for (int j = 0; j < d; j++) sc->g[j] = 0.0;
-    model->grad_logprior(model->data, sc->w_new, sc->g);
-    if (!all_finite(sc->g, d)) return 1;
-    rule->gather(k, sc->g, sc->state, d, opts);
-    for (int j = 0; j < d; j++) sc->g[j] = sc->g_new[j] = 0.0;
-    const double ll = model->grad_loglik_local(model->data, sc->w, sd, idx, ctx->s->m, &ch->rng,
-                                               sc->g, sc->g_new, sc->work);
-    if (model_stopped(model, &ch->res, t_abs, 0)) return 0;
-    for (int j = 0; j < d; j++) {
-      sc->g[j] *= scale;
-      sc->g_new[j] *= scale;
-    }
-    if (!all_finite(sc->g_new, d)) sc->g[0] = NAN;   /* the caller's check stops the chain */
-    if (!all_finite(sc->g, d)) return 1;
-    rule->gather_local(k, sc->g, sc->g_new, sc->state, d, opts);
-    if (log_joint)
-      rule->note_log_joint(k, scale * ll + model->logprior(model->data, sc->w_new), sc->state,
-                           d, opts);
-  }
-  return 1;
 }
 
 /* a Metropolis-Hastings step with the rule's proposal; 0 if the chain must stop */
@@ -244,8 +188,9 @@ static void offer_state(const run_context *ctx, chain *ch, R_xlen_t t, double t_
   else
     for (int j = 0; j < s->n_keep; j++) draws[j * cap] = w[j];
   ch->out.eta[ch->res.kept] = eta;
-  if (ctx->rule->trace)
-    ch->out.trace[ch->res.kept] = ctx->rule->trace(ch->sc.state, ctx->model->d, s->opts);
+  if (ctx->grad->trace)
+    ch->out.trace[ch->res.kept] = ctx->grad->trace(ch->sc.grad_state, ctx->model->d,
+                                                   s->grad_opts);
   ch->out.iteration[ch->res.kept] = t_abs;
   ch->res.kept++;
   moments_add(&ch->out, &ch->res, w, eta, s->moment_scale, ctx->model->d);
@@ -290,7 +235,7 @@ static int iterate(const run_context *ctx, chain *ch, R_xlen_t t) {
   const sgld_model *model = ctx->model;
   const run_settings *s = ctx->s;
   chain_scratch *sc = &ch->sc;
-  const int d = model->d;
+  const int d = model->d, p = s->p;
   const double t_abs = s->t_offset[ch->id] + (double) t;
   const double eta = s->schedule.type == SCHEDULE_CONSTANT ? s->schedule.a
                                                            : schedule_eta(&s->schedule, t_abs);
@@ -300,27 +245,29 @@ static int iterate(const run_context *ctx, chain *ch, R_xlen_t t) {
   const sgld_noise noise = {&ch->rng, sc->noise};
   const int drawn = sc->noise && tau > 0;
   if (!s->mala && !estimate(ctx, ch, t_abs, drawn ? &noise : NULL)) return 0;
-  if (!all_finite(sc->g, d)) {
+  if (!all_finite(sc->g, p)) {
     stop_chain(&ch->res, STATUS_NONFINITE_GRADIENT, t_abs);
     return 0;
   }
   if (t == ch->next_diag && !diagnostics(ctx, ch, eta, t_abs)) return 0;
 
-  memcpy(sc->w_prev, sc->w, d * sizeof(double));
+  memcpy(sc->w_prev, sc->w, p * sizeof(double));
   if (s->mala) {
     if (!mala_step(ctx, ch, eta, t_abs)) return 0;
   } else if (drawn) {
     ctx->rule->step_drawn(sc->w, sc->g, ctx->rule->needs_g_bar ? sc->g_bar : NULL, eta, tau,
-                          sc->state, sc->noise, d, s->opts);
+                          sc->state, sc->noise, p, s->opts);
   } else {
     ctx->rule->step(sc->w, sc->g, ctx->rule->needs_g_bar ? sc->g_bar : NULL, eta, tau,
-                    sc->state, &ch->rng, d, s->opts);
+                    sc->state, &ch->rng, p, s->opts);
   }
-  if (!all_finite(sc->w, d) || (model->in_domain && !model->in_domain(model->data, sc->w))) {
-    memcpy(sc->w, sc->w_prev, d * sizeof(double));   /* leave the last finite state */
+  if (!all_finite(sc->w, p) || (model->in_domain && !model->in_domain(model->data, sc->w)) ||
+      (ctx->grad->in_domain && !ctx->grad->in_domain(sc->w, d, s->grad_opts))) {
+    memcpy(sc->w, sc->w_prev, p * sizeof(double));   /* leave the last finite state */
     stop_chain(&ch->res, STATUS_NONFINITE_PARAMETER, t_abs);
     return 0;
   }
+  if (ctx->grad->after_step) ctx->grad->after_step(sc->w, sc->grad_state, d, s->grad_opts);
   offer_state(ctx, ch, t, t_abs, eta);
   if (t == ch->next_monitor && !monitor(ctx, ch, t_abs)) return 0;
   return 1;
@@ -333,10 +280,12 @@ void chain_start(const run_context *ctx, chain *ch) {
   const sgld_model *model = ctx->model;
   const run_settings *s = ctx->s;
   const int d = model->d;
-  const size_t state_len = update_state_length(ctx->rule, d);
   const double t0 = s->t_offset[ch->id];
   memcpy(ch->sc.w, ch->out.last, d * sizeof(double));
-  memcpy(ch->sc.state, ch->out.state, state_len * sizeof(double));
+  memcpy(ch->sc.state, ch->out.state, s->rule_state * sizeof(double));
+  memcpy(ch->sc.grad_state, ch->out.state + s->rule_state, s->grad_state * sizeof(double));
+  /* the estimator's extra parameters move with w while the chain runs */
+  memcpy(ch->sc.w + d, ch->sc.grad_state, (size_t) (s->p - d) * sizeof(double));
   if (!s->mala) minibatch_init(&ch->mb, model->n, s->m, s->replace, ch->sc.batch_memory);
   memset(&ch->res, 0, sizeof ch->res);
   moments_reset(&ch->out, &ch->res, d);
@@ -367,8 +316,13 @@ void chain_advance(const run_context *ctx, chain *ch, R_xlen_t t_end) {
   if (ch->t == ctx->s->iter) ch->running = 0;
 }
 
-/* the chain's final parameters and rule state go to its output */
+/* the chain's final parameters, the rule's state and the estimator's (with
+   its extra parameters) go to its output */
 void chain_finish(const run_context *ctx, chain *ch) {
-  memcpy(ch->out.last, ch->sc.w, ctx->model->d * sizeof(double));
-  memcpy(ch->out.state, ch->sc.state, update_state_length(ctx->rule, ctx->model->d) * sizeof(double));
+  const run_settings *s = ctx->s;
+  const int d = ctx->model->d;
+  memcpy(ch->sc.grad_state, ch->sc.w + d, (size_t) (s->p - d) * sizeof(double));
+  memcpy(ch->out.last, ch->sc.w, d * sizeof(double));
+  memcpy(ch->out.state, ch->sc.state, s->rule_state * sizeof(double));
+  memcpy(ch->out.state + s->rule_state, ch->sc.grad_state, s->grad_state * sizeof(double));
 }

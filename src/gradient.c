@@ -1,8 +1,11 @@
 /*
- * The gradient estimator, apart from the update rules that consume it and
- * the driver that calls it: plain minibatch sums or control variates
- * (see sgld.h). Also an entry point that draws repeated estimates at a
- * fixed point, to measure the estimator's noise.
+ * The gradient estimators, apart from the update rules that consume them and
+ * the driver that calls them (see sgld.h): the minibatch gradient of the log
+ * posterior, by plain minibatch sums or with control variates, which is
+ * also the estimator the samplers follow ("minibatch"), and the table of
+ * estimators by name (Bayes by Backprop's are in gradient_vi.c). Also an
+ * entry point that draws repeated estimates at a fixed point, to measure
+ * the estimator's noise.
  */
 #include <string.h>
 #include <R.h>
@@ -169,6 +172,56 @@ void estimate_gradient(const sgld_estimator *e, const double *w, const R_xlen_t 
      right relative scales, and the batch is the full data. */
   if (g_bar && model->local_params)
     for (int j = 0; j < d; j++) g_bar[j] = g[j] / (double) model->n;
+}
+
+void batch_gradient(const sgld_batch *b, const double *w, double *g, double *g_bar,
+                    const sgld_noise *noise) {
+  estimate_gradient(b->e, w, b->idx, g, g_bar, b->tmp, b->work, noise);
+  if (b->clip_type != CLIP_NONE)
+    *b->clip_count += clip_gradient(g, b->e->model->d, b->clip_type, b->clip_threshold);
+}
+
+/* the samplers' estimator: g_hat(w) itself */
+static void minibatch_estimate(const sgld_batch *b, const double *theta, double *g,
+                               double *g_bar, const sgld_noise *noise, double *state, int d,
+                               const void *opts) {
+  (void) state; (void) d; (void) opts;
+  batch_gradient(b, theta, g, g_bar, noise);
+}
+
+const sgld_gradient gradient_minibatch = {.name = "minibatch", .estimate = minibatch_estimate};
+
+/* ------------------------------------------------- estimators by name -- */
+
+static const sgld_gradient *const gradient_table[] = {
+  &gradient_minibatch, &gradient_vi_meanfield, &gradient_vi_fullrank,
+};
+#define N_GRADIENTS ((int) (sizeof gradient_table / sizeof *gradient_table))
+
+const sgld_gradient *find_gradient(const char *name) {
+  for (int i = 0; i < N_GRADIENTS; i++)
+    if (strcmp(name, gradient_table[i]->name) == 0) return gradient_table[i];
+  error("internal: unknown gradient estimator '%s'", name);
+  return NULL; /* not reached */
+}
+
+const void *gradient_build_opts(const sgld_gradient *g, SEXP opts, const sgld_model *model) {
+  if (!g->build) return NULL;
+  if (TYPEOF(opts) != VECSXP)
+    error("internal: the options of gradient estimator '%s' must be a list", g->name);
+  return g->build(opts, model);
+}
+
+size_t gradient_extra_length(const sgld_gradient *g, int d, const void *opts) {
+  return g->extra_length ? g->extra_length(d, opts) : 0;
+}
+
+size_t gradient_state_length(const sgld_gradient *g, int d, const void *opts) {
+  return g->state_length ? g->state_length(d, opts) : 0;
+}
+
+size_t gradient_scratch_length(const sgld_gradient *g, int d, const void *opts) {
+  return g->scratch_length ? g->scratch_length(d, opts) : 0;
 }
 
 /* The likelihood gradient over all items, added into g, in chunks of items:

@@ -8,6 +8,8 @@
 
 SEXP sgld_run(SEXP model, SEXP settings);
 SEXP sgld_model_eval(SEXP model, SEXP w);
+SEXP sgld_log_joint_draws(SEXP model, SEXP draws);
+SEXP sgld_model_expected(SEXP model, SEXP mu, SEXP sd);
 SEXP sgld_whiten_eval(SEXP model, SEXP w, SEXP tau, SEXP inverse);
 SEXP sgld_rng_draws(SEXP n, SEXP kind, SEXP bound, SEXP stream);
 SEXP sgld_streams(SEXP chains);
@@ -34,6 +36,8 @@ int compiled_abi_version(void);
 static const R_CallMethodDef call_methods[] = {
   CALLDEF(sgld_run, 2),
   CALLDEF(sgld_model_eval, 2),
+  CALLDEF(sgld_log_joint_draws, 2),
+  CALLDEF(sgld_model_expected, 3),
   CALLDEF(sgld_whiten_eval, 4),
   CALLDEF(sgld_rng_draws, 4),
   CALLDEF(sgld_streams, 1),

@@ -2,6 +2,8 @@
  * Evaluate a model's log densities and gradients at one point, over the full
  * data. Used for checks (gradients against finite differences), for exact
  * reference computations and by users who want the log posterior itself.
+ * Also the log joint alone at many points (a variational fit's importance
+ * ratios and ELBO, R/vi.R).
  */
 #include <R.h>
 #include "sgld.h"
@@ -25,6 +27,59 @@ SEXP sgld_model_eval(SEXP model_spec, SEXP w_) {
   for (int j = 0; j < d; j++) REAL(gl)[j] = REAL(gp)[j] = 0.0;
   full_grad_loglik(&model, w, REAL(gl), work);
   model.grad_logprior(model.data, w, REAL(gp));
+  UNPROTECT(1);
+  return out;
+}
+
+/* log p(D, w) = full-data log likelihood + log prior at each column of the
+   d x S matrix `draws`; a model that fails stops the loop (R reports why) */
+SEXP sgld_log_joint_draws(SEXP model_spec, SEXP draws) {
+  sgld_model model = find_model(model_spec);
+  const int d = model.d;
+  if (TYPEOF(draws) != REALSXP || !isMatrix(draws) || nrows(draws) != d)
+    error("internal: 'draws' must be a double matrix with %d rows", d);
+  const int S = ncols(draws);
+  double *work = (double *) R_alloc(model.work_size + 1, sizeof(double));
+  SEXP out = PROTECT(allocVector(REALSXP, S));
+  double *o = REAL(out);
+  for (int s = 0; s < S; s++) o[s] = NA_REAL;
+  for (int s = 0; s < S; s++) {
+    const double *w = REAL(draws) + (R_xlen_t) s * d;
+    o[s] = model.loglik(model.data, w, NULL, model.n, work) + model.logprior(model.data, w);
+    if (model.failed && model.failed(model.data) != MODEL_OK) break;
+    if ((s & 63) == 63) R_CheckUserInterrupt();
+  }
+  UNPROTECT(1);
+  return out;
+}
+
+/* Under a mean-field q = N(mu, diag(sd^2)): the expected full-data log
+   likelihood and log prior, and their gradients in mu and sd (sgld.h:
+   expected_loglik), for the models that have them */
+SEXP sgld_model_expected(SEXP model_spec, SEXP mu_, SEXP sd_) {
+  sgld_model model = find_model(model_spec);
+  const int d = model.d;
+  if (!model.expected_loglik) error("internal: this model has no expected log likelihood");
+  if (TYPEOF(mu_) != REALSXP || XLENGTH(mu_) != d || TYPEOF(sd_) != REALSXP || XLENGTH(sd_) != d)
+    error("internal: 'mu' and 'sd' must be double vectors of length %d", d);
+  if (model.n > INT_MAX) error("internal: the expectations need n <= %d", INT_MAX);
+  double *work = (double *) R_alloc(model.work_size + 1, sizeof(double));
+  R_xlen_t *all = (R_xlen_t *) R_alloc(model.n, sizeof(R_xlen_t));
+  for (R_xlen_t i = 0; i < model.n; i++) all[i] = i;
+  const char *names[] = {"loglik", "logprior", "grad_mu_loglik", "grad_sd_loglik",
+                         "grad_mu_logprior", "grad_sd_logprior", ""};
+  SEXP out = PROTECT(mkNamed(VECSXP, names));
+  for (int k = 2; k < 6; k++) {
+    SEXP g = allocVector(REALSXP, d);
+    SET_VECTOR_ELT(out, k, g);
+    for (int j = 0; j < d; j++) REAL(g)[j] = 0.0;
+  }
+  const double ll = model.expected_loglik(model.data, REAL(mu_), REAL(sd_), all, (int) model.n,
+                                          REAL(VECTOR_ELT(out, 2)), REAL(VECTOR_ELT(out, 3)), work);
+  const double lp = model.expected_logprior(model.data, REAL(mu_), REAL(sd_),
+                                            REAL(VECTOR_ELT(out, 4)), REAL(VECTOR_ELT(out, 5)));
+  SET_VECTOR_ELT(out, 0, ScalarReal(ll));
+  SET_VECTOR_ELT(out, 1, ScalarReal(lp));
   UNPROTECT(1);
   return out;
 }

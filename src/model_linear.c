@@ -299,6 +299,29 @@ static void linear_metrics(const void *data, const double *w, double *out, doubl
   out[1] = sqrt(ssr / (double) L->n);
 }
 
+/* Under q = N(mu, diag(sd^2)) the row's x' beta is N(a, v): a = x' mu,
+   v = sum_j x_j^2 sd_j^2 */
+static inline void row_moments(const double *zi, const double *mu, const double *sd, int p,
+                               double *a, double *v) {
+  double m = 0.0, s2 = 0.0;
+  for (int j = 0; j < p; j++) {
+    const double xs = zi[j] * sd[j];
+    m += zi[j] * mu[j];
+    s2 += xs * xs;
+  }
+  *a = m;
+  *v = s2;
+}
+
+/* g_mu += c x and g_sd += f x^2 sd (elementwise) */
+static inline void add_row_gradients(const double *zi, double c, double f, const double *sd,
+                                     int p, double *g_mu, double *g_sd) {
+  for (int j = 0; j < p; j++) {
+    g_mu[j] += c * zi[j];
+    g_sd[j] += f * zi[j] * zi[j] * sd[j];
+  }
+}
+
 /* Local reparameterisation (sgld.h: grad_loglik_local): the mean x_i' beta
    of observation i drawn from its distribution under q, N(a_i, v_i) with
    a_i = x_i' mu and v_i = sum_j x_ij^2 sd_j^2, one normal per observation;
@@ -317,18 +340,11 @@ static double linear_grad_loglik_local(const void *data, const double *mu, const
   double ssr = 0.0, count = 0.0;
   for (int k = 0; k < m; k++) {
     const double *zi = L->z + idx[k] * stride, wt = L->wt ? L->wt[idx[k]] : 1.0;
-    double a = 0.0, v = 0.0;
-    for (int j = 0; j < p; j++) {
-      const double xs = zi[j] * sd[j];
-      a += zi[j] * mu[j];
-      v += xs * xs;
-    }
+    double a, v;
+    row_moments(zi, mu, sd, p, &a, &v);
     const double s = sqrt(v), e = rng_norm(rng), r = zi[p] - (a + s * e);
     const double c = wt * prec * r, f = s > 0 ? c * e / s : 0.0;
-    for (int j = 0; j < p; j++) {
-      g_mu[j] += c * zi[j];
-      g_sd[j] += f * zi[j] * zi[j] * sd[j];
-    }
+    add_row_gradients(zi, c, f, sd, p, g_mu, g_sd);
     ssr += wt * r * r;
     count += wt;
   }
@@ -336,6 +352,50 @@ static double linear_grad_loglik_local(const void *data, const double *mu, const
   g_mu[p] += G;
   g_sd[p] += G * e_gamma;
   return -0.5 * count * (M_LN_2PI + gamma) - 0.5 * prec * ssr;
+}
+
+/* The expectations under q = N(mu, diag(sd^2)) (sgld.h: expected_loglik,
+   expected_logprior), in closed form: with kappa = E[e^-gamma] =
+   e^(-mu_p + sd_p^2 / 2) and observation i's x_i' beta ~ N(a_i, v_i),
+   E[(y_i - x_i' beta)^2] = (y_i - a_i)^2 + v_i, and every term of the log
+   joint is linear in e^-gamma, gamma and that square. */
+static double linear_expected_loglik(const void *data, const double *mu, const double *sd,
+                                     const R_xlen_t *idx, int m, double *g_mu, double *g_sd,
+                                     double *work) {
+  (void) work;
+  const linear_data *L = data;
+  const int p = L->p, stride = p + 1;
+  const double kappa = exp(-mu[p] + 0.5 * sd[p] * sd[p]);
+  double ssr = 0.0, count = 0.0;
+  for (int k = 0; k < m; k++) {
+    const double *zi = L->z + idx[k] * stride, wt = L->wt ? L->wt[idx[k]] : 1.0;
+    double a, v;
+    row_moments(zi, mu, sd, p, &a, &v);
+    const double r = zi[p] - a, c = wt * kappa;
+    add_row_gradients(zi, c * r, -c, sd, p, g_mu, g_sd);
+    ssr += wt * (r * r + v);
+    count += wt;
+  }
+  g_mu[p] += -0.5 * count + 0.5 * kappa * ssr;
+  g_sd[p] -= 0.5 * kappa * ssr * sd[p];
+  return -0.5 * count * (M_LN_2PI + mu[p]) - 0.5 * kappa * ssr;
+}
+
+static double linear_expected_logprior(const void *data, const double *mu, const double *sd,
+                                       double *g_mu, double *g_sd) {
+  const linear_data *L = data;
+  const int p = L->p;
+  const double kappa = exp(-mu[p] + 0.5 * sd[p] * sd[p]);
+  double eq = linear_quad(L, mu, g_mu, kappa);   /* E[Q] = Q(mu) + sum_j (V^-1)_jj sd_j^2 */
+  for (int j = 0; j < p; j++) {
+    const double vjj = L->vinv_diag ? L->vinv[j] : L->vinv[j + j * p];
+    eq += vjj * sd[j] * sd[j];
+    g_sd[j] -= kappa * vjj * sd[j];
+  }
+  g_mu[p] += -0.5 * p + 0.5 * kappa * eq - (L->a + 1.0) + L->b * kappa + 1.0;
+  g_sd[p] -= (0.5 * eq + L->b) * kappa * sd[p];
+  return L->prior_const - 0.5 * p * mu[p] - 0.5 * kappa * eq - (L->a + 1.0) * mu[p]
+         - L->b * kappa + mu[p];
 }
 
 sgld_model model_linear_build(SEXP spec) {
@@ -367,6 +427,8 @@ sgld_model model_linear_build(SEXP spec) {
     .in_domain = linear_in_domain,
     .metrics = linear_metrics,
     .work_size = (size_t) L->p,
-    .grad_loglik_local = linear_grad_loglik_local
+    .grad_loglik_local = linear_grad_loglik_local,
+    .expected_loglik = linear_expected_loglik,
+    .expected_logprior = linear_expected_logprior
   };
 }

@@ -379,6 +379,50 @@ static void logistic_metrics(const void *data, const double *w, double *out, dou
   out[1] = correct / (double) L->n;
 }
 
+/* Under q = N(mu, diag(sd^2)) observation i's linear predictor (offset
+   included) is N(a, v): a = x_i' mu, v = sum_j x_ij^2 sd_j^2, any storage */
+static inline void row_moments(const logistic_data *L, R_xlen_t i, const double *mu,
+                               const double *sd, double *a, double *v) {
+  const int p = L->p;
+  double m = L->offset ? L->offset[i] : 0.0, s2 = 0.0;
+  if (L->z) {
+    const double *zi = L->z + i * (p + 1);
+    for (int j = 0; j < p; j++) {
+      const double xs = zi[j] * sd[j];
+      m += zi[j] * mu[j];
+      s2 += xs * xs;
+    }
+  } else {
+    for (R_xlen_t q = (R_xlen_t) L->start[i]; q < (R_xlen_t) L->start[i + 1]; q++) {
+      const double x = L->val ? L->val[q] : 1.0, xs = x * sd[L->col[q]];
+      m += x * mu[L->col[q]];
+      s2 += xs * xs;
+    }
+  }
+  *a = m;
+  *v = s2;
+}
+
+/* g_mu += c x_i and g_sd += f x_i^2 sd (elementwise), any storage */
+static inline void add_row_gradients(const logistic_data *L, R_xlen_t i, double c, double f,
+                                     const double *sd, double *g_mu, double *g_sd) {
+  const int p = L->p;
+  if (L->z) {
+    const double *zi = L->z + i * (p + 1);
+    for (int j = 0; j < p; j++) {
+      g_mu[j] += c * zi[j];
+      g_sd[j] += f * zi[j] * zi[j] * sd[j];
+    }
+  } else {
+    for (R_xlen_t q = (R_xlen_t) L->start[i]; q < (R_xlen_t) L->start[i + 1]; q++) {
+      const int j = L->col[q];
+      const double x = L->val ? L->val[q] : 1.0;
+      g_mu[j] += c * x;
+      g_sd[j] += f * x * x * sd[j];
+    }
+  }
+}
+
 /* Local reparameterisation (sgld.h: grad_loglik_local). Under q = N(mu,
    diag(sd^2)) observation i's linear predictor x_i' w is N(a_i, v_i) with
    a_i = x_i' mu and v_i = sum_j x_ij^2 sd_j^2; draw it as a_i + sqrt(v_i) e_i,
@@ -391,25 +435,11 @@ static double logistic_grad_loglik_local(const void *data, const double *mu, con
                                          double *g_mu, double *g_sd, double *work) {
   (void) work;
   const logistic_data *L = data;
-  const int p = L->p;
   double ll = 0.0;
   for (int k = 0; k < m; k++) {
     const R_xlen_t i = idx[k];
-    const double *zi = L->z ? L->z + i * (p + 1) : NULL;
-    double a = L->offset ? L->offset[i] : 0.0, v = 0.0;
-    if (zi) {
-      for (int j = 0; j < p; j++) {
-        const double xs = zi[j] * sd[j];
-        a += zi[j] * mu[j];
-        v += xs * xs;
-      }
-    } else {
-      for (R_xlen_t q = (R_xlen_t) L->start[i]; q < (R_xlen_t) L->start[i + 1]; q++) {
-        const double x = L->val ? L->val[q] : 1.0, xs = x * sd[L->col[q]];
-        a += x * mu[L->col[q]];
-        v += xs * xs;
-      }
-    }
+    double a, v;
+    row_moments(L, i, mu, sd, &a, &v);
     const double s = sqrt(v), e = rng_norm(rng), eta = a + s * e;
     double c;
     if (L->events) {
@@ -422,21 +452,79 @@ static double logistic_grad_loglik_local(const void *data, const double *mu, con
       ll += log_sigmoid(y * eta);
     }
     const double f = s > 0 ? c * e / s : 0.0;   /* v = 0: nothing depends on sd */
-    if (zi) {
-      for (int j = 0; j < p; j++) {
-        g_mu[j] += c * zi[j];
-        g_sd[j] += f * zi[j] * zi[j] * sd[j];
-      }
-    } else {
-      for (R_xlen_t q = (R_xlen_t) L->start[i]; q < (R_xlen_t) L->start[i + 1]; q++) {
-        const int j = L->col[q];
-        const double x = L->val ? L->val[q] : 1.0;
-        g_mu[j] += c * x;
-        g_sd[j] += f * x * x * sd[j];
-      }
-    }
+    add_row_gradients(L, i, c, f, sd, g_mu, g_sd);
   }
   return ll;
+}
+
+/* The expectation under q = N(mu, diag(sd^2)) (sgld.h: expected_loglik):
+   observation i's linear predictor is N(a_i, v_i), a_i = x_i' mu (plus the
+   offset), v_i = sum_j x_ij^2 sd_j^2, and with E, E1, E2 the expectations
+   of logistic_normal() at (y_i a_i, v_i), its expected log likelihood is E,
+   whose derivative in a_i is y_i E1 and in v_i -E2 / 2: d/d mu_j = y_i E1
+   x_ij, d/d sd_j = -E2 x_ij^2 sd_j. With counts, events e_i and non-events
+   b_i: e_i E(a_i) + b_i E(-a_i). Any storage. */
+static double logistic_expected_loglik(const void *data, const double *mu, const double *sd,
+                                       const R_xlen_t *idx, int m, double *g_mu, double *g_sd,
+                                       double *work) {
+  (void) work;
+  const logistic_data *L = data;
+  double ll = 0.0;
+  for (int k = 0; k < m; k++) {
+    const R_xlen_t i = idx[k];
+    double a, v;
+    row_moments(L, i, mu, sd, &a, &v);
+    double c, h, e[3];   /* d/d a_i and -2 d/d v_i */
+    if (L->events) {
+      c = h = 0.0;
+      if (L->events[i] != 0.0) {
+        logistic_normal(a, v, e);
+        ll += L->events[i] * e[0];
+        c += L->events[i] * e[1];
+        h += L->events[i] * e[2];
+      }
+      if (L->nonevents[i] != 0.0) {
+        logistic_normal(-a, v, e);
+        ll += L->nonevents[i] * e[0];
+        c -= L->nonevents[i] * e[1];
+        h += L->nonevents[i] * e[2];
+      }
+    } else {
+      const double y = y_of(L, i);
+      logistic_normal(y * a, v, e);
+      ll += e[0];
+      c = y * e[1];
+      h = e[2];
+    }
+    add_row_gradients(L, i, c, -h, sd, g_mu, g_sd);
+  }
+  return ll;
+}
+
+/* E_q[log prior]: for a normal prior with location l and scale s,
+   -((mu - l)^2 + sd^2) / (2 s^2) - log s - log sqrt(2 pi); for a Laplace
+   prior -E|w - l| / s - log 2s with E|w - l| = sd sqrt(2/pi) e^(-u^2/2) +
+   delta (1 - 2 Phi(-u)), delta = mu - l, u = delta / sd, whose derivatives
+   are 2 Phi(u) - 1 in mu and 2 phi(u) in sd. */
+static double logistic_expected_logprior(const void *data, const double *mu, const double *sd,
+                                         double *g_mu, double *g_sd) {
+  const logistic_data *L = data;
+  double lp = 0.0;
+  for (int j = 0; j < L->p; j++) {
+    const double s = L->prior_scale[j], delta = mu[j] - L->prior_loc[j];
+    if (L->prior_type[j] == PRIOR_LAPLACE) {
+      const double u = delta / sd[j], dens = exp(-0.5 * u * u) / sqrt(2.0 * M_PI);
+      const double below = 0.5 * erfc(u / M_SQRT2);         /* Phi(-u) */
+      lp += -(2.0 * sd[j] * dens + delta * (1.0 - 2.0 * below)) / s - log(2.0 * s);
+      g_mu[j] -= (1.0 - 2.0 * below) / s;
+      g_sd[j] -= 2.0 * dens / s;
+    } else {
+      lp += -0.5 * (delta * delta + sd[j] * sd[j]) / (s * s) - log(s) - M_LN_SQRT_2PI;
+      g_mu[j] -= delta / (s * s);
+      g_sd[j] -= sd[j] / (s * s);
+    }
+  }
+  return lp;
 }
 
 sgld_model model_logistic_build(SEXP spec) {
@@ -500,6 +588,8 @@ sgld_model model_logistic_build(SEXP spec) {
     .logprior = logistic_logprior,
     .grad_logpost = logistic_grad_logpost,
     .metrics = logistic_metrics,
-    .grad_loglik_local = logistic_grad_loglik_local
+    .grad_loglik_local = logistic_grad_loglik_local,
+    .expected_loglik = logistic_expected_loglik,
+    .expected_logprior = logistic_expected_logprior
   };
 }

@@ -14,13 +14,13 @@
   X(OUT_DRAWS, "draws")             /* per chain: kept draws x kept parameters */    \
   X(OUT_ETA, "eta")                 /* learning rate of each kept draw */            \
   X(OUT_ITERATION, "iteration")     /* iteration of each kept draw */                \
-  X(OUT_TRACE, "trace")             /* the rule's trace at each kept draw, or NA */  \
+  X(OUT_TRACE, "trace")             /* the estimator's trace per kept draw, or NA */ \
   X(OUT_KEPT, "kept")                                                                \
   X(OUT_STATUS, "status")                                                            \
   X(OUT_STOP_ITER, "stop_iter")                                                      \
   X(OUT_CLIP_COUNT, "clip_count")                                                    \
   X(OUT_LAST, "last")               /* d x chains: final parameters */               \
-  X(OUT_STATE, "state")             /* the rule's state per chain */                 \
+  X(OUT_STATE, "state")             /* the rule's, then the estimator's state */     \
   X(OUT_RNG, "rng")                 /* both random streams per chain */              \
   X(OUT_MONITOR, "monitor")                                                          \
   X(OUT_MONITORED, "monitored")                                                      \
@@ -51,7 +51,7 @@ SEXP alloc_outputs(const run_settings *s, int d, size_t state_len) {
   for (int c = 0; c < chains; c++) SET_VECTOR_ELT(draws, c, allocMatrix(REALSXP, cap, s->n_keep));
   SET_VECTOR_ELT(out, OUT_ETA, allocMatrix(REALSXP, cap, chains));
   SET_VECTOR_ELT(out, OUT_ITERATION, allocMatrix(REALSXP, cap, chains));
-  /* NA where a rule keeps no trace (sgld.h: trace) */
+  /* NA where the estimator keeps no trace (sgld.h: trace) */
   SEXP trace = allocMatrix(REALSXP, cap, chains);
   SET_VECTOR_ELT(out, OUT_TRACE, trace);
   for (R_xlen_t k = 0; k < XLENGTH(trace); k++) REAL(trace)[k] = NA_REAL;

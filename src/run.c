@@ -108,7 +108,7 @@ static void read_stop_file(SEXP settings, run_settings *s) {
 }
 
 static run_settings read_settings(SEXP settings, const sgld_model *model,
-                                  const sgld_update *rule) {
+                                  const sgld_update *rule, const sgld_gradient *grad) {
   run_settings s;
   memset(&s, 0, sizeof s);
   const int d = model->d;
@@ -125,20 +125,29 @@ static run_settings read_settings(SEXP settings, const sgld_model *model,
   s.long_run_seconds = list_real(settings, "long_run_seconds");
   s.mala = list_int(settings, "mala");
   read_collection(settings, &s);
-  s.opts = update_build_opts(rule, list_elt(settings, "update_opts"), d, model);
+  s.grad_opts = gradient_build_opts(grad, list_elt(settings, "gradient_opts"), model);
+  const size_t extra = gradient_extra_length(grad, d, s.grad_opts);
+  if (extra > (size_t) (INT_MAX / 4) - (size_t) d) error("internal: too many parameters to move");
+  s.p = d + (int) extra;
+  /* the rule moves theta: w and the estimator's extra parameters */
+  s.opts = update_build_opts(rule, list_elt(settings, "update_opts"), s.p, model);
+  s.rule_state = update_state_length(rule, s.p);
+  s.grad_state = gradient_state_length(grad, d, s.grad_opts);
+  if (s.grad_state < extra) error("internal: the estimator's state must hold its parameters");
   read_kept_parameters(settings, &s, d);
-  read_starts(settings, &s, d, update_state_length(rule, d));
+  read_starts(settings, &s, d, s.rule_state + s.grad_state);
   read_stop_file(settings, &s);
   if (s.m > model->n) error("internal: batch_size exceeds the number of data items");
   if (s.mala && s.m != model->n) error("internal: mala needs the full data in every step");
   if (!(s.tau >= 0)) error("internal: temperature must be >= 0");
   if (s.mala && !update_is_proposal(rule, d))
     error("internal: this update rule cannot be a Metropolis-Hastings proposal");
-  /* the diagnostics judge a sampler's step from w and use the rule's state
-     buffer as the proposal's scratch: meaningless, and unsafe, for a rule
-     whose w is not where its gradients are taken */
-  if (rule->points && s.diag_every > 0)
-    error("internal: no diagnostics for an update rule that chooses its evaluation points");
+  /* the diagnostics and MALA judge a sampler's step from w with g_hat(w):
+     meaningless for an estimator of another gradient */
+  if (grad != &gradient_minibatch && (s.diag_every > 0 || s.mala))
+    error("internal: diagnostics and mala need the minibatch gradient estimator");
+  if (rule->needs_g_bar && s.p != d)
+    error("internal: a rule that reads g_bar cannot move an estimator's extra parameters");
   if (list_elt(settings, "cv_mode") != R_NilValue) {
     if (s.mala) error("internal: mala uses the full data, not control variates");
     s.cv_mode = list_doubles(settings, "cv_mode", d);
@@ -178,12 +187,12 @@ static void *scratch(size_t count, size_t size) {
 }
 
 static void alloc_scratch(chain_scratch *sc, const run_settings *s, const sgld_model *model,
-                          const sgld_update *rule, const sgld_estimator *estimator) {
+                          const sgld_update *rule, const sgld_gradient *grad,
+                          const sgld_estimator *estimator) {
   const int d = model->d;
-  const size_t state_len = update_state_length(rule, d);
-  sc->w = scratch(d, sizeof(double));
-  sc->w_prev = scratch(d, sizeof(double));
-  sc->g = scratch(d, sizeof(double));
+  sc->w = scratch(s->p, sizeof(double));
+  sc->w_prev = scratch(s->p, sizeof(double));
+  sc->g = scratch(s->p, sizeof(double));
   sc->g_bar = scratch(d, sizeof(double));
   sc->w_new = scratch(d, sizeof(double));
   sc->g_new = scratch(d, sizeof(double));
@@ -191,11 +200,13 @@ static void alloc_scratch(chain_scratch *sc, const run_settings *s, const sgld_m
   /* the step's normals are drawn during the gradient where the batch is
      split (gradient.c: one chain on several threads, or the same pieces on
      one) by a rule that can take them ready-drawn */
-  sc->noise = rule->step_drawn && !s->mala && !rule->points && s->tau > 0 &&
+  sc->noise = rule->step_drawn && !s->mala && s->p == d && s->tau > 0 &&
                 estimator->blocks > 1 ? scratch(d, sizeof(double)) : NULL;
   sc->diag_idx = s->diag_every > 0 && s->diag_sample < model->n
                    ? scratch(s->diag_sample, sizeof(R_xlen_t)) : NULL;
-  sc->state = scratch(state_len + update_scratch_length(rule, d), sizeof(double));
+  sc->state = scratch(s->rule_state + update_scratch_length(rule, s->p), sizeof(double));
+  sc->grad_state = scratch(s->grad_state + gradient_scratch_length(grad, d, s->grad_opts),
+                           sizeof(double));
   sc->work = scratch(estimator_work_length(estimator), sizeof(double));   /* >= model->work_size */
   sc->idx = scratch(s->m, sizeof(R_xlen_t));
   sc->batch_memory = s->mala ? NULL : scratch(minibatch_bytes(model->n, s->m, s->replace), 1);
@@ -227,23 +238,33 @@ static void seed_streams(chain *ch, int chains, SEXP rng_init) {
 /* every chain before its first iteration: its views into the outputs, its
    scratch, its start and the rule's state there */
 static chain *setup_chains(SEXP out, const run_settings *s, const sgld_model *model,
-                           const sgld_update *rule, const sgld_estimator *estimator) {
+                           const sgld_update *rule, const sgld_gradient *grad,
+                           const sgld_estimator *estimator) {
   const int d = model->d, chains = s->chains;
-  const size_t state_len = update_state_length(rule, d);
+  const size_t state_len = s->rule_state + s->grad_state;
   chain *ch = (chain *) R_alloc(chains, sizeof(chain));
   for (int c = 0; c < chains; c++) {
     memset(&ch[c], 0, sizeof ch[c]);
     ch[c].id = c;
     ch[c].res.status = STATUS_NOT_RUN;
     ch[c].out = chain_views(out, s, c, d, state_len);
-    alloc_scratch(&ch[c].sc, s, model, rule, estimator);
+    alloc_scratch(&ch[c].sc, s, model, rule, grad, estimator);
     moments_reset(&ch[c].out, &ch[c].res, d);
     /* each chain's start, which a chain that never runs also returns */
     memcpy(ch[c].out.last, s->init + (R_xlen_t) c * d, d * sizeof(double));
-    if (s->state_init)
+    if (s->state_init) {
       memcpy(ch[c].out.state, s->state_init + c * state_len, state_len * sizeof(double));
-    else
-      rule->init(ch[c].out.state, ch[c].out.last, d, s->opts);
+      continue;
+    }
+    /* the estimator's state first: the rule starts from theta, whose extra
+       parameters it holds */
+    double *grad_state = ch[c].out.state + s->rule_state;
+    for (size_t k = 0; k < s->grad_state; k++) grad_state[k] = 0.0;
+    if (grad->init) grad->init(grad_state, d, s->grad_opts);
+    double *theta = ch[c].sc.w;
+    memcpy(theta, ch[c].out.last, d * sizeof(double));
+    memcpy(theta + d, grad_state, (size_t) (s->p - d) * sizeof(double));
+    rule->init(ch[c].out.state, theta, s->p, s->opts);
   }
   return ch;
 }
@@ -269,17 +290,18 @@ static int gradient_threads(const run_settings *s) {
 SEXP sgld_run(SEXP model_spec, SEXP settings) {
   sgld_model model = find_model(model_spec), test;
   const sgld_update *rule = find_update(CHAR(asChar(list_elt(settings, "update"))));
-  run_settings s = read_settings(settings, &model, rule);
+  const sgld_gradient *grad = find_gradient(CHAR(asChar(list_elt(settings, "gradient"))));
+  run_settings s = read_settings(settings, &model, rule, grad);
   read_test_model(settings, &s, &model, &test);
   full_data_items(&s, &model);
   if (s.cv_mode) s.cv_grad = cv_gradient(&model, s.cv_mode);
 
   sgld_estimator estimator = {&model, s.m, s.cv_mode, s.cv_grad, 1, 1};
   estimator_split(&estimator, gradient_threads(&s));
-  SEXP out = PROTECT(alloc_outputs(&s, model.d, update_state_length(rule, model.d)));
-  chain *chains = setup_chains(out, &s, &model, rule, &estimator);
+  SEXP out = PROTECT(alloc_outputs(&s, model.d, s.rule_state + s.grad_state));
+  chain *chains = setup_chains(out, &s, &model, rule, grad, &estimator);
   seed_streams(chains, s.chains, list_elt(settings, "rng_init"));
-  const run_context ctx = {&model, rule, &s, estimator};
+  const run_context ctx = {&model, rule, grad, &s, estimator};
   write_results(out, chains, s.chains, run_chains(&ctx, chains));
   UNPROTECT(1);
   return out;

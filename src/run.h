@@ -38,6 +38,9 @@ typedef struct run_settings {
   R_xlen_t diag_sample;        /* items for the score covariance */
   int mala;                    /* Metropolis-Hastings accept step, full data */
   const void *opts;            /* the update rule's own settings (its build()) */
+  const void *grad_opts;       /* the gradient estimator's (its build()) */
+  int p;                       /* what the rule moves: d + the estimator's extra parameters */
+  size_t rule_state, grad_state;  /* doubles of each one's kept state per chain */
   const double *cv_mode, *cv_grad;  /* control variates: a mode and the full gradient there */
   const double *t_offset;      /* per chain: iterations already run (continued runs) */
   const R_xlen_t *all_idx;     /* 0..n-1, for full-data evaluations */
@@ -55,7 +58,10 @@ typedef struct run_settings {
 
 /* per-chain memory, allocated before the loop, not kept after the run */
 typedef struct chain_scratch {
-  double *w, *w_prev, *g, *g_bar, *state, *work;
+  double *w, *w_prev, *g;      /* theta (p doubles): w, then the estimator's extra parameters */
+  double *g_bar, *work;
+  double *state;               /* the rule's state, then its scratch */
+  double *grad_state;          /* the estimator's state, then its scratch */
   double *w_new, *g_new, *diag_buf;
   double *noise;   /* the step's normals, drawn during the gradient; NULL: not so drawn */
   R_xlen_t *idx, *diag_idx;
@@ -107,6 +113,7 @@ typedef struct chain {
 typedef struct run_context {
   const sgld_model *model;
   const sgld_update *rule;
+  const sgld_gradient *grad;
   const run_settings *s;
   sgld_estimator estimator;
 } run_context;
@@ -123,7 +130,8 @@ typedef struct {
 } run_times;
 run_times run_chains(const run_context *ctx, chain *chains);
 
-/* outputs.c: the R side of the results (main thread only) */
+/* outputs.c: the R side of the results (main thread only); state_len: the
+   rule's and the estimator's kept state, one after the other */
 SEXP alloc_outputs(const run_settings *s, int d, size_t state_len);
 chain_output chain_views(SEXP out, const run_settings *s, int c, int d, size_t state_len);
 void write_results(SEXP out, const chain *chains, int n, run_times times);

@@ -1,11 +1,13 @@
 /*
  * Shared types of the sgld engine.
  *
- * A run is three independent pieces plugged into one driver (run.c):
+ * A run is independent pieces plugged into one driver (run.c):
  *   - a model: log density and gradients over read-only data,
+ *   - a gradient estimator: what the update rule follows (the minibatch
+ *     gradient of the log posterior, or a variational family's ELBO gradient),
  *   - an update rule: how a state moves given a gradient estimate,
  *   - a learning-rate schedule.
- * The driver never knows which model or rule it runs. Nothing declared here
+ * The driver never knows which model, estimator or rule it runs. Nothing declared here
  * touches the R API, so every function can run outside the main thread.
  */
 #ifndef SGLD_H
@@ -153,6 +155,20 @@ typedef struct sgld_model {
   double (*grad_loglik_local)(const void *data, const double *mu, const double *sd,
                               const R_xlen_t *idx, int m, sgld_rng *rng, double *g_mu,
                               double *g_sd, double *work);
+  /* Optional (NULL: none), for models whose log likelihood depends on the
+     weights through each item's linear combination and whose prior is
+     independent across parameters: under a mean-field q = N(mu, diag(sd^2))
+     the expectation of the log likelihood summed over idx[0..m) (resp. of
+     the log prior), returned, with its exact gradient in mu and in sd added
+     into g_mu and g_sd. Item i's combination is N(a_i, v_i) under q, so its
+     expected log likelihood is a one-dimensional integral, in closed form or
+     by quadrature: Bayes by Backprop's gradient without the Monte Carlo
+     noise of the parameters' draws (gradient_vi.c). work as for grad_loglik. */
+  double (*expected_loglik)(const void *data, const double *mu, const double *sd,
+                            const R_xlen_t *idx, int m, double *g_mu, double *g_sd,
+                            double *work);
+  double (*expected_logprior)(const void *data, const double *mu, const double *sd,
+                              double *g_mu, double *g_sd);
   /* Optional (NULL: none). A Gaussian approximation of a latent path given
      the globals, for the "whiten" rule (update_whiten.c): the path is the
      last P = d - path_k parameters. With path_level 0 the block is the path
@@ -194,6 +210,9 @@ sgld_model model_sv_build(SEXP spec);
 sgld_model model_mlp_build(SEXP spec);      /* types mlp_regression, mlp_classification */
 sgld_model model_compiled_build(SEXP spec);   /* another package's (sgld_model.h) */
 sgld_model model_r_build(SEXP spec);
+/* for t ~ N(a, v): out[0] = E[log sigmoid(t)], out[1] = E[sigmoid(-t)],
+   out[2] = E[sigmoid(t) sigmoid(-t)] (logistic_normal.c) */
+void logistic_normal(double a, double v, double *out);
 /* the names of the held-out metrics a model's metrics() writes, in order,
    NULL-terminated; the model table sets n_metrics from them */
 extern const char *const model_linear_metrics[], *const model_logistic_metrics[],
@@ -235,39 +254,6 @@ typedef struct sgld_update {
      w, P = T T^T, for the sampling threshold; NULL means P = I. */
   void (*precond_factor)(const double *w, const double *state, double *T, double *scratch,
                          int d, const void *opts);
-  /* Optional (NULL: the gradient is taken once per iteration, at w). A rule
-     that chooses where its gradients are taken (a variational rule: w is the
-     mean of its distribution q, and the gradients are wanted at draws from q)
-     gives points(opts) >= 1 evaluation points per iteration. For k = 0, ...,
-     K - 1 the driver calls point(), which writes the k-th point into `at`
-     (remembering in the rule's scratch whatever gather() needs, e.g. the
-     normal draws), evaluates the gradient estimate there on the iteration's
-     one minibatch (clipped if asked) and hands it to gather(), which
-     accumulates it in the rule's scratch; step() then reads that
-     accumulation, and its g_hat argument is the gradient at the last point.
-     `state` is the rule's state followed by its scratch, as in step(). */
-  int  (*points)(const void *opts);
-  void (*point)(int k, double *at, const double *w, double *state, sgld_rng *rng, int d,
-                const void *opts);
-  void (*gather)(int k, const double *g, double *state, int d, const void *opts);
-  /* Optional, for a rule with points. local_scale() returns the sds of a
-     mean-field q when the rule wants the model's local-reparameterisation
-     gradient (sgld_model.grad_loglik_local), NULL otherwise (its scratch may
-     hold them). Then, for each point k, the driver gathers the gradient of
-     the log prior alone at the point (gather()) and hands gather_local() the
-     minibatch estimates (scaled by n/m) of the likelihood's gradients in mu
-     and sd, taken around the chain's w (the mean of q). */
-  const double *(*local_scale)(double *state, int d, const void *opts);
-  void (*gather_local)(int k, const double *g_mu, const double *g_sd, double *state, int d,
-                       const void *opts);
-  /* Optional: a rule that keeps a per-iteration trace (the minibatch ELBO)
-     says whether it wants the minibatch estimate of the log joint,
-     log prior + (n/m) sum log f, at each point (wants_log_joint(opts)); the
-     driver hands it over with note_log_joint(). At each kept draw the driver
-     stores trace(), which may summarise the iterations since the last one. */
-  int  (*wants_log_joint)(const void *opts);
-  void (*note_log_joint)(int k, double log_joint, double *state, int d, const void *opts);
-  double (*trace)(double *state, int d, const void *opts);
   /* Optional: step() with its noise given. A rule whose step() at tau > 0
      draws exactly d standard normals from rng, one per parameter in order,
      and nothing else, may give this: the same step with those normals in z.
@@ -281,7 +267,7 @@ typedef struct sgld_update {
 /* the rules, one file each; looked up by name in update_table.c */
 extern const sgld_update update_sgld, update_precond, update_psgld, update_sghmc,
   update_momentum, update_adagrad, update_rmsprop, update_adam, update_natural,
-  update_vi_meanfield, update_vi_fullrank, update_whiten, update_whiten_lm;
+  update_whiten, update_whiten_lm;
 
 /* the rule named `name`; an R error if there is none (update_table.c) */
 const sgld_update *find_update(const char *name);
@@ -388,6 +374,70 @@ void estimate_gradient(const sgld_estimator *e, const double *w, const R_xlen_t 
 const double *cv_gradient(const sgld_model *model, const double *mode);
 /* the likelihood gradient over all items, added into g (in chunks of items) */
 void full_grad_loglik(const sgld_model *model, const double *w, double *g, double *work);
+
+/* One iteration's minibatch and what a gradient estimator may use with it:
+   the minibatch estimator above, the chain's random stream and work buffers,
+   and the clipping the run asked for (counted in *clip_count). */
+typedef struct sgld_batch {
+  const sgld_estimator *e;
+  const R_xlen_t *idx;     /* the batch's e->m items */
+  sgld_rng *rng;
+  double *tmp;             /* d doubles (control variates) */
+  double *work;            /* estimator_work_length(e) doubles */
+  int clip_type;
+  double clip_threshold;
+  double *clip_count;
+} sgld_batch;
+
+/* g <- g_hat(w) on the batch, clipped if asked (estimate_gradient() above);
+   g_bar and noise as there */
+void batch_gradient(const sgld_batch *b, const double *w, double *g, double *g_bar,
+                    const sgld_noise *noise);
+
+/* A gradient estimator: what the update rule follows. The rule moves
+   theta = (w, extra): the model's d parameters w, which the driver keeps,
+   checks and reports, followed by extra_length() parameters of the
+   estimator's own (a variational family's scales), which live in the
+   estimator's state between runs. The plain estimator ("minibatch") has
+   none: its gradient is g_hat(w). Bayes by Backprop ("vi_meanfield",
+   "vi_fullrank", gradient_vi.c) reads w as the mean of a Gaussian q and
+   returns the gradient of the evidence lower bound in theta. */
+typedef struct sgld_gradient {
+  const char *name;        /* the name R passes (settings$gradient) */
+  /* Optional (NULL: no settings, opts is NULL); main thread, R_alloc */
+  const void *(*build)(SEXP opts, const sgld_model *model);
+  /* Optional (NULL: 0). Parameters moved with w, and doubles of state kept
+     with the chain (its first extra_length() hold those parameters when the
+     chain is not running), followed by scratch_length() doubles of scratch */
+  size_t (*extra_length)(int d, const void *opts);
+  size_t (*state_length)(int d, const void *opts);
+  size_t (*scratch_length)(int d, const void *opts);
+  /* Optional: the state of a chain that starts afresh (the extra parameters'
+     starting values) */
+  void (*init)(double *state, int d, const void *opts);
+  /* g (d + extra doubles) <- the estimate at theta on the batch. g_bar and
+     noise as for batch_gradient() (only an estimator without extra
+     parameters is given them). A non-finite value left in g stops the chain. */
+  void (*estimate)(const sgld_batch *b, const double *theta, double *g, double *g_bar,
+                   const sgld_noise *noise, double *state, int d, const void *opts);
+  /* Optional: 0 when a finite theta is outside what the estimator can
+     represent (a scale whose exponential overflows): the chain then stops
+     at the last theta inside, as for a non-finite one */
+  int (*in_domain)(const double *theta, int d, const void *opts);
+  /* Optional: after every step that left theta finite */
+  void (*after_step)(const double *theta, double *state, int d, const void *opts);
+  /* Optional: a value stored with each kept draw (NA without), which may
+     summarise the iterations since the last one */
+  double (*trace)(double *state, int d, const void *opts);
+} sgld_gradient;
+
+extern const sgld_gradient gradient_minibatch, gradient_vi_meanfield, gradient_vi_fullrank;
+/* the estimator named `name`; an R error if there is none */
+const sgld_gradient *find_gradient(const char *name);
+const void *gradient_build_opts(const sgld_gradient *g, SEXP opts, const sgld_model *model);
+size_t gradient_extra_length(const sgld_gradient *g, int d, const void *opts);
+size_t gradient_state_length(const sgld_gradient *g, int d, const void *opts);
+size_t gradient_scratch_length(const sgld_gradient *g, int d, const void *opts);
 
 /* -------------------------------------------------------- clipping -- */
 

@@ -129,9 +129,9 @@ run_cases <- function(seed, first, last) {
     set.seed(seed * 1e6 + case)
     which_model <- sample(names(models), 1)
     m <- models[[which_model]]
-    target <- sample(c("run", "vi", "whiten", "eval", "gradient", "rng", "schedule", "codes",
-                       "sampler", "predict", "predict_mixture", "ksd", "file_rows", "state",
-                       "state_engine", "file"), 1)
+    target <- sample(c("run", "vi", "whiten", "eval", "expected", "log_joint", "gradient", "rng",
+                       "schedule", "codes", "sampler", "predict", "predict_mixture", "ksd",
+                       "file_rows", "state", "state_engine", "file"), 1)
     if (nzchar(Sys.getenv("FUZZ_VERBOSE"))) cat("case", case, target, which_model, "\n")
     res <- tryCatch({
       switch(target,
@@ -143,19 +143,24 @@ run_cases <- function(seed, first, last) {
           .Call(sgld:::C_sgld_run, m, s)
         },
         vi = {
-          # a variational rule (bbb()) whose own options are mutated
+          # Bayes by Backprop's gradient estimator (gradient_vi.c) whose own
+          # options are mutated, under Adam
           family <- sample(c("meanfield", "fullrank"), 1)
-          rule <- sgld:::update_rule(paste0("vi_", family), family,
-            list(samples = 2L, optimizer = "adam", optimizer_opts = opt_adam()$opts,
-                 average_from = 25, scale_init = sgld:::vi_scale_init(0.1, m$d, family, family),
-                 # local reparameterisation on every model, also those
-                 # without it (the engine must refuse them, not crash)
-                 local = as.integer(family == "meanfield" && stats::runif(1) < 0.5),
-                 elbo_batch = sample(0:1, 1)))
+          d <- m$d
+          metric <- stats::runif(1) < 0.5
+          gradient <- list(name = paste0("vi_", family), opts = list(
+            samples = 2L, scale_init = sgld:::vi_scale_parameters(diag(0.1, d), d, family),
+            factor = if (metric) diag(d), precision = if (metric) diag(d),
+            curvature = if (metric) rep(1, d),
+            # local reparameterisation and the expectations on every model,
+            # also those without them (the engine must refuse them, not crash)
+            local = if (family == "meanfield") sample(0:2, 1) else 0L,
+            elbo_batch = sample(0:1, 1)))
           s <- sgld:::run_settings(m, lr = 1e-6, batch_size = 5, iter = 50, burnin = 0, thin = 2,
                                    temperature = 0, chains = 2, init = NULL, replace = FALSE,
-                                   clip = NULL, threads = 2, rule = rule)
-          s$update_opts <- mutate(s$update_opts, sample(1:2, 1))
+                                   clip = NULL, threads = 2, rule = opt_adam(),
+                                   gradient = gradient)
+          s$gradient_opts <- mutate(s$gradient_opts, sample(1:2, 1))
           .Call(sgld:::C_sgld_run, m, clamp_iter(s))
         },
         whiten = {
@@ -178,6 +183,12 @@ run_cases <- function(seed, first, last) {
           .Call(sgld:::C_sgld_whiten_eval, mutate(unclass(models$sv), sample(0:1, 1)),
                 draw() %||% rnorm(models$sv$d), draw(), draw())
         },
+        expected = .Call(sgld:::C_sgld_model_expected, mutate(unclass(m), sample(0:2, 1)),
+                         palette[[sample(length(palette), 1)]] %||% rnorm(m$d),
+                         palette[[sample(length(palette), 1)]] %||% abs(rnorm(m$d))),
+        log_joint = .Call(sgld:::C_sgld_log_joint_draws, mutate(unclass(m), sample(0:2, 1)),
+                          if (stats::runif(1) < 0.5) matrix(rnorm(3 * m$d), m$d)
+                          else draw() %||% matrix(0, m$d, 0)),
         eval = .Call(sgld:::C_sgld_model_eval, mutate(unclass(m), sample(0:2, 1)),
                      palette[[sample(length(palette), 1)]] %||% rnorm(m$d)),
         gradient = .Call(sgld:::C_sgld_gradient_draws, m,

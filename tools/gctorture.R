@@ -123,31 +123,44 @@ for (rule in list(precond_rmsprop(), opt_adam(),
                            clip = clip_norm(10), rule = rule, diagnostics = diagnostics_every(5))
   calls[[paste("linear", rule$name)]] <- list(sgld:::C_sgld_run, models$linear, s)
 }
-# the variational rules (bbb()): several evaluation points per iteration, an
-# optimiser inside the rule, both families
-for (family in c("meanfield", "fullrank")) {
-  rule <- sgld:::update_rule(paste0("vi_", family), family,
-    list(samples = 2L, optimizer = "adam", optimizer_opts = opt_adam()$opts, average_from = 10,
-         scale_init = sgld:::vi_scale_init(0.1, 3, family, family), local = 0L,
-         elbo_batch = 1L))
-  s <- sgld:::run_settings(models$linear, lr = 1e-3, batch_size = 4, iter = 20, burnin = 0,
-                           thin = 2, temperature = 0, chains = 2, init = NULL, replace = FALSE,
-                           clip = clip_norm(10), rule = rule)
-  calls[[paste("linear", rule$name)]] <- list(sgld:::C_sgld_run, models$linear, s)
+# Bayes by Backprop's gradient estimators (gradient_vi.c) under Adam: both
+# families, several draws per iteration, with and without the Laplace
+# metric and its control variate, and the ways of forming the mean-field
+# likelihood part (a draw of w, local reparameterisation, expectations)
+vi_gradient <- function(model, family, local = 0L, laplace = FALSE, samples = 2L) {
+  d <- model$d
+  lap <- if (laplace) posterior_mode(model, covariance = TRUE)$covariance
+  opts <- list(samples = samples,
+               scale_init = sgld:::vi_scale_parameters(diag(0.1, d), d, family),
+               factor = if (laplace) t(chol(lap)),
+               precision = if (laplace && local == 0L) solve(lap),
+               curvature = if (laplace) diag(solve(lap)), local = as.integer(local),
+               elbo_batch = 1L)
+  list(name = paste0("vi_", family), opts = opts)
 }
-# local reparameterisation (the models' grad_loglik_local) with the
-# minibatch ELBO, on the regressions and a network
-for (name in c("linear", "logistic", "counts", "mlp")) {
-  d <- models[[name]]$d
-  rule <- sgld:::update_rule("vi_meanfield", "meanfield",
-    list(samples = 1L, optimizer = "adam", optimizer_opts = opt_adam()$opts, average_from = 10,
-         scale_init = sgld:::vi_scale_init(0.1, d, "meanfield", "meanfield"), local = 1L,
-         elbo_batch = 1L))
-  s <- sgld:::run_settings(models[[name]], lr = 1e-3, batch_size = 4, iter = 20, burnin = 0,
-                           thin = 2, temperature = 0, chains = 2, init = NULL, replace = FALSE,
-                           clip = NULL, rule = rule)
-  calls[[paste(name, "vi local")]] <- list(sgld:::C_sgld_run, models[[name]], s)
+vi_settings <- function(model, gradient, clip = NULL)
+  sgld:::run_settings(model, lr = 1e-3, batch_size = 4, iter = 20, burnin = 0, thin = 2,
+                      temperature = 0, chains = 2, init = NULL, replace = FALSE, clip = clip,
+                      rule = opt_adam(), gradient = gradient)
+for (family in c("meanfield", "fullrank")) for (laplace in c(FALSE, TRUE)) {
+  s <- vi_settings(models$linear, vi_gradient(models$linear, family, laplace = laplace),
+                   clip = clip_norm(10))
+  calls[[paste("linear vi", family, if (laplace) "laplace")]] <- list(sgld:::C_sgld_run,
+                                                                      models$linear, s)
 }
+# local reparameterisation and the expectations (the models' grad_loglik_local
+# and expected_loglik) with the minibatch ELBO, on the regressions and a network
+for (name in c("linear", "logistic", "counts", "weighted", "mlp")) {
+  for (local in if (name == "mlp") 1L else 1:2) {
+    s <- vi_settings(models[[name]], vi_gradient(models[[name]], "meanfield", local = local))
+    calls[[paste(name, "vi local", local)]] <- list(sgld:::C_sgld_run, models[[name]], s)
+  }
+}
+for (name in c("linear", "logistic", "counts", "weighted"))
+  calls[[paste(name, "expected")]] <- list(sgld:::C_sgld_model_expected, models[[name]],
+                                           rep(0.1, models[[name]]$d), rep(0.5, models[[name]]$d))
+calls[["logistic log joint draws"]] <- list(sgld:::C_sgld_log_joint_draws, models$logistic,
+                                            matrix(rnorm(2 * 5), 2, 5))
 # a cyclical schedule: draws kept only in each cycle's sampling part
 s <- sgld:::run_settings(models$linear, lr = lr_cyclical(1e-6, 3, 0.5), batch_size = 4, iter = 20,
                          burnin = 0, thin = 2, temperature = 1, chains = 2, init = NULL,

@@ -40,18 +40,23 @@ for (f in files) {
 defined <- unique(defined)
 plain <- function(x) sub("^.*:", "", x)
 
-# What a pointer may call: the functions that the model and rule files put in
-# their tables (the designated initializers `.field = function`), read from
-# the sources. A model written in R functions is left out: its chains never
-# run in threads (main_thread_only).
+# What a pointer may call: the functions that the model, rule and gradient
+# estimator files put in their tables (the designated initializers
+# `.field = function`), read from the sources. A model written in R
+# functions is left out: its chains never run in threads (main_thread_only).
 src <- file.path(dirname(normalizePath(dir)), "src")
 if (length(args) > 1) src <- args[2]
-table_files <- setdiff(list.files(src, pattern = "^(model|update)_[a-z]+\\.c$", full.names = TRUE),
+table_files <- setdiff(list.files(src, pattern = "^((model|update|gradient)_[a-z]+|gradient)\\.c$",
+                                  full.names = TRUE),
                        file.path(src, c("model_r.c", "model_table.c", "update_table.c",
                                         "model_eval.c")))
 in_tables <- unique(unlist(lapply(table_files, function(f) {
   code <- paste(readLines(f), collapse = "\n")
-  m <- regmatches(code, gregexpr("\\.[a-z_]+ *= *&?([A-Za-z_][A-Za-z0-9_]*)", code))[[1]]
+  # designated initializers only (after "{" or ","), not assignments to a
+  # struct's field (e.cv_mode = list_doubles(...) in gradient.c)
+  m <- regmatches(code, gregexpr("[{,][[:space:]]*\\.[a-z_]+ *= *&?([A-Za-z_][A-Za-z0-9_]*)",
+                                 code))[[1]]
+  m <- sub("^[{,][[:space:]]*", "", m)
   # a rule's `build` (or `build_model`) reads R's options on the main thread,
   # before any thread starts
   m <- m[!grepl("^\\.build(_model)? ", m)]

@@ -76,11 +76,16 @@ f <- sghmc(m, lr = 1e-8, batch_size = 20, iter = 300, threads = 2, chains = 2)
 f <- sgld(m, lr = 1e-3, batch_size = 20, iter = 300, precondition = diag(c(1e-4, 1e-4, 1e-3)))
 for (o in c("momentum", "adagrad", "rmsprop", "adam"))
   f <- sgd(m, lr = 1e-4, batch_size = 20, iter = 200, optimizer = o)
-# Bayes by Backprop: both families, K points per iteration, threads, parts
-# with ELBO estimates, continuation, the PSIS check
-f <- bbb(m, iter = 300, samples = 3, chains = 2, threads = 2, elbo_every = 100, elbo_draws = 5)
+# Bayes by Backprop: its automatic settings (Laplace start, expected log
+# likelihoods, the check of q), both families, K draws per iteration,
+# threads, parts with ELBO estimates, continuation, the PSIS check
+f <- bbb(m, draws = 200)
+f <- bbb(m, family = "fullrank", chains = 2, threads = 2, draws = 200)
+f <- bbb(m, iter = 300, samples = 3, chains = 2, threads = 2, elbo_every = 100, elbo_draws = 5,
+         local = FALSE)
 f <- bbb(m, iter = 100, samples = 3, chains = 2, init = f, draws = 10, elbo_draws = 5)
-f <- bbb(m, family = "fullrank", iter = 300, optimizer = "rmsprop", draws = 10, elbo_draws = 5)
+f <- bbb(m, family = "fullrank", iter = 300, optimizer = "rmsprop", draws = 10, elbo_draws = 5,
+         laplace = FALSE)
 print(psis_khat(f, draws = 50, method = "own"))
 # local reparameterisation with the minibatch ELBO, on the linear model and a
 # network (the per-layer sampled pre-activations of model_mlp_local.c)

@@ -1,8 +1,9 @@
 # bbb()'s local reparameterisation (Kingma, Salimans and Welling 2015: each
 # observation's linear combinations of the weights drawn from their exact
-# distribution under q) and the per-iteration minibatch ELBO. The
-# unbiasedness of the local estimator for the linear and logistic models
-# against finite differences of the exact ELBO is in test-vi.R.
+# distribution under q) and the per-iteration minibatch ELBO, in the model's
+# own coordinates (laplace = FALSE): the estimates are plain gradients
+# there. The expectations themselves (local = "expected") are in
+# test-vi-expected.R.
 
 # A logistic regression with five covariates, and its mean-field optimum:
 # the mode and 1 / sqrt(H_jj) (n = 5000: the posterior is close to Gaussian)
@@ -23,10 +24,10 @@ test_that("local reparameterisation on and off reach the same mean-field optimum
   fits <- lapply(c(FALSE, TRUE), function(local) {
     set.seed(1)
     quiet_bbb(lg$m, iter = 20000, batch_size = 100, chains = 4, local = local,
-              elbo_draws = 0, draws = 2)
+              laplace = FALSE, draws = 2)
   })
-  expect_false(fits[[1]]$variational$local)
-  expect_true(fits[[2]]$variational$local)
+  expect_identical(fits[[1]]$variational$local, "w")
+  expect_identical(fits[[2]]$variational$local, "draw")
   mu <- lapply(fits, function(f) colMeans(sweep(f$variational$mean, 2, lg$mu)) / lg$sd)
   s <- lapply(fits, function(f) colMeans(f$variational$sd) / lg$sd)
   # Measured: one chain's averaged iterate scatters by 0.07 sd in the means and
@@ -55,10 +56,10 @@ test_that("MLP without hidden layer, local reparameterisation: the linear model'
   mf_sd <- sqrt(1 / diag(solve(ex$V_n) * ex$a_n / ex$b_n))
   set.seed(1)
   a <- quiet_bbb(ml, iter = 20000, batch_size = 200, chains = 4, local = TRUE,
-                 elbo_draws = 0, draws = 2)
+                 laplace = FALSE, draws = 2)
   set.seed(2)
   b <- quiet_bbb(mm, iter = 20000, batch_size = 200, chains = 4, local = TRUE,
-                 elbo_draws = 0, draws = 2)
+                 laplace = FALSE, draws = 2)
   ord <- c(4, 1, 2, 3, 5)   # the network's (W, b, log sigma2) as (intercept, slopes, log sigma2)
   am <- colMeans(a$variational$mean)
   bm <- colMeans(b$variational$mean)[ord]
@@ -72,16 +73,17 @@ test_that("MLP without hidden layer, local reparameterisation: the linear model'
   expect_lt(max(abs(bs[1:4] / mf_sd - 1)), 0.05)
 })
 
-# N one-iteration runs of plain gradient ascent at learning rate 1: each
-# moves theta = (mu, rho) by one independent gradient estimate
+# N one-iteration runs of plain gradient ascent at learning rate 1e-4: each
+# moves theta = (mu, log sd) by 1e-4 times one independent gradient
+# estimate (a step of 1 could leave the range of the log sds, which stops
+# the chain where it started)
 one_step_gradients <- function(model, mu, sd, batch_size, N, local) {
   init <- sgld:::to_user_scale(model, matrix(mu, 1))[1, ]
-  fit <- bbb(model, lr = 1, iter = 1, batch_size = batch_size, optimizer = "sgd",
+  fit <- bbb(model, lr = 1e-4, iter = 1, batch_size = batch_size, optimizer = "sgd",
              local = local, init = init, init_scale = sd, chains = N, draws = 1,
-             elbo_draws = 0)
-  d <- length(mu)
-  state <- matrix(fit$state$update, ncol = N)
-  cbind(sweep(fit$state$w, 2, mu), t(state[seq_len(d), , drop = FALSE] - log(expm1(sd))))
+             laplace = FALSE)
+  expect_true(all(fit$status == "done"))
+  t(vi_theta_of(fit) - c(mu, log(sd))) / 1e-4
 }
 
 test_that("MLP with a hidden layer: local and ordinary gradient estimates have one mean", {
@@ -126,8 +128,8 @@ test_that("a small network's BBB fit runs, is finite and its ELBO rises", {
   m <- model_mlp(X, y, hidden = 8)
   set.seed(3)
   fit <- quiet_bbb(m, iter = 4000, batch_size = 50, local = TRUE, elbo_every = 500,
-                   elbo_draws = 50, draws = 100)
-  expect_true(fit$variational$local)
+                   elbo_draws = 50, draws = 100, thin = 10)
+  expect_identical(fit$variational$local, "draw")
   expect_equal(fit$status, "done")
   expect_true(all(is.finite(fit$variational$mean)) && all(is.finite(fit$variational$sd)))
   expect_true(all(is.finite(as.matrix(fit))))
@@ -148,7 +150,7 @@ test_that("the minibatch ELBO trace agrees with the full-data ELBO", {
   for (local in c(FALSE, TRUE)) {
     set.seed(4)
     fit <- quiet_bbb(lg$m, iter = 20000, batch_size = 100, chains = 4, local = local,
-                     elbo_batch = TRUE, elbo_draws = 400, draws = 2)
+                     elbo_batch = TRUE, draws = 400, thin = 20, laplace = FALSE)
     eb <- fit$elbo_batch
     expect_equal(nrow(eb), 4 * 1000)   # one per kept iterate (thin 20), per chain
     expect_true(all(is.finite(eb$elbo)))
@@ -166,7 +168,7 @@ test_that("the minibatch ELBO trace agrees with the full-data ELBO", {
   expect_output(suppressWarnings(print(fit)), "ELBO \\(minibatch, mean of the last tenth")
   # off by default without local reparameterisation: an extra pass per batch
   set.seed(4)
-  f <- quiet_bbb(lg$m, iter = 200, local = FALSE, elbo_draws = 0, draws = 2)
+  f <- quiet_bbb(lg$m, iter = 200, local = FALSE, draws = 2)
   expect_null(f$elbo_batch)
 })
 
@@ -183,8 +185,8 @@ test_that("local reparameterisation refuses what it cannot do, by name", {
   expect_error(bbb(lg$m, iter = 10, local = "yes"), "`local` must be")
   expect_error(bbb(lg$m, iter = 10, elbo_batch = NA), "`elbo_batch` must be")
   # auto: off where it cannot run
-  f <- quiet_bbb(lg$m, iter = 10, family = "fullrank", elbo_draws = 0, draws = 2)
-  expect_false(f$variational$local)
+  f <- quiet_bbb(lg$m, iter = 10, family = "fullrank", draws = 2)
+  expect_identical(f$variational$local, "w")
 })
 
 test_that("local = \"auto\": on for networks at large batches only", {
@@ -192,12 +194,13 @@ test_that("local = \"auto\": on for networks at large batches only", {
   X <- matrix(rnorm(600 * 2), 600, 2)
   mm <- model_mlp(X, X[, 1] + rnorm(600), hidden = 2)
   lg <- logistic5()
-  on <- function(m, b) quiet_bbb(m, iter = 2, batch_size = b, elbo_draws = 0, draws = 2)$variational$local
-  expect_true(on(mm, 500))
-  expect_false(on(mm, 100))
-  expect_false(on(lg$m, 1000))
+  on <- function(m, b) quiet_bbb(m, iter = 2, batch_size = b, draws = 2)$variational$local
+  expect_identical(on(mm, 500), "draw")
+  expect_identical(on(mm, 100), "w")
+  # a regression takes the expectations themselves (test-vi-expected.R)
+  expect_identical(on(lg$m, 1000), "expected")
   # and the minibatch ELBO follows it (free with local reparameterisation)
-  f <- quiet_bbb(mm, iter = 40, batch_size = 500, elbo_draws = 0, draws = 2)
+  f <- quiet_bbb(mm, iter = 40, batch_size = 500, draws = 2, thin = 1)
   expect_equal(nrow(f$elbo_batch), 40)
 })
 
