@@ -13,7 +13,7 @@ chain_state <- function(res, settings, rule, model, status) {
 }
 
 # The starting point of a run given `init = fit`.
-continuation <- function(fit, model, chains, rule) {
+continuation <- function(fit, model, chains, rule, gradient = NULL) {
   st <- fit$state
   if (is.null(st)) abort("`init`: this fit does not record the state of its chains.")
   st$rule <- upgrade_rule(st$rule)
@@ -29,7 +29,7 @@ continuation <- function(fit, model, chains, rule) {
           " of the fit ", if (all(fit$status[bad] == "failed")) "failed" else "diverged",
           " and cannot be continued; start afresh, e.g. from ",
           "`init = fit$last`, with a smaller learning rate.")
-  check_state(st, chains, model$d, rule)
+  check_state(st, chains, model, rule, gradient)
   list(w = unname(st$w), t_offset = as.double(st$iteration), state_init = as.double(st$update),
        rng_init = st$rng)
 }
@@ -38,11 +38,14 @@ continuation <- function(fit, model, chains, rule) {
 # damaged file, or altered by hand, must give an error that says what is
 # wrong, not a hang (an all-zero random stream never moves on) or draws that
 # silently start from nonsense. Each rule names the part and what it needs.
-check_state <- function(st, chains, d, rule) {
+check_state <- function(st, chains, model, rule, gradient = NULL) {
+  d <- model$d
   damaged <- function(...)
     abort("`init`: the state of the fit to continue is damaged: ", ..., "; the fit was ",
           "altered or read from a damaged file. Start afresh, e.g. from `init = fit$last`.")
-  sizes <- .Call(C_sgld_state_sizes, rule$name, as.integer(d))
+  sizes <- .Call(C_sgld_state_sizes, model, rule$name,
+                 if (is.null(gradient)) "minibatch" else gradient$name,
+                 if (is.null(gradient)) list() else gradient$opts)
   w <- st$w
   if (!is.double(w) || !is.matrix(w) || ncol(w) != d)
     damaged("`state$w` must be a numeric matrix with ", d, " columns (one per parameter)")

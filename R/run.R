@@ -497,7 +497,7 @@ run_settings <- function(model, lr, batch_size, iter, burnin, thin, temperature,
     held_out_model(model, monitor$newdata)
   cv_mode <- resolve_control_variates(control_variates, model)
   if (inherits(init, "sgld_fit")) {
-    from <- continuation(init, model, chains, rule)
+    from <- continuation(init, model, chains, rule, gradient)
     init_w <- from$w
   } else {
     from <- list(t_offset = rep(0, chains), state_init = NULL, rng_init = NULL)

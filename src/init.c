@@ -13,7 +13,7 @@ SEXP sgld_model_expected(SEXP model, SEXP mu, SEXP sd);
 SEXP sgld_whiten_eval(SEXP model, SEXP w, SEXP tau, SEXP inverse);
 SEXP sgld_rng_draws(SEXP n, SEXP kind, SEXP bound, SEXP stream);
 SEXP sgld_streams(SEXP chains);
-SEXP sgld_state_sizes(SEXP rule, SEXP d);
+SEXP sgld_state_sizes(SEXP model, SEXP rule, SEXP gradient, SEXP gradient_opts);
 SEXP sgld_file_rows(SEXP args);
 SEXP sgld_stack_rows(SEXP X, SEXP y);
 SEXP sgld_float_rows(SEXP z);
@@ -41,7 +41,7 @@ static const R_CallMethodDef call_methods[] = {
   CALLDEF(sgld_whiten_eval, 4),
   CALLDEF(sgld_rng_draws, 4),
   CALLDEF(sgld_streams, 1),
-  CALLDEF(sgld_state_sizes, 2),
+  CALLDEF(sgld_state_sizes, 4),
   CALLDEF(sgld_file_rows, 1),
   CALLDEF(sgld_stack_rows, 2),
   CALLDEF(sgld_float_rows, 1),

@@ -47,16 +47,22 @@ size_t update_scratch_length(const sgld_update *u, int d) {
 }
 
 /* What a chain's saved state must hold, for R to check a fit before it is
-   continued: the rule's state length for d parameters, and the bytes of one
-   random stream. */
-SEXP sgld_state_sizes(SEXP rule, SEXP d_) {
+   continued: the rule's state for the parameters it moves (w and the gradient
+   estimator's own, e.g. a variational q's scales) followed by the estimator's
+   state, as run.c lays them out; and the bytes of one random stream. */
+SEXP sgld_state_sizes(SEXP model_spec, SEXP rule, SEXP gradient, SEXP gradient_opts) {
   if (TYPEOF(rule) != STRSXP || XLENGTH(rule) != 1 || STRING_ELT(rule, 0) == NA_STRING)
     error("internal: 'rule' must be one rule name");
-  const int d = asInteger(d_);
-  if (d == NA_INTEGER || d < 1) error("internal: 'd' must be a positive whole number");
+  if (TYPEOF(gradient) != STRSXP || XLENGTH(gradient) != 1 || STRING_ELT(gradient, 0) == NA_STRING)
+    error("internal: 'gradient' must be one estimator name");
+  sgld_model model = find_model(model_spec);
+  const int d = model.d;
   const sgld_update *u = find_update(CHAR(STRING_ELT(rule, 0)));
+  const sgld_gradient *g = find_gradient(CHAR(STRING_ELT(gradient, 0)));
+  const void *gopts = gradient_build_opts(g, gradient_opts, &model);
+  const size_t p = (size_t) d + gradient_extra_length(g, d, gopts);
   SEXP out = PROTECT(allocVector(REALSXP, 2));
-  REAL(out)[0] = (double) update_state_length(u, d);
+  REAL(out)[0] = (double) (update_state_length(u, (int) p) + gradient_state_length(g, d, gopts));
   REAL(out)[1] = (double) sizeof(sgld_rng);
   UNPROTECT(1);
   return out;

@@ -74,7 +74,7 @@ calls[["file rows"]] <- structure(list(sgld:::C_sgld_file_rows, rows_args), befo
   dir.create(rows_args$cache)
 })
 calls[["file rows found"]] <- list(sgld:::C_sgld_file_rows, rows_args)
-calls[["state sizes"]] <- list(sgld:::C_sgld_state_sizes, "sghmc", 3L)
+calls[["state sizes"]] <- list(sgld:::C_sgld_state_sizes, models$linear, "sghmc", "minibatch", list())
 for (nm in names(models)) {
   m <- models[[nm]]
   s <- sgld:::run_settings(m, lr = 1e-6, batch_size = 4, iter = 20, burnin = 5, thin = 2,
