@@ -1,5 +1,5 @@
 # The built vignettes show their reader no wall of warnings: at most one
-# warning each (a warning a vignette means to show is shown once and
+# warning block each (the warnings of one call) (a warning a vignette means to show is shown once and
 # explained; runs that would repeat it are silenced with a word why). The
 # HTML exists in an installed package built from its tarball (R CMD build
 # runs the vignettes), as under R CMD check; a development install has none.
@@ -18,15 +18,25 @@ test_that("html_warnings() finds knitr's warning lines and nothing else", {
                "<p>A paragraph on the word Warning: not output.</p>",
                "<pre><code>#&gt; [1] &quot;Warning: a printed string&quot;</code></pre>"), page)
   expect_length(html_warnings(page), 3)
+  expect_length(html_warning_blocks(page), 1)
+  writeLines(c("<pre><code>fit &lt;- sgld(m)",
+               "#&gt; Warning: one",
+               "#&gt; its second line",
+               "#&gt; Warning: two, from the same call",
+               "summary(fit)",
+               "#&gt; mean sd",
+               "bad &lt;- sgld(m, lr = 1)",
+               "#&gt; Warning: three, from another call</code></pre>"), page)
+  expect_length(html_warning_blocks(page), 2)
 })
 
-test_that("every built vignette shows at most one warning", {
+test_that("every built vignette shows at most one warning block", {
   pages <- html_of_vignettes()
   skip_if(length(pages) == 0, "no built vignettes (a development install)")
   for (page in pages) {
-    shown <- html_warnings(page)
+    shown <- html_warning_blocks(page)
     expect(length(shown) <= 1, sprintf(
-      "%s shows %d warnings; the first: %s", basename(page), length(shown),
+      "%s shows %d warning blocks; the first: %s", basename(page), length(shown),
       substr(trimws(shown[1]), 1, 120)))
   }
 })
