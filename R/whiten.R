@@ -232,10 +232,14 @@ whiten_precision <- function(fit) {
   x <- as.matrix(fit)
   x <- x[, intersect(fit$model$names[seq_len(fit$model$k)], colnames(x)), drop = FALSE]
   chains <- length(fit$status)
+  # coda's spectral estimate needs a few draws per chain and some spread:
+  # with fewer, or none, nothing is pinned down
+  few <- nrow(x) / chains < 10
   t(vapply(colnames(x), function(p) {
     v <- x[, p]
     d2 <- (v - mean(v))^2
-    ess <- coda::effectiveSize(whiten_chains(cbind(v, d2), chains))
+    ess <- if (few || stats::var(v) == 0) c(0, 0)
+           else coda::effectiveSize(whiten_chains(cbind(v, d2), chains))
     c(ess = ess[[1]], se_mean = 1 / sqrt(ess[[1]]),
       se_sd = stats::sd(d2) / sqrt(ess[[2]]) / (2 * stats::var(v)))
   }, numeric(3)))

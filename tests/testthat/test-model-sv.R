@@ -290,3 +290,17 @@ test_that("sgld(model) warns when phi's posterior reaches 1 and mu's sd cannot b
   expect_gt(f$auto$precision["mu", "se_sd"], sgld:::whiten_precision_bar[["sd"]])
   expect_lt(max(f$auto$precision[c("phi", "sigma"), "se_mean"]), 0.05)
 })
+
+test_that("an iter shorter than the automatic warm-up gives a run that says it is too short", {
+  # lr = "auto" warms up for several thousand iterations; a user's iter below
+  # that leaves a handful of draws, whose precision cannot be estimated:
+  # it must say so, not fail inside coda's spectral estimate.
+  set.seed(5)
+  h <- cumsum(c(0, rnorm(299, 0, 0.1)))
+  y <- exp(h / 2) * rnorm(300)
+  m <- model_sv(y - mean(y))
+  set.seed(2)
+  expect_warning(f <- sgld(m, iter = 2000, progress = FALSE),
+                 "did not pin down.*a longer run \\(a larger iter\\)")
+  expect_true(all(f$auto$precision[, "ess"] == 0))
+})
