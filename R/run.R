@@ -192,8 +192,8 @@
 #'    \eqn{2/(\eta\lambda_{min})}{2/(etalambda_min)} iterations; run a few hundred times that
 #'    and burn in a tenth.
 #' 5. *Check.* Several chains from spread-out starts (R-hat below 1.05, ESS
-#'    above 100 for every parameter; `print()` and `summary()` warn
-#'    otherwise), [ksd()] against other settings, and a comparison with
+#'    above 100 for every parameter; the fit warns otherwise, and
+#'    `print()` and `summary()` repeat it), [ksd()] against other settings, and a comparison with
 #'    [mala()].
 #' @section Reproducibility:
 #' The engine's generator is seeded from R's, so `set.seed()` before the call

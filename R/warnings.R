@@ -20,13 +20,10 @@ check_run <- function(fit, settings, rule) {
   # the Stein check takes full-data gradients at stored draws: it needs all of them
   if (is_sampler(fit) && settings$temperature > 0 && all_kept(fit) && small)
     checks$gradient_ratio <- stein_check(fit, settings)
-  # R-hat and the effective sample size: coda's spectral estimate costs about
-  # 0.7 ms per stored parameter whatever the number of draws (80,000 network
-  # weights: a minute after a run of a second), hence the bound on both
-  n_stored <- (if (is.null(fit$pars)) fit$model$d else length(fit$pars)) * length(fit$draws)
-  if (is_sampler(fit) && ndraws(fit) > 1 && as.double(ndraws(fit)) * n_stored <= 1e6 &&
-      n_stored <= check_max_stored)
-    checks$convergence <- convergence_check(suppressWarnings(summary(fit))$statistics, warn = FALSE)
+  # R-hat and the effective sample size of posterior draws (not of an
+  # optimiser's or a variational fit's trajectory), warned at once
+  if (is_sampler(fit) && fit$method != "vi" && settings$temperature > 0)
+    checks$convergence <- convergence_check(fit)
   fit$checks <- checks
   fit
 }
@@ -184,28 +181,76 @@ threshold_reached_check <- function(fit, settings) {
   reached
 }
 
-# R-hat above 1.05 or ESS below 100 for some parameter, from summary()'s table.
-convergence_check <- function(stats, warn = TRUE) {
-  # parameters without stored draws (`pars`) have NA here
+# R-hat above 1.05 or ESS below 100, judged on what means the same in every
+# chain: the quantities of convergence_draws(), by default the stored
+# parameters. Each chain is cut to at most `max_draws` draws (every k-th)
+# for coda's spectral ESS, whose cost grows with the chain: with 1000 or
+# more draws a chain, an ESS below 100 of the thinned draws means
+# autocorrelation times of 10 or more thinned draws, where thinning loses
+# almost nothing, so a warning is never caused by the thinning. At fit time
+# (`bounded`) the check is left out when it would cost more than a few
+# seconds (coda takes about 3 ms a quantity and chain at 1000 draws).
+convergence_check <- function(fit, warn = TRUE, bounded = TRUE, max_draws = 1000) {
+  if (ndraws(fit) < 2) return(NULL)
+  q <- convergence_draws(fit$model, fit)
+  if (is.null(q) || coda::nvar(q) == 0 || coda::niter(q) < 2) return(NULL)
+  if (bounded && coda::nvar(q) * coda::nchain(q) > check_max_stored) return(NULL)
+  k <- ceiling(coda::niter(q) / max_draws)
+  if (k > 1) q <- thin_draws(q, k)
+  e <- ess(q)
+  rhat <- if (coda::nchain(q) > 1)
+    tryCatch(coda::gelman.diag(q, autoburnin = FALSE, multivariate = FALSE)$psrf[, 1],
+             error = function(err) rep(NA_real_, coda::nvar(q)))
+  nm <- coda::varnames(q)
+  names(e) <- nm
+  if (!is.null(rhat)) names(rhat) <- nm
   extreme <- function(x, f) if (any(!is.na(x))) f(x, na.rm = TRUE) else NA_real_
-  rhat <- if ("rhat" %in% colnames(stats)) stats[, "rhat"] else NULL
-  ess <- stats[, "ess"]
   high <- names(which(rhat > 1.05))
-  low <- names(which(ess < 100))
+  low <- names(which(e < 100))
+  s <- fit$settings
+  sampled <- max(1, s$iter - if (is.numeric(s$burnin)) s$burnin else 0)
+  burn <- s$iter - sampled
+  longer <- function(factor)
+    format(ceiling(burn + sampled * factor), big.mark = ",", scientific = FALSE)
   msg <- character()
   if (length(high))
     msg <- c(msg, sprintf(paste0(
       "R-hat is above 1.05 for %s (largest %s): the chains disagree, so they have not ",
-      "converged to one distribution; run longer or check the settings (lr, batch_size)."),
-      name_list(high), format(extreme(rhat, max), digits = 3)))
+      "converged to one distribution. Run more iterations (iter = %s, say) from spread-out ",
+      "starts, or check the settings (lr, batch_size)."),
+      name_list(high), format(extreme(rhat, max), digits = 3), longer(4)))
   if (length(low))
     msg <- c(msg, sprintf(paste0(
       "the effective sample size is below 100 for %s (smallest %s): the means and ",
-      "quantiles are too uncertain to use; run more iterations or a larger `lr`."),
-      name_list(low), format(extreme(ess, min), digits = 3)))
+      "quantiles are too uncertain to use. Run more iterations (about iter = %s for 100 ",
+      "effective draws)%s."),
+      name_list(low), format(extreme(e, min), digits = 3),
+      longer(100 / max(1, extreme(e, min)) * 1.2),
+      if (fit$method == "mala") "" else " or a larger `lr`"))
   if (warn) for (m in msg) warning(m, call. = FALSE)
-  invisible(list(rhat_max = extreme(rhat, max), ess_min = extreme(ess, min), messages = msg))
+  invisible(list(rhat_max = extreme(rhat, max), ess_min = extreme(e, min), rhat = rhat,
+                 ess = e, thin = k, messages = msg))
 }
+
+#' What R-hat and the effective sample size judge
+#'
+#' After a sampler's run, R-hat and the ESS are computed on quantities that
+#' mean the same in every chain and warn above 1.05 or below 100. By default
+#' these are the stored parameters. A model whose parameters are not
+#' identified (a network's hidden units can be permuted, so two chains can
+#' agree on every prediction with different weights) provides a method that
+#' returns identifiable quantities instead, such as the log likelihood of
+#' some of the data at each draw.
+#' @param model The fit's model.
+#' @param fit The fit (its `draws`, `pars`, `settings`).
+#' @return An [coda::mcmc.list] with one matrix per chain of `fit$draws`
+#'   (rows the kept draws, columns the quantities, named), or `NULL` when
+#'   nothing can be judged.
+#' @keywords internal
+#' @noRd
+convergence_draws <- function(model, fit) UseMethod("convergence_draws")
+
+convergence_draws.default <- function(model, fit) fit$draws
 
 name_list <- function(x, most = 5) {
   s <- paste0("'", utils::head(x, most), "'", collapse = ", ")

@@ -80,7 +80,8 @@ run_cases <- function(seed, first, last) {
     which_model <- sample(names(models), 1)
     m <- models[[which_model]]
     target <- sample(c("run", "vi", "whiten", "eval", "gradient", "rng", "schedule", "codes",
-                       "sampler", "predict", "predict_mixture", "ksd", "file_rows"), 1)
+                       "sampler", "predict", "predict_mixture", "ksd", "file_rows",
+                       "loglik_draws"), 1)
     if (nzchar(Sys.getenv("FUZZ_VERBOSE"))) cat("case", case, target, which_model, "\n")
     res <- tryCatch({
       switch(target,
@@ -128,6 +129,10 @@ run_cases <- function(seed, first, last) {
         },
         eval = .Call(sgld:::C_sgld_model_eval, mutate(unclass(m), sample(0:2, 1)),
                      palette[[sample(length(palette), 1)]] %||% rnorm(m$d)),
+        loglik_draws = {
+          a <- mutate(list(W = matrix(rnorm(2 * m$d), m$d), items = c(1, 3, 40)), sample(1:2, 1))
+          .Call(sgld:::C_sgld_loglik_draws, mutate(unclass(m), sample(0:1, 1)), a$W, a$items)
+        },
         gradient = .Call(sgld:::C_sgld_gradient_draws, m,
                          clamp_iter(mutate(list(w = rnorm(m$d), batch_size = 3, times = 5,
                                                 replace = 0L, cv_mode = NULL), sample(1:3, 1)))),
