@@ -439,6 +439,71 @@ static double logistic_grad_loglik_local(const void *data, const double *mu, con
   return ll;
 }
 
+/* Newton's pieces (sgld.h: hess_loglik). Per row, with eta its linear
+   predictor (offset included) and pi = sigma(eta): the log likelihood, its
+   derivative in eta (y sigma(-y eta), or a (1 - pi) - b pi with counts a and
+   b) into g times x_i, and its second derivative -pi (1 - pi) (times a + b)
+   into H times x_i x_i'. pi (1 - pi) = e / (1 + e)^2 with e = exp(-|eta|),
+   which neither overflows nor cancels. Dense rows four at a time
+   (hessian.c), sparse ones by their non-zeros. */
+static double row_newton(const logistic_data *L, R_xlen_t i, const double *w, double *c,
+                         double *h) {
+  const double eta = eta_offset(L, i, w), e = exp(-fabs(eta)), v = e / ((1.0 + e) * (1.0 + e));
+  if (L->events) {
+    const double a = L->events[i], b = L->nonevents[i];
+    *c = a * sigmoid_neg(eta) - b * sigmoid_neg(-eta);
+    *h = -(a + b) * v;
+    return (a != 0.0 ? a * log_sigmoid(eta) : 0.0) + (b != 0.0 ? b * log_sigmoid(-eta) : 0.0);
+  }
+  const double y = y_of(L, i);
+  *c = y * sigmoid_neg(y * eta);
+  *h = -v;
+  return log_sigmoid(y * eta);
+}
+
+static double logistic_hess_loglik(const void *data, const double *w, const R_xlen_t *idx,
+                                   R_xlen_t m, double *g, double *H, double *work) {
+  (void) work;
+  const logistic_data *L = data;
+  const int p = L->p;
+  if (!idx) m = L->n;
+  double ll = 0.0;
+  for (R_xlen_t k = 0; k < m; k += 4) {
+    const int rows = m - k < 4 ? (int) (m - k) : 4;
+    const double *x[4];
+    double h[4];
+    for (int b = 0; b < rows; b++) {
+      const R_xlen_t i = idx ? idx[k + b] : k + b;
+      double c;
+      ll += row_newton(L, i, w, &c, &h[b]);
+      if (L->z) {
+        x[b] = L->z + i * (p + 1);
+        for (int j = 0; j < p; j++) g[j] += c * x[b][j];
+      } else {
+        const R_xlen_t lo = (R_xlen_t) L->start[i], hi = (R_xlen_t) L->start[i + 1];
+        for (R_xlen_t q = lo; q < hi; q++) g[L->col[q]] += c * (L->val ? L->val[q] : 1.0);
+        hess_sparse_row(H, p, L->col + lo, L->val ? L->val + lo : NULL, hi - lo, h[b]);
+      }
+    }
+    if (!L->z) continue;
+    if (rows == 4) hess_rows4(H, p, p, x[0], x[1], x[2], x[3], h);
+    else for (int b = 0; b < rows; b++) hess_row(H, p, p, x[b], h[b]);
+  }
+  hess_mirror(H, p);
+  return ll;
+}
+
+/* the normal prior's Hessian, -1 / scale^2 on the diagonal; a Laplace
+   prior has none at its kink */
+static int logistic_hess_logprior(const void *data, const double *w, double *H) {
+  (void) w;
+  const logistic_data *L = data;
+  for (int j = 0; j < L->p; j++) if (L->prior_type[j] != PRIOR_NORMAL) return 0;
+  for (int j = 0; j < L->p; j++)
+    H[j + (R_xlen_t) j * L->p] -= 1.0 / (L->prior_scale[j] * L->prior_scale[j]);
+  return 1;
+}
+
 sgld_model model_logistic_build(SEXP spec) {
   logistic_data *L = (logistic_data *) R_alloc(1, sizeof(logistic_data));
   L->p = list_int(spec, "p");
@@ -500,6 +565,8 @@ sgld_model model_logistic_build(SEXP spec) {
     .logprior = logistic_logprior,
     .grad_logpost = logistic_grad_logpost,
     .metrics = logistic_metrics,
-    .grad_loglik_local = logistic_grad_loglik_local
+    .grad_loglik_local = logistic_grad_loglik_local,
+    .hess_loglik = logistic_hess_loglik,
+    .hess_logprior = logistic_hess_logprior
   };
 }

@@ -81,7 +81,7 @@ run_cases <- function(seed, first, last) {
     m <- models[[which_model]]
     target <- sample(c("run", "vi", "whiten", "eval", "gradient", "rng", "schedule", "codes",
                        "sampler", "predict", "predict_mixture", "ksd", "file_rows",
-                       "loglik_draws"), 1)
+                       "loglik_draws", "mode"), 1)
     if (nzchar(Sys.getenv("FUZZ_VERBOSE"))) cat("case", case, target, which_model, "\n")
     res <- tryCatch({
       switch(target,
@@ -132,6 +132,10 @@ run_cases <- function(seed, first, last) {
         loglik_draws = {
           a <- mutate(list(W = matrix(rnorm(2 * m$d), m$d), items = c(1, 3, 40)), sample(1:2, 1))
           .Call(sgld:::C_sgld_loglik_draws, mutate(unclass(m), sample(0:1, 1)), a$W, a$items)
+        },
+        mode = {
+          a <- mutate(list(init = rnorm(m$d), maxit = 20L, tol = 1e-12), sample(1:2, 1))
+          .Call(sgld:::C_sgld_posterior_mode, mutate(unclass(m), sample(0:1, 1)), a)
         },
         gradient = .Call(sgld:::C_sgld_gradient_draws, m,
                          clamp_iter(mutate(list(w = rnorm(m$d), batch_size = 3, times = 5,

@@ -11,6 +11,7 @@ f <- sgld(m, lr = lr_cyclical(1e-6, 4, 0.8), batch_size = 10, iter = 400, burnin
           chains = 2)
 f <- suppressWarnings(sgld(m, lr = 1, batch_size = 10, iter = 100, chains = 2, burnin = 0))
 print(log_posterior(m, c(0, 1, 0))$logpost)
+print(posterior_mode(m, covariance = TRUE)$passes)
 z <- .Call(sgld:::C_sgld_rng_draws, 1e5, 0L, 0, 2L)
 z <- .Call(sgld:::C_sgld_streams, 4L)
 fbm <- bigmemory::as.big.matrix(cbind(1, matrix(rnorm(600), 300), y = rep(0:1, 150)),
@@ -37,6 +38,7 @@ p <- predict(f, MASS::Pima.te, draws = TRUE, ndraws = 50, threads = 2)
 a <- adult[1:300, ]
 sp <- model_logistic(cbind(1, adult_design(a)), adult_response(a))
 f <- sgld(sp, lr = 1e-5, batch_size = 10, iter = 300, monitor = monitor_every(100))
+print(posterior_mode(sp, covariance = TRUE)$passes)
 print(nrow(f$monitor))
 set.seed(2)
 mm <- model_mixture(mixture_data(40))
