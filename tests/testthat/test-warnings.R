@@ -165,3 +165,24 @@ test_that("R-hat and ESS of a large network judge its log likelihood, not its 57
   fit <- suppressWarnings(sgld(big, lr = 1e-5, iter = 20, batch_size = 50))
   expect_null(fit$checks$convergence)
 })
+
+test_that("a chain thrown back and forth by a narrow Laplace prior warns (Stein's identity)", {
+  # prior_laplace(0, 1e-6) at lr = 1e-3: the prior alone moves each
+  # coefficient by 1000 a step, across its kink and back; the quoted run
+  # ended "done" with means near -440 where the posterior is 0 +- 1.4e-6
+  m <- model_logistic(type ~ glu + bmi, data = MASS::Pima.tr, prior = prior_laplace(0, 1e-6))
+  set.seed(1637)
+  res <- with_warnings(sgld(m, lr = 1e-3, batch_size = 200))
+  fit <- res$value
+  x <- as.matrix(fit)
+  expect_lt(stats::acf(x[, 2], lag.max = 1, plot = FALSE)$acf[2], -0.9)
+  expect_true(any(grepl("do not look like posterior draws.*spread too wide.*The step is too large",
+                        res$warnings)))
+  expect_gt(fit$checks$gradient_ratio$worst, 1e6)
+  # thinned by 2, every kept draw is taken at the same end of the swing
+  set.seed(1637)
+  res <- with_warnings(sgld(m, lr = 1e-3, batch_size = 200, thin = 2))
+  expect_gt(min(abs(coef(res$value))), 100)
+  expect_true(any(grepl("do not look like posterior draws.*barely moved", res$warnings)))
+  expect_lt(res$value$checks$gradient_ratio$worst, 1e-3)
+})
