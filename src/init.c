@@ -9,6 +9,7 @@
 SEXP sgld_run(SEXP model, SEXP settings);
 SEXP sgld_model_eval(SEXP model, SEXP w);
 SEXP sgld_loglik_draws(SEXP model, SEXP W, SEXP items);
+SEXP sgld_model_fused(SEXP model, SEXP w);
 SEXP sgld_posterior_mode(SEXP model, SEXP settings);
 SEXP sgld_whiten_eval(SEXP model, SEXP w, SEXP tau, SEXP inverse);
 SEXP sgld_rng_draws(SEXP n, SEXP kind, SEXP bound, SEXP stream);
@@ -36,6 +37,7 @@ static const R_CallMethodDef call_methods[] = {
   CALLDEF(sgld_run, 2),
   CALLDEF(sgld_model_eval, 2),
   CALLDEF(sgld_loglik_draws, 3),
+  CALLDEF(sgld_model_fused, 2),
   CALLDEF(sgld_posterior_mode, 2),
   CALLDEF(sgld_whiten_eval, 4),
   CALLDEF(sgld_rng_draws, 4),

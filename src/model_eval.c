@@ -29,6 +29,27 @@ SEXP sgld_model_eval(SEXP model_spec, SEXP w_) {
   return out;
 }
 
+/* A model's one-pass log likelihood and gradient over the full data
+   (loglik_grad, for mala()), or NULL where it has none: the tests check it
+   against the two functions above. */
+SEXP sgld_model_fused(SEXP model_spec, SEXP w_) {
+  sgld_model model = find_model(model_spec);
+  const int d = model.d;
+  if (TYPEOF(w_) != REALSXP || XLENGTH(w_) != d)
+    error("internal: 'w' must be a double vector of length %d", d);
+  if (!model.loglik_grad) return R_NilValue;
+  double *work = (double *) R_alloc(model.work_size + 1, sizeof(double));
+  const char *names[] = {"loglik", "grad_loglik", ""};
+  SEXP out = PROTECT(mkNamed(VECSXP, names));
+  SEXP g = allocVector(REALSXP, d);
+  SET_VECTOR_ELT(out, 1, g);
+  for (int j = 0; j < d; j++) REAL(g)[j] = 0.0;
+  SET_VECTOR_ELT(out, 0, ScalarReal(model.loglik_grad(model.data, REAL(w_), NULL, model.n,
+                                                      REAL(g), work)));
+  UNPROTECT(1);
+  return out;
+}
+
 /* The log likelihood summed over the items `items` (1-based, in R's
    numbering) at each column of W (d x K, the sampler's scale): one number
    per draw, a quantity that means the same in every chain whatever the

@@ -168,6 +168,12 @@ typedef struct sgld_model {
   double (*hess_loglik)(const void *data, const double *w, const R_xlen_t *idx, R_xlen_t m,
                         double *g, double *H, double *work);
   int (*hess_logprior)(const void *data, const double *w, double *H);
+  /* Optional (NULL: none): the log likelihood summed over idx[0..m) (idx
+     NULL: all n items), its gradient added into g, in one pass, for
+     Metropolis-Hastings steps (langevin.c), which need both; work as for
+     grad_loglik. */
+  double (*loglik_grad)(const void *data, const double *w, const R_xlen_t *idx, R_xlen_t m,
+                        double *g, double *work);
 } sgld_model;
 
 enum { MODEL_OK = 0, MODEL_FAILED = 1, MODEL_INTERRUPTED = 2 };

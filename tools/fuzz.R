@@ -127,8 +127,11 @@ run_cases <- function(seed, first, last) {
           .Call(sgld:::C_sgld_whiten_eval, mutate(unclass(models$sv), sample(0:1, 1)),
                 draw() %||% rnorm(models$sv$d), draw(), draw())
         },
-        eval = .Call(sgld:::C_sgld_model_eval, mutate(unclass(m), sample(0:2, 1)),
-                     palette[[sample(length(palette), 1)]] %||% rnorm(m$d)),
+        eval = {
+          w <- palette[[sample(length(palette), 1)]] %||% rnorm(m$d)
+          .Call(sgld:::C_sgld_model_eval, mutate(unclass(m), sample(0:2, 1)), w)
+          .Call(sgld:::C_sgld_model_fused, mutate(unclass(m), sample(0:2, 1)), w)
+        },
         loglik_draws = {
           a <- mutate(list(W = matrix(rnorm(2 * m$d), m$d), items = c(1, 3, 40)), sample(1:2, 1))
           .Call(sgld:::C_sgld_loglik_draws, mutate(unclass(m), sample(0:1, 1)), a$W, a$items)

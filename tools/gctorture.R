@@ -77,6 +77,7 @@ for (nm in names(models)) {
   calls[[paste(nm, "eval")]] <- list(sgld:::C_sgld_model_eval, m, w0)
   calls[[paste(nm, "loglik draws")]] <- list(sgld:::C_sgld_loglik_draws, m,
                                              matrix(w0, m$d, 2), c(1, 3))
+  calls[[paste(nm, "fused")]] <- list(sgld:::C_sgld_model_fused, m, w0)
   calls[[paste(nm, "mode")]] <- list(sgld:::C_sgld_posterior_mode, m,
                                      list(init = w0, maxit = 5L, tol = 1e-12))
   calls[[paste(nm, "gradient")]] <- list(sgld:::C_sgld_gradient_draws, m,
