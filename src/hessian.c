@@ -29,6 +29,13 @@ SGLD_WIDE void hess_rows4(double *H, R_xlen_t ld, int p, const double *x0, const
   }
 }
 
+/* `rows` (1 to 4) rows x[b] weighted by h[b] */
+void hess_rows(double *H, R_xlen_t ld, int p, const double *const *x, const double *h,
+               int rows) {
+  if (rows == 4) hess_rows4(H, ld, p, x[0], x[1], x[2], x[3], h);
+  else for (int b = 0; b < rows; b++) hess_row(H, ld, p, x[b], h[b]);
+}
+
 void hess_row(double *H, R_xlen_t ld, int p, const double *x, double h) {
   for (int k = 0; k < p; k++) {
     const double a = h * x[k];

@@ -367,8 +367,7 @@ static double linear_hess_loglik(const void *data, const double *w, const R_xlen
       count += c;
       h[b] = -prec * c;
     }
-    if (rows == 4) hess_rows4(H, d, p, x[0], x[1], x[2], x[3], h);
-    else for (int b = 0; b < rows; b++) hess_row(H, d, p, x[b], h[b]);
+    hess_rows(H, d, p, x, h, rows);
   }
   for (int j = 0; j < p; j++) {
     g[j] += prec * xr[j];

@@ -99,6 +99,17 @@ static inline double row_loglik(const logistic_data *L, R_xlen_t i, const double
   return ll;
 }
 
+/* g += c x_i, whichever the storage */
+static inline void add_row(const logistic_data *L, R_xlen_t i, double c, double *g) {
+  if (L->z) {
+    const double *zi = L->z + i * (L->p + 1);
+    for (int j = 0; j < L->p; j++) g[j] += c * zi[j];
+  } else {
+    for (R_xlen_t q = (R_xlen_t) L->start[i]; q < (R_xlen_t) L->start[i + 1]; q++)
+      g[L->col[q]] += c * (L->val ? L->val[q] : 1.0);
+  }
+}
+
 /* The gradient with offsets or counts, for either storage: one row at a time,
    the derivative of its log likelihood in eta times x_i. (The plain paths
    below stay as they were: most models have neither.) */
@@ -106,7 +117,6 @@ static void counts_grad_loglik(const void *data, const double *w, const R_xlen_t
                                int m, double *g, double *work) {
   (void) work;
   const logistic_data *L = data;
-  const int p = L->p;
   for (int k = 0; k < m; k++) {
     const R_xlen_t i = idx[k];
     const double eta = eta_offset(L, i, w);
@@ -117,13 +127,7 @@ static void counts_grad_loglik(const void *data, const double *w, const R_xlen_t
       const double y = y_of(L, i);
       c = y * sigmoid_neg(y * eta);
     }
-    if (L->z) {
-      const double *zi = L->z + i * (p + 1);
-      for (int j = 0; j < p; j++) g[j] += c * zi[j];
-    } else {
-      for (R_xlen_t q = (R_xlen_t) L->start[i]; q < (R_xlen_t) L->start[i + 1]; q++)
-        g[L->col[q]] += c * (L->val ? L->val[q] : 1.0);
-    }
+    add_row(L, i, c, g);
   }
 }
 
@@ -476,18 +480,15 @@ static double logistic_hess_loglik(const void *data, const double *w, const R_xl
       const R_xlen_t i = idx ? idx[k + b] : k + b;
       double c;
       ll += row_newton(L, i, w, &c, &h[b]);
+      add_row(L, i, c, g);
       if (L->z) {
         x[b] = L->z + i * (p + 1);
-        for (int j = 0; j < p; j++) g[j] += c * x[b][j];
       } else {
         const R_xlen_t lo = (R_xlen_t) L->start[i], hi = (R_xlen_t) L->start[i + 1];
-        for (R_xlen_t q = lo; q < hi; q++) g[L->col[q]] += c * (L->val ? L->val[q] : 1.0);
         hess_sparse_row(H, p, L->col + lo, L->val ? L->val + lo : NULL, hi - lo, h[b]);
       }
     }
-    if (!L->z) continue;
-    if (rows == 4) hess_rows4(H, p, p, x[0], x[1], x[2], x[3], h);
-    else for (int b = 0; b < rows; b++) hess_row(H, p, p, x[b], h[b]);
+    if (L->z) hess_rows(H, p, p, x, h, rows);
   }
   hess_mirror(H, p);
   return ll;
@@ -515,7 +516,6 @@ static double logistic_loglik_grad(const void *data, const double *w, const R_xl
                                    R_xlen_t m, double *g, double *work) {
   (void) work;
   const logistic_data *L = data;
-  const int p = L->p;
   if (!idx) m = L->n;
   double ll = 0.0;
   for (R_xlen_t k = 0; k < m; k++) {
@@ -529,13 +529,7 @@ static double logistic_loglik_grad(const void *data, const double *w, const R_xl
       ll += u > 0 ? -l : u - l;
       c = y * (u > 0 ? e : 1.0) / (1.0 + e);
     }
-    if (L->z) {
-      const double *zi = L->z + i * (p + 1);
-      for (int j = 0; j < p; j++) g[j] += c * zi[j];
-    } else {
-      for (R_xlen_t q = (R_xlen_t) L->start[i]; q < (R_xlen_t) L->start[i + 1]; q++)
-        g[L->col[q]] += c * (L->val ? L->val[q] : 1.0);
-    }
+    add_row(L, i, c, g);
   }
   return ll;
 }

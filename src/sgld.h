@@ -184,6 +184,8 @@ enum { MODEL_OK = 0, MODEL_FAILED = 1, MODEL_INTERRUPTED = 2 };
 void hess_rows4(double *H, R_xlen_t ld, int p, const double *x0, const double *x1,
                 const double *x2, const double *x3, const double *h);
 void hess_row(double *H, R_xlen_t ld, int p, const double *x, double h);
+void hess_rows(double *H, R_xlen_t ld, int p, const double *const *x, const double *h,
+               int rows);
 void hess_sparse_row(double *H, R_xlen_t ld, const int *col, const double *val, R_xlen_t nnz,
                      double h);
 void hess_mirror(double *H, int d);
