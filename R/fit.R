@@ -52,7 +52,12 @@
 #'     is stored, the log likelihood of up to 1000 training rows at each draw
 #'     (warning above 1.05 or below 100, repeated by `summary()` and
 #'     `print()`; from at most 1000 draws a chain, every `thin`-th).}
-#'   \item{auto}{with `lr = "auto"`, what was chosen and why (see [sgld()]).}
+#'   \item{auto}{with `lr = "auto"`, what was chosen and why (see [sgld()]):
+#'     among others `strategy` (`"langevin"`, or `"mala"` where the Laplace
+#'     approximation failed), `reason` (the sentence `print()` shows),
+#'     `setup_time` and `sampling_time` (the iterations of every phase:
+#'     pilots, warm-up and run), and, for a fit stopped by an interrupt
+#'     before its run, `interrupted` (the phase).}
 #'   \item{model, settings, method, call, time}{what was run, and its elapsed
 #'     time in seconds.}
 #'   \item{sampling_time}{the seconds the chains' iterations took, timed in

@@ -6,16 +6,17 @@ check_max_d <- 1000L
 check_max_stored <- 5000L
 
 # Called by run_sampler() on every fit; `cv_mode` is the control variates'
-# centre on the sampler's scale (NULL for none).
-check_run <- function(fit, settings, rule) {
+# centre on the sampler's scale (NULL for none). `auto`: the run's settings
+# came from lr = "auto", so no warning may advise leaving `lr` out.
+check_run <- function(fit, settings, rule, auto = FALSE) {
   checks <- list()
   # the threshold and Stein checks work with d x d matrices (a gradient
   # covariance, a Hessian and their eigenvectors): O(d^2) memory and O(d^3)
   # time, 12 GB at d = 40,000 (a network); above check_max_d they are skipped
   small <- fit$model$d <= check_max_d
   if (fit$method %in% c("sgld") && settings$temperature > 0 && small)
-    checks <- c(checks, threshold_check(fit, settings, rule))
-  if (fit$method == "mala") checks$acceptance <- acceptance_check(fit)
+    checks <- c(checks, threshold_check(fit, settings, rule, auto = auto))
+  if (fit$method == "mala") checks$acceptance <- acceptance_check(fit, auto)
   if (settings$burnin_mode == "threshold") checks$threshold_reached <- threshold_reached_check(fit, settings)
   # the Stein check takes full-data gradients at stored draws: it needs all of
   # them. MALA's draws are exact once it has converged, which R-hat, the ESS
@@ -24,11 +25,11 @@ check_run <- function(fit, settings, rule) {
   # draws of the nearly separated simulation in test-auto.R)
   if (is_sampler(fit) && fit$method != "mala" && settings$temperature > 0 && all_kept(fit) &&
       small)
-    checks$gradient_ratio <- stein_check(fit, settings)
+    checks$gradient_ratio <- stein_check(fit, settings, auto = auto)
   # R-hat and the effective sample size of posterior draws (not of an
   # optimiser's or a variational fit's trajectory), warned at once
   if (is_sampler(fit) && fit$method != "vi" && settings$temperature > 0)
-    checks$convergence <- convergence_check(fit)
+    checks$convergence <- convergence_check(fit, auto = auto)
   fit$checks <- checks
   fit
 }
@@ -50,7 +51,14 @@ check_run <- function(fit, settings, rule) {
 # far from Gaussian along rare levels; this one has no such approximation.
 # With 50 well-spread draws a right run's r_u has a Monte Carlo sd of about
 # 0.2 (sqrt(2/50) for a Gaussian), more for skewed directions: the bounds
-# 1/4 and 4 leave room for a hundred directions. Only for the models whose
+# 1/4 and 4 leave room for a hundred directions; and as a direction along
+# which the posterior is skewed makes the products heavy-tailed (Adult's
+# rare levels: -6.6 along education=Preschool on an accurate run, within
+# 0.06 sd and 7% of the reference), a ratio outside them must also be more
+# than 3 standard errors of its 50 products from 1, or have a standard error
+# above 10: products of posterior draws are of order 1 (their mean is 1),
+# and ones of order 10^7 (draws 80 apart, gradients of 10^6, a ratio near 0
+# from their cancelling) come from no posterior. Only for the models whose
 # log densities are smooth, and when 50 + 2d full passes are cheap. A
 # Laplace prior's kink leaves the identity true (the density is continuous)
 # but has no Hessian: there the directions are the coordinates, and 50
@@ -59,7 +67,7 @@ check_run <- function(fit, settings, rule) {
 # by 1000 a step, and the chain jumps between two points 1000 apart (lag-1
 # autocorrelation -0.999; with thin = 2 it sits at one of them), where r is
 # of the order of 10^8.
-stein_check <- function(fit, settings, draws = 50, bounds = c(0.25, 4)) {
+stein_check <- function(fit, settings, draws = 50, bounds = c(0.25, 4), auto = FALSE) {
   model <- fit$model
   smooth <- inherits(model, "sgld_model_linear") ||
     inherits(model, "sgld_model_logistic") && all(model$prior_type == 0L)
@@ -92,33 +100,39 @@ stein_check <- function(fit, settings, draws = 50, bounds = c(0.25, 4)) {
   # these models' log posteriors are concave around their posterior mass: a
   # direction of non-positive curvature at the draws' mean is far from it
   dev <- sweep(x, 2, centre)
-  r <- -colMeans((G %*% eig$vectors) * (dev %*% eig$vectors)) / settings$temperature
+  products <- -((G %*% eig$vectors) * (dev %*% eig$vectors)) / settings$temperature
+  r <- colMeans(products)
+  se <- apply(products, 2, stats::sd) / sqrt(nrow(products))
   r[eig$values <= 0] <- Inf
-  worst <- which.max(abs(log(pmax(r, 1e-300))))
+  off <- (r > bounds[2] | r < bounds[1]) & (!is.finite(r) | abs(r - 1) > 3 * se | se > 10)
+  worst <- if (any(off)) which(off)[which.max(abs(log(pmax(r[off], 1e-300))))]
+           else which.max(abs(log(pmax(r, 1e-300))))
   r_worst <- r[worst]
   involved <- model$names[which.max(abs(eig$vectors[, worst]))]
-  if (!is.finite(r_worst))
+  remedy <- if (auto)
+    paste0("The settings lr = \"auto\" chose do not suit this posterior: run mala(model) ",
+           "(exact Metropolis-adjusted steps), or several chains for longer (chains = 4, ",
+           "iter = ", format(4 * settings$iter, big.mark = ",", scientific = FALSE), ").")
+  else "Leave `lr` out (lr = \"auto\") or see \"Choosing settings by hand\" in ?sgld."
+  if (any(off) && !is.finite(r_worst))
     warning(sprintf(paste0(
       "the draws do not look like posterior draws: the log posterior is not concave at ",
       "their mean (along a direction mostly '%s'), so they are far from the posterior's ",
-      "mass: the chain has not reached it or has run away (`lr` too small or too large). ",
-      "Leave `lr` out (lr = \"auto\") or see \"Choosing settings by hand\" in ?sgld."),
-      involved), call. = FALSE)
-  else if (r_worst > bounds[2] || r_worst < bounds[1])
+      "mass: the chain has not reached it or has run away (`lr` too small or too large). %s"),
+      involved, remedy), call. = FALSE)
+  else if (any(off))
     warning(sprintf(paste0(
       "the draws do not look like posterior draws: along one direction (mostly '%s') the ",
       "gradient of the log posterior times the draws' deviation from their mean averages ",
-      "%s, where posterior draws give -1 (Stein's identity; %s). %s Leave `lr` out ",
-      "(lr = \"auto\") or see \"Choosing settings by hand\" in ?sgld."),
-      involved, format(-r_worst, digits = 3),
+      "%s (standard error %s), where posterior draws give -1 (Stein's identity; %s). %s %s"),
+      involved, format(-r_worst, digits = 3), format(se[worst], digits = 2),
       if (r_worst > 1) "they spread too wide" else "they have barely moved or are not in equilibrium",
       if (r_worst > 1) paste0("The step is too large (`lr`) or the gradient noise too ",
                               "strong (`batch_size` too small).")
       else paste0("The chain is stuck or still on its way to the posterior (`lr` too small ",
-                  "for the number of iterations, or too large and rejected).")),
+                  "for the number of iterations, or too large and rejected)."), remedy),
       call. = FALSE)
-  list(ratio = r, worst = unname(r_worst), parameter = involved,
-       ok = r_worst >= bounds[1] && r_worst <= bounds[2])
+  list(ratio = r, se = se, worst = unname(r_worst), parameter = involved, ok = !any(off))
 }
 
 # The (preconditioned) sampling threshold at the final state of each chain,
@@ -127,7 +141,7 @@ stein_check <- function(fit, settings, draws = 50, bounds = c(0.25, 4)) {
 # variates), estimated from 200 independent minibatches. The gradient noise
 # adds about alpha times the injected variance in its noisiest direction, so
 # the posterior sds come out too wide by about sqrt(1 + alpha) there.
-threshold_check <- function(fit, settings, rule, times = 200) {
+threshold_check <- function(fit, settings, rule, times = 200, auto = FALSE) {
   if (!rule$name %in% c("sgld", "precond", "psgld")) return(list())
   model <- fit$model
   # a model in R functions would be called `times` more times, which its
@@ -161,14 +175,19 @@ threshold_check <- function(fit, settings, rule, times = 200) {
       "the sampling threshold at the end of the run is %s (above 1): the minibatch ",
       "gradient noise is larger than the injected noise, so the draws are not from the ",
       "posterior; its sds come out too wide by a factor of about %s in the noisiest ",
-      "direction. Use a smaller `lr`, a larger `batch_size` or `control_variates = TRUE`, ",
-      "or leave `lr` out (lr = \"auto\")."),
-      format(worst, digits = 3), format(sqrt(1 + worst), digits = 3)), call. = FALSE)
+      "direction. %s"),
+      format(worst, digits = 3), format(sqrt(1 + worst), digits = 3),
+      if (auto) sprintf(paste0("The batch lr = \"auto\" chose (%d) was measured near the ",
+                               "mode: give a larger `batch_size`, or `batch_size = %s` (the ",
+                               "full data)."), settings$batch_size,
+                        format(fit$model$n, scientific = FALSE))
+      else paste0("Use a smaller `lr`, a larger `batch_size` or `control_variates = TRUE`, ",
+                  "or leave `lr` out (lr = \"auto\").")), call. = FALSE)
   out
 }
 
 # MALA's acceptance rate far from its useful range.
-acceptance_check <- function(fit) {
+acceptance_check <- function(fit, auto = FALSE) {
   a <- fit$acceptance
   say <- function(bad, what) {
     if (!length(bad)) return()
@@ -176,12 +195,18 @@ acceptance_check <- function(fit) {
                     if (length(bad) > 1) "s" else "", paste(bad, collapse = ", "),
                     paste(format(a[bad], digits = 2), collapse = ", "), what), call. = FALSE)
   }
+  step <- format(fit$settings$lr, digits = 3)
   say(which(a < 0.15), paste0(
     "below 0.15: the step `lr` is too large, the chain hardly moves and its draws do not ",
-    "represent the posterior. Use a smaller `lr` (a tenth, say) or leave it out (lr = \"auto\")."))
+    "represent the posterior. ",
+    if (auto) paste0("The step lr = \"auto\" chose in short pilots (", step, ") does not suit ",
+                     "the whole run: give a smaller `lr` (", step, " / 10, say).")
+    else "Use a smaller `lr` (a tenth, say) or leave it out (lr = \"auto\")."))
   say(which(a > 0.95), paste0(
     "above 0.95: the step `lr` is so small that the chain moves slowly and its draws are ",
-    "strongly correlated. Use a larger `lr` or leave it out (lr = \"auto\")."))
+    "strongly correlated. ",
+    if (auto) paste0("Give a larger `lr` than the ", step, " lr = \"auto\" chose.")
+    else "Use a larger `lr` or leave it out (lr = \"auto\")."))
   list(rate = a, ok = a >= 0.15 & a <= 0.95)
 }
 
@@ -209,7 +234,8 @@ threshold_reached_check <- function(fit, settings) {
 # almost nothing, so a warning is never caused by the thinning. At fit time
 # (`bounded`) the check is left out when it would cost more than a few
 # seconds (coda takes about 3 ms a quantity and chain at 1000 draws).
-convergence_check <- function(fit, warn = TRUE, bounded = TRUE, max_draws = 1000) {
+convergence_check <- function(fit, warn = TRUE, bounded = TRUE, max_draws = 1000,
+                              auto = FALSE) {
   if (ndraws(fit) < 2) return(NULL)
   q <- convergence_draws(fit$model, fit)
   if (is.null(q) || coda::nvar(q) == 0 || coda::niter(q) < 2) return(NULL)
@@ -236,8 +262,9 @@ convergence_check <- function(fit, warn = TRUE, bounded = TRUE, max_draws = 1000
     msg <- c(msg, sprintf(paste0(
       "R-hat is above 1.05 for %s (largest %s): the chains disagree, so they have not ",
       "converged to one distribution. Run more iterations (iter = %s, say) from spread-out ",
-      "starts, or check the settings (lr, batch_size)."),
-      name_list(high), format(extreme(rhat, max), digits = 3), longer(4)))
+      "starts%s."),
+      name_list(high), format(extreme(rhat, max), digits = 3), longer(4),
+      if (auto) "" else ", or check the settings (lr, batch_size)"))
   if (length(low))
     msg <- c(msg, sprintf(paste0(
       "the effective sample size is below 100 for %s (smallest %s): the means and ",
@@ -245,7 +272,7 @@ convergence_check <- function(fit, warn = TRUE, bounded = TRUE, max_draws = 1000
       "effective draws)%s."),
       name_list(low), format(extreme(e, min), digits = 3),
       longer(100 / max(1, extreme(e, min)) * 1.2),
-      if (fit$method == "mala") "" else " or a larger `lr`"))
+      if (fit$method == "mala" || auto) "" else " or a larger `lr`"))
   if (warn) for (m in msg) warning(m, call. = FALSE)
   invisible(list(rhat_max = extreme(rhat, max), ess_min = extreme(e, min), rhat = rhat,
                  ess = e, thin = k, messages = msg))
