@@ -370,40 +370,70 @@ auto_sgld_mala <- function(model, args, given, call, made, pm, precondition, cur
   chains <- args$chains
   d <- model$d
   rule <- mala_rule(precondition, model)
-  run <- function(iter, burnin, thin, init, eta, monitor = NULL, pars = NULL, checks = "auto")
+  run <- function(iter, burnin, thin, init, eta, monitor = NULL, pars = NULL, checks = "auto",
+                  chains = args$chains)
     run_sampler(model, lr = eta, batch_size = model$n, iter = iter, burnin = burnin,
                 thin = thin, temperature = 1, chains = chains, init = init, replace = FALSE,
                 clip = NULL, monitor = monitor, threads = args$threads, mala = TRUE,
                 rule = rule, method = "mala", call = call, pars = pars,
                 progress = args$progress, parallel = args$parallel, checks = checks)
-  # the step: Roberts and Rosenthal's scaling, then pilots that continue each
-  # other from the mode, halving or growing it until the acceptance rate is
-  # in auto_mala_accept (on the nearly separated simulation the effective
-  # draws per iteration were best at acceptance 0.41, 234 in 18,000
-  # iterations, against 151 at 0.63 and 69 at 0.79)
+  # the step: Roberts and Rosenthal's scaling, then pilots of one chain from
+  # the mode that continue each other, halving or growing it until the
+  # acceptance rate is in auto_mala_accept (on the nearly separated
+  # simulation the effective draws per iteration were best at acceptance
+  # 0.41, 234 in 18,000 iterations, against 151 at 0.63 and 69 at 0.79). One
+  # chain from the mode, whatever the number of chains: pilots from
+  # over-dispersed starts near a wall of data chose a step of 0.009, at which
+  # two chains accepted 0.91 and 0.87 of the run's proposals (0.15 from the
+  # mode, accepting 0.57)
   eta <- 1.65^2 / (2 * d^(1 / 3)) / max(curv)
-  init <- if ("init" %in% given && !is.null(args$init)) args$init else auto_init(model, pm, chains)
-  pilot <- NULL
   pilot_time <- pilot_sampling <- 0
+  acc <- NA_real_
+  pilot <- NULL
   for (k in 1:8) {
     pilot <- auto_phase(made, "choice of the step", suppressWarnings(
-      run(300, 0, 1, if (is.null(pilot)) init else pilot, eta, checks = FALSE)))
+      run(300, 0, 1, if (is.null(pilot)) pm$mode else pilot, eta, checks = FALSE,
+          chains = 1)))
     pilot_time <- pilot_time + pilot$time
     pilot_sampling <- pilot_sampling + pilot$sampling_time
-    acc <- mean(pilot$acceptance)
+    acc <- pilot$acceptance
     if (acc < auto_mala_accept[1]) eta <- eta / 2
     else if (acc > auto_mala_accept[2]) eta <- eta * 1.5
     else break
   }
   # a warm-up as long as the Gaussian plan's burn-in, at least 2,000
   # iterations: its second half measures the effective draws per iteration
-  # of the slowest parameter, which sets the run's length
+  # of the slowest parameter, which sets the run's length. One chain
+  # continues its pilots. Several start from draws of the first half of
+  # the warm-up, run as one chain and spread over its second half: starts
+  # over-dispersed from the Laplace approximation sit near walls of data
+  # where the chosen step is refused (two and four chains of the nearly
+  # separated simulation accepted none of their proposals, even started
+  # where the log posterior was within 4 d of the mode's)
   plan <- ceiling(auto_target_ess * (2 - auto_eta) / auto_eta / chains)
   burnin <- if ("burnin" %in% given) args$burnin else max(2000, ceiling(0.2 * plan))
   if ("iter" %in% given && !is.null(args$iter)) burnin <- min(burnin, args$iter - 1)
+  init <- if ("init" %in% given && !is.null(args$init)) args$init else pilot
+  warm_time <- warm_sampling <- 0
+  spread_starts <- chains > 1 && !"init" %in% given && burnin >= 2 * chains
+  if (spread_starts) {
+    first <- floor(burnin / 2)
+    one <- auto_phase(made, "warm-up", suppressWarnings(
+      run(first, 0, 1, pilot, eta, pars = TRUE, checks = FALSE, chains = 1)))
+    warm_time <- one$time
+    warm_sampling <- one$sampling_time
+    x <- as.matrix(one)
+    init <- x[round(seq(floor(nrow(x) / 2) + 1, nrow(x), length.out = chains)), , drop = FALSE]
+    burnin <- burnin - first
+  }
   warm_thin <- max(1, floor(burnin / 5000))   # at most 5,000 draws a chain kept
   warm <- if (burnin > 0) auto_phase(made, "warm-up", suppressWarnings(
-    run(burnin, 0, warm_thin, pilot, eta, pars = TRUE, checks = FALSE)))
+    run(burnin, 0, warm_thin, init, eta, pars = TRUE, checks = FALSE)))
+  if (spread_starts) burnin <- burnin + first
+  if (!is.null(warm)) {
+    warm_time <- warm_time + warm$time
+    warm_sampling <- warm_sampling + warm$sampling_time
+  }
   rate <- if (!is.null(warm)) mala_ess_rate(warm, chains) / warm_thin else NA_real_
   longest <- auto_mala_max_factor * plan
   kept <- if (is.finite(rate) && rate > 0) min(longest, ceiling(auto_target_ess / (rate * chains)))
@@ -411,8 +441,8 @@ auto_sgld_mala <- function(model, args, given, call, made, pm, precondition, cur
   iter <- if ("iter" %in% given && !is.null(args$iter)) args$iter else kept + burnin
   thin <- if ("thin" %in% given) args$thin
           else if (is.finite(rate) && rate > 0) max(1, floor(1 / (4 * rate))) else 1
-  setup <- proc.time()[["elapsed"]] - start - pilot_time - if (!is.null(warm)) warm$time else 0
-  fit <- if (is.null(warm)) run(iter, 0, thin, pilot, eta, args$monitor, args$pars)
+  setup <- proc.time()[["elapsed"]] - start - pilot_time - warm_time
+  fit <- if (is.null(warm)) run(iter, 0, thin, init, eta, args$monitor, args$pars)
          else run(iter - burnin, 0, thin, warm, eta, args$monitor, args$pars)
   fit <- auto_main(made, fit, warm)
   fit$settings$iter <- iter
@@ -422,8 +452,7 @@ auto_sgld_mala <- function(model, args, given, call, made, pm, precondition, cur
     covariance = pm$covariance, laplace_precondition = !"precondition" %in% given,
     laplace_departure = departure, warmup_spread = if (is.finite(ratio)) ratio,
     pilot_acceptance = acc, ess_per_iteration = rate, target_ess = auto_target_ess,
-    overdispersed = chains > 1 && !"init" %in% given, setup_time = setup,
-    strategy = "mala",
+    overdispersed = FALSE, setup_time = setup, strategy = "mala",
     reason = sprintf(paste0(
       "lr = \"auto\": the posterior is far from its Laplace approximation (%s), so the ",
       "steps are Metropolis-adjusted (MALA, exact whatever the step) with the full data: ",
@@ -439,10 +468,9 @@ auto_sgld_mala <- function(model, args, given, call, made, pm, precondition, cur
       auto_target_ess, format(rate, digits = 2), format(burnin, big.mark = ","),
       if (is.finite(rate) && rate > 0 && kept >= longest && !"iter" %in% given)
         sprintf(" (capped at %d times the Gaussian plan)", auto_mala_max_factor) else "",
-      if (chains > 1 && !"init" %in% given) "; chains start over-dispersed around the mode" else ""))
-  fit$auto$sampling_time <- fit$sampling_time + pilot_sampling +
-    if (!is.null(warm)) warm$sampling_time else 0
-  fit$time <- fit$time + setup + pilot_time + if (!is.null(warm)) warm$time else 0
+      if (spread_starts) "; chains start from draws of a one-chain warm-up" else ""))
+  fit$auto$sampling_time <- fit$sampling_time + pilot_sampling + warm_sampling
+  fit$time <- fit$time + setup + pilot_time + warm_time
   fit
 }
 
@@ -452,11 +480,12 @@ mala_ess_rate <- function(warm, chains) {
   if (!all(warm$status == "done")) return(NA_real_)
   x <- warm$draws
   K <- coda::niter(x)
+  from <- floor(K / 2) + 1
   half <- coda::mcmc.list(lapply(x, function(ch)
-    coda::mcmc(unclass(ch)[(floor(K / 2) + 1):K, , drop = FALSE])))
+    coda::mcmc(unclass(ch)[from:K, , drop = FALSE])))
   e <- ess(half)
   if (anyNA(e)) return(NA_real_)
-  min(e) / ((K - floor(K / 2)) * chains)
+  min(e) / ((K - from + 1) * chains)
 }
 
 # lr = "auto" runs in phases: the mode and the Laplace approximation,

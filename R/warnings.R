@@ -195,7 +195,7 @@ acceptance_check <- function(fit, auto = FALSE) {
                     if (length(bad) > 1) "s" else "", paste(bad, collapse = ", "),
                     paste(format(a[bad], digits = 2), collapse = ", "), what), call. = FALSE)
   }
-  step <- format(fit$settings$lr, digits = 3)
+  step <- if (length(fit$lr)) format(fit$lr[1], digits = 3) else "one"
   say(which(a < 0.15), paste0(
     "below 0.15: the step `lr` is too large, the chain hardly moves and its draws do not ",
     "represent the posterior. ",
