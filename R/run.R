@@ -167,7 +167,10 @@
 #' from short pilots aiming at an acceptance rate between 0.4 and 0.8, a
 #' warm-up of at least 2,000 iterations whose second half measures the
 #' effective draws per iteration, and a run long enough for about 2,000 of
-#' them, at most 10 times the plan above. This needs the full data in every
+#' them, at most 10 times the plan above; several chains start from draws
+#' of a one-chain first half of the warm-up (over-dispersed starts from a
+#' Laplace approximation this far off can lie where no step is accepted).
+#' This needs the full data in every
 #' step, so only up to n d = 10^7, and not when `batch_size`,
 #' `control_variates`, `temperature`, `clip`, `replace` or `diagnostics` is
 #' given. `print()` says which was chosen and why.
