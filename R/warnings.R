@@ -17,7 +17,8 @@ check_run <- function(fit, settings, rule, auto = FALSE) {
   if (fit$method %in% c("sgld") && settings$temperature > 0 && small)
     checks <- c(checks, threshold_check(fit, settings, rule, auto = auto))
   if (fit$method == "mala") checks$acceptance <- acceptance_check(fit, auto)
-  if (settings$burnin_mode == "threshold") checks$threshold_reached <- threshold_reached_check(fit, settings)
+  if (settings$burnin_mode == "threshold")
+    checks$threshold_reached <- threshold_reached_check(fit, settings, auto)
   # the Stein check takes full-data gradients at stored draws: it needs all of
   # them. MALA's draws are exact once it has converged, which R-hat, the ESS
   # and the acceptance rate judge; there Stein's 50-draw estimate only adds
@@ -109,10 +110,13 @@ stein_check <- function(fit, settings, draws = 50, bounds = c(0.25, 4), auto = F
            else which.max(abs(log(pmax(r, 1e-300))))
   r_worst <- r[worst]
   involved <- model$names[which.max(abs(eig$vectors[, worst]))]
+  # lr = "auto" chose the settings: the remedies are the ones it does not try
+  longer <- format(4 * settings$iter, big.mark = ",", scientific = FALSE)
   remedy <- if (auto)
     paste0("The settings lr = \"auto\" chose do not suit this posterior: run mala(model) ",
-           "(exact Metropolis-adjusted steps), or several chains for longer (chains = 4, ",
-           "iter = ", format(4 * settings$iter, big.mark = ",", scientific = FALSE), ").")
+           "(exact Metropolis-adjusted steps), or ",
+           if (settings$chains >= 4) paste0("run the chains for longer (iter = ", longer, ").")
+           else paste0("several chains for longer (chains = 4, iter = ", longer, ")."))
   else "Leave `lr` out (lr = \"auto\") or see \"Choosing settings by hand\" in ?sgld."
   if (any(off) && !is.finite(r_worst))
     warning(sprintf(paste0(
@@ -211,17 +215,21 @@ acceptance_check <- function(fit, auto = FALSE) {
 }
 
 # A sampling_threshold() burn-in that some chain never reached.
-threshold_reached_check <- function(fit, settings) {
+threshold_reached_check <- function(fit, settings, auto = FALSE) {
   reached <- fit$collect_from > 0
   never <- which(!reached & fit$status == "done")
   if (length(never))
     warning(sprintf(paste0(
       "chain%s %s never reached the sampling threshold alpha <= %s in %s iterations, so ",
-      "%s no draws. Use a smaller or decaying `lr`, a larger `batch_size` or ",
-      "`control_variates = TRUE`, more iterations, or leave `lr` out (lr = \"auto\")."),
+      "%s no draws. %s"),
       if (length(never) > 1) "s" else "", paste(never, collapse = ", "),
       format(settings$alpha0), format(settings$iter, big.mark = ","),
-      if (length(never) > 1) "they kept" else "it kept"), call. = FALSE)
+      if (length(never) > 1) "they kept" else "it kept",
+      if (auto) paste0("Give a larger `batch_size` than the ", settings$batch_size,
+                       " lr = \"auto\" chose, or a fixed `burnin`.")
+      else paste0("Use a smaller or decaying `lr`, a larger `batch_size` or ",
+                  "`control_variates = TRUE`, more iterations, or leave `lr` out ",
+                  "(lr = \"auto\").")), call. = FALSE)
   reached
 }
 

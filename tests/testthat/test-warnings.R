@@ -186,3 +186,46 @@ test_that("a chain thrown back and forth by a narrow Laplace prior warns (Stein'
   expect_true(any(grepl("do not look like posterior draws.*barely moved", res$warnings)))
   expect_lt(res$value$checks$gradient_ratio$worst, 1e-3)
 })
+
+test_that("after lr = \"auto\" chose the settings, no warning advises leaving `lr` out", {
+  # runs that fail each check for its reason, run twice from one seed: with
+  # the settings given by hand, and judged as a run whose settings lr =
+  # "auto" chose, whose remedies must be ones lr = "auto" did not try
+  told_auto <- "[Ll]eave (`lr`|it) out|\\(lr = \"auto\"\\)"
+  both <- function(model, lr, iter = 1000, batch_size = NULL, chains = 1, init = NULL,
+                   burnin = floor(iter / 2), mala = FALSE) {
+    one <- function(checks) {
+      set.seed(1638)
+      with_warnings(sgld:::run_sampler(
+        model, lr = lr, batch_size = if (mala) model$n else batch_size, iter = iter,
+        burnin = burnin, thin = 1, temperature = 1, chains = chains, init = init,
+        replace = FALSE, clip = NULL, monitor = NULL, threads = 1L, mala = mala,
+        rule = if (mala) sgld:::mala_rule(NULL, model) else sgld:::plain_rule("SGLD"),
+        method = if (mala) "mala" else "sgld", call = quote(sgld(model)),
+        checks = checks))$warnings
+    }
+    list(by_hand = one(TRUE), auto = one("auto"))
+  }
+  h <- handout_model()
+  m <- model_linear(mpg ~ wt + hp, data = mtcars)
+  runs <- list(
+    threshold = both(h, 1e-5, iter = 2000, batch_size = 10),
+    stein = both(m, 1e-3),
+    stein_4_chains = both(m, 1e-7, chains = 4),
+    reached = both(h, 3e-6, iter = 2000, batch_size = 10, burnin = sampling_threshold(0.1)),
+    rhat = both(m, 1e-7, iter = 400, chains = 2,
+                init = rbind(c(30, -3, 0, 5), c(40, -4, -0.05, 8))),
+    rejected = both(m, 1e-3, mala = TRUE),
+    crawling = both(m, 1e-9, init = c(37, -3.9, -0.03, 6.5), mala = TRUE))
+  for (case in names(runs)) {
+    r <- runs[[case]]
+    expect_true(any(grepl(told_auto, r$by_hand)), label = case)
+    expect_identical(length(r$auto), length(r$by_hand), label = case)
+    expect_false(any(grepl(told_auto, r$auto)), label = case)
+  }
+  stein <- runs$stein_4_chains$auto
+  expect_true(any(grepl("run mala\\(model\\).*run the chains for longer \\(iter = ", stein)))
+  expect_false(any(grepl("chains = 4", stein)))
+  expect_true(any(grepl("run mala\\(model\\).*chains = 4", runs$stein$auto)))
+  expect_true(any(grepl("larger `batch_size` than the 10", runs$reached$auto)))
+})
