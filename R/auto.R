@@ -209,6 +209,9 @@ auto_sgld_phases <- function(model, args, given, call, made) {
   kept <- ceiling(auto_target_ess * tau_int / chains)
   burnin <- if ("burnin" %in% given) args$burnin else max(200, ceiling(0.1 * kept))
   iter <- if ("iter" %in% given && !is.null(args$iter)) args$iter else kept + burnin
+  # an `iter` given alone shorter than the planned burn-in: half of it, as
+  # sgld()'s own default
+  if (burnin >= iter && !"burnin" %in% given) burnin <- floor(iter / 2)
   thin <- if ("thin" %in% given) args$thin else max(1, floor(tau_int / 4))
   # cancel Euler's widening tau / (1 - eta / 2) along the stiffest direction;
   # exact for a Gaussian posterior when P is its covariance

@@ -17,6 +17,7 @@ s <- summary(ref)$statistics
 cat("MALA: acceptance", format(ref$acceptance, digits = 3), " smallest ESS",
     format(min(s[, "ess"]), digits = 4), " seconds", format(ref$time, digits = 3), "\n")
 out <- list(mean = colMeans(r), sd = apply(r, 2, sd), ess = s[, "ess"])
+saveRDS(out, "tests/testthat/nearly-separated-reference.rds", version = 2)
 if (requireNamespace("rstan", quietly = TRUE)) {
   code <- "
     data { int<lower=0> n; int<lower=1> p; matrix[n, p] X; int<lower=0, upper=1> y[n]; }
