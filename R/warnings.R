@@ -261,8 +261,11 @@ convergence_check <- function(fit, warn = TRUE, bounded = TRUE, max_draws = 1000
   high <- names(which(rhat > 1.05))
   low <- names(which(e < 100))
   s <- fit$settings
-  sampled <- max(1, s$iter - if (is.numeric(s$burnin)) s$burnin else 0)
-  burn <- s$iter - sampled
+  burn <- if (is.numeric(s$burnin)) s$burnin else 0
+  # an interrupted run is judged by the iterations it reached, not asked for
+  reached <- if (any(fit$status == "interrupted") && length(fit$state$iteration))
+               min(s$iter, max(fit$state$iteration)) else s$iter
+  sampled <- max(1, reached - burn)
   longer <- function(factor)
     format(ceiling(burn + sampled * factor), big.mark = ",", scientific = FALSE)
   msg <- character()

@@ -98,7 +98,9 @@ test_that("several chains start over-dispersed and user settings override the au
   s <- summary(fit)$statistics
   expect_true(all(s[, "rhat"] < 1.05))
   set.seed(1609)
-  fit <- sgld(m, iter = 3000, burnin = 500, thin = 2, batch_size = 8, init = c(37, -4, 0, 7))
+  # (a short run: its ESS rightly warns)
+  fit <- suppressWarnings(sgld(m, iter = 3000, burnin = 500, thin = 2, batch_size = 8,
+                               init = c(37, -4, 0, 7)))
   expect_identical(fit$settings$iter, 3000)
   expect_identical(fit$settings$batch_size, 8)
   expect_identical(fit$settings$burnin, 500)
