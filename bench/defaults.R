@@ -52,7 +52,7 @@ m <- model_logistic(type ~ npreg + glu + bp + skin + bmi + ped + age, data = MAS
 ref <- mala_ref(m, 200000)
 out$pima <- row("Pima.tr", m, ref$mean, ref$sd)
 m <- nearly_separated_model()
-# 2,000,000 MALA iterations (data-raw/nearly-separated-reference.R)
+# 2,020,000 MALA iterations (data-raw/nearly-separated-reference.R)
 ref <- readRDS("tests/testthat/nearly-separated-reference.rds")
 out$separated <- row("nearly separated", m, ref$mean, ref$sd)
 d <- adult[adult$set == "train", ]

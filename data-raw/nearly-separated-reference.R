@@ -2,9 +2,10 @@
 # tests/testthat/helper-auto.R (nearly_separated_data(): 1,300 rows, 12
 # coefficients, the default prior_normal(0, 10)): posterior means and sds
 # from 2,000,000 iterations of mala() with the Laplace preconditioner
-# (20,000 burn-in, every 100th kept), confirmed by rstan's NUTS (4 chains of
-# 20,000 after 5,000 warm-up, its default diagonal metric adapted); the two
-# agree within their Monte Carlo errors, which the script prints.
+# (20,000 burn-in, every 100th kept), saved first; then compared with rstan's
+# NUTS (4 chains of 20,000 after 5,000 warm-up, its default diagonal metric
+# adapted): the script prints both means, their z-scores by the two Monte
+# Carlo errors and the sd ratios, and stores NUTS's figures beside.
 #   Rscript data-raw/nearly-separated-reference.R   (from the package's top directory)
 library(sgld)
 source("tests/testthat/helper-auto.R")
