@@ -1,9 +1,9 @@
-# lr = "auto": settings chosen from the posterior itself (issue 16).
+# lr = "auto": settings chosen from the posterior itself.
 #
 # The recipe, for sgld():
-#  (a) the posterior mode w_hat (posterior_mode(), BFGS) and the Laplace
-#      covariance S = (-H)^{-1} there (central differences of the exact
-#      gradient);
+#  (a) the posterior mode w_hat (posterior_mode(): Newton's method in C for
+#      the regressions, BFGS otherwise) and the Laplace covariance
+#      S = (-H)^{-1} there;
 #  (b) the fixed preconditioner P = S. In the coordinates z = R^{-T}(w - w_hat)
 #      (S = R^T R) the posterior is close to N(0, I) whatever the scales of
 #      the predictors, so one step size fits every model and data set;
@@ -25,7 +25,10 @@
 #  (e) iter from a target effective sample size: the AR(1) autocorrelation
 #      1 - eta of the unit-curvature chain has integrated time (2 - eta) / eta;
 #  (f) several chains start over-dispersed, from N(w_hat, 4 S), so R-hat can
-#      see a chain that has not converged.
+#      see a chain that has not converged;
+#  (g) the Laplace approximation is checked: where it fails outright
+#      (auto_wall_departure, or a warm-up whose variances run off), the steps
+#      are Metropolis-adjusted instead (auto_sgld_mala()).
 # Every choice the user makes through an argument is kept.
 
 auto_eta <- 0.25         # step in Laplace-preconditioned coordinates
@@ -79,16 +82,28 @@ auto_laplace <- function(model, what) {
 # 0.1 gave 0.094 sd and 4.2%.
 laplace_departure <- function(model, pm, points = 10) {
   R <- chol(pm$covariance)
-  res <- with_seed_kept({
+  # the points first: full_gradient() draws from R's stream too
+  Z <- with_seed_kept({
     set.seed(1)
-    t(vapply(seq_len(points), function(k) {
-      z <- stats::rnorm(model$d)
-      e <- .Call(C_sgld_model_eval, model, pm$sampler + drop(z %*% R))
-      drop(R %*% (e$grad_loglik + e$grad_logprior)) + z
-    }, numeric(model$d)))
+    lapply(seq_len(points), function(k) stats::rnorm(model$d))
   })
+  res <- with_seed_kept(t(vapply(Z, function(z)
+    drop(R %*% full_gradient(model, pm$sampler + drop(z %*% R))) + z, numeric(model$d))))
   if (model$d == 1) res <- t(res)
   max(sqrt(colMeans(res^2)))
+}
+
+# The gradient of the log posterior at w (sampler's scale), in one pass over
+# the data: the estimator with the whole data as its batch.
+full_gradient <- function(model, w) {
+  if (model$n > .Machine$integer.max) {
+    e <- .Call(C_sgld_model_eval, model, as.double(w))
+    return(e$grad_loglik + e$grad_logprior)
+  }
+  g <- .Call(C_sgld_gradient_draws, model, list(w = as.double(w), batch_size = model$n,
+                                                times = 1L, replace = 0L, cv_mode = NULL))
+  stop_on_failure(model)
+  drop(g)
 }
 
 # Overdispersed starts, on the user's scale: one row per chain.
@@ -121,6 +136,10 @@ auto_alpha <- function(model, pm, batch_size, cv, eta, points = 3, times = 200,
 auto_sgld <- function(model, args, given, call) {
   # a model with a latent path: its own recipe (R/whiten.R)
   if (isTRUE(model$path_gaussian)) return(auto_whiten(model, args, given, call, "sgld"))
+  auto_phases(function(made) auto_sgld_phases(model, args, given, call, made))
+}
+
+auto_sgld_phases <- function(model, args, given, call, made) {
   what <- "sgld()"
   start <- proc.time()[["elapsed"]]
   n <- model$n
@@ -138,6 +157,11 @@ auto_sgld <- function(model, args, given, call) {
   RP <- chol(precondition)
   curv <- eigen(RP %*% solve(S, t(RP)), symmetric = TRUE, only.values = TRUE)$values
   departure <- laplace_departure(model, pm)
+  # the Laplace approximation fails outright (walls of data the Gaussian
+  # crosses): Metropolis-adjusted steps where full passes are cheap enough
+  if (departure > auto_wall_departure && auto_mala_allowed(model, given))
+    return(auto_sgld_mala(model, args, given, call, made, pm, precondition, curv, departure,
+                          start, "departure"))
   eta <- if (departure > 1) auto_eta_skewed else auto_eta
   lr <- eta / max(curv)
   eta_slow <- lr * min(curv)
@@ -169,6 +193,15 @@ auto_sgld <- function(model, args, given, call) {
       eta_slow <- eta_slow * shrink
       alpha <- auto_alpha_max
     }
+    # control variates read two batches an iteration: from half the data on,
+    # the full data cost less, and have no noise (modeldata's credit_data,
+    # n = 4039: batch 2500 with control variates, 3.1 s of sampling)
+    if (!any(c("batch_size", "control_variates") %in% given) &&
+        (if (use_cv) 2 else 1) * batch >= n) {
+      batch <- n
+      cv <- FALSE
+      alpha <- 0
+    }
   }
   eta_top <- lr * max(curv)
   if (isTRUE(cv)) cv <- pm$mode
@@ -176,6 +209,9 @@ auto_sgld <- function(model, args, given, call) {
   kept <- ceiling(auto_target_ess * tau_int / chains)
   burnin <- if ("burnin" %in% given) args$burnin else max(200, ceiling(0.1 * kept))
   iter <- if ("iter" %in% given && !is.null(args$iter)) args$iter else kept + burnin
+  # an `iter` given alone shorter than the planned burn-in: half of it, as
+  # sgld()'s own default
+  if (burnin >= iter && !"burnin" %in% given) burnin <- floor(iter / 2)
   thin <- if ("thin" %in% given) args$thin else max(1, floor(tau_int / 4))
   # cancel Euler's widening tau / (1 - eta / 2) along the stiffest direction;
   # exact for a Gaussian posterior when P is its covariance
@@ -184,52 +220,76 @@ auto_sgld <- function(model, args, given, call) {
   init <- if ("init" %in% given && !is.null(args$init)) args$init else auto_init(model, pm, chains)
   setup <- proc.time()[["elapsed"]] - start
   rule <- resolve_precondition(precondition, model)
-  run <- function(iter, burnin, thin, init, monitor = NULL, diagnostics = NULL, pars = NULL)
+  run <- function(iter, burnin, thin, init, monitor = NULL, diagnostics = NULL, pars = NULL,
+                  checks = "auto")
     run_sampler(model, lr = lr, batch_size = batch, iter = iter, burnin = burnin,
                 thin = thin, temperature = temperature, chains = chains, init = init,
                 replace = args$replace, clip = args$clip, monitor = monitor,
                 threads = args$threads, diagnostics = diagnostics, rule = rule,
                 control_variates = cv, method = "sgld", call = call,
-                pars = pars, progress = args$progress, parallel = args$parallel)
-  # Far from Gaussian, the Laplace covariance understates some directions
-  # and the chain mixes along them more slowly than tau_int says: on Adult
-  # (rare levels with no events) the marginal variances were up to 3.0 times
-  # the Laplace ones and the planned 2,000 effective draws came out as
-  # 540-575 for those levels. There the burn-in runs first as a warm-up; the
-  # largest ratio of a marginal variance in its second half to the Laplace
-  # one (at least 1, at most auto_max_spread) lengthens the rest, which
-  # continues it exactly (init = fit: the same draws as one run). Adult,
-  # seeds 1 and 1654: 2.6 times, smallest ESS 1383 and 1466.
+                pars = pars, progress = args$progress, parallel = args$parallel,
+                checks = checks)
+  # The burn-in runs on its own, as a warm-up that the run continues exactly
+  # (init = fit: the same draws as one run), so that an interrupt during it
+  # returns its draws rather than nothing. Far from Gaussian, the Laplace
+  # covariance understates some directions and the chain mixes along them
+  # more slowly than tau_int says: on Adult (rare levels with no events) the
+  # marginal variances were up to 3.0 times the Laplace ones and the planned
+  # 2,000 effective draws came out as 540-575 for those levels. There the
+  # warm-up is a fifth of the plan, and the largest ratio of a marginal
+  # variance in its second half to the Laplace one (at least 1, at most
+  # auto_max_spread) lengthens the rest. Adult, seeds 1 and 1654: 2.6 times,
+  # smallest ESS 1383 and 1466. A ratio beyond auto_max_spread is no
+  # skewness but the chain running off (a posterior with walls of data that
+  # the unadjusted step cannot follow): Metropolis-adjusted steps then.
   spread <- 1
+  ran_off <- NA_real_
+  lengthen <- departure > 1 && !any(c("iter", "burnin") %in% given)
+  # a fifth of the planned run: on Adult the second half of a warm-up of a
+  # tenth still carried the drift from the mode (0.9 sd along the rare
+  # levels) and gave ratios up to 4.9; of a fifth, 2.8-3.5 in 4 seeds,
+  # against 3.04 from the 150,000-draw reference
+  if (lengthen) burnin <- max(200, ceiling(0.2 * kept))
   warm <- NULL
-  if (departure > 1 && !any(c("iter", "burnin") %in% given)) {
-    # a fifth of the planned run: on Adult the second half of a warm-up of a
-    # tenth still carried the drift from the mode (0.9 sd along the rare
-    # levels) and gave ratios up to 4.9; of a fifth, 2.8-3.5 in 4 seeds,
-    # against 3.04 from the 150,000-draw reference
-    burnin <- max(200, ceiling(0.2 * kept))
-    warm <- suppressWarnings(run(burnin, 0, 1, init, pars = TRUE))
-    if (all(warm$status == "done")) {
-      x <- as.matrix(warm, scale = "sampler")
-      half <- unlist(lapply(split(seq_len(nrow(x)), rep(seq_len(chains), each = nrow(x) / chains)),
-                            function(r) r[-seq_len(floor(length(r) / 2))]))
-      spread <- max(1, min(auto_max_spread,
-                           max(apply(x[half, , drop = FALSE], 2, stats::var) / diag(S))))
+  warm_time <- warm_sampling <- 0
+  if (burnin > 0 && burnin < iter) {
+    # thinned as the run will be: its draws are what an interrupt returns
+    warm <- auto_phase(made, "warm-up", suppressWarnings(
+      run(burnin, 0, min(thin, burnin), init, pars = if (lengthen) TRUE, checks = FALSE)))
+    warm_time <- warm$time
+    warm_sampling <- warm$sampling_time
+    # a chain that diverged in the warm-up: the run starts afresh, whole
+    if (!all(warm$status == "done")) warm <- NULL
+    if (lengthen && !is.null(warm)) {
+      ratio <- warmup_variance_ratio(warm, S, chains)
+      if (!is.finite(ratio) || ratio > auto_max_spread) {
+        if (auto_mala_allowed(model, given))
+          return(auto_sgld_mala(model, args, given, call, made, pm, precondition, curv,
+                                departure, start, "warm-up", ratio))
+        ran_off <- ratio
+        ratio <- auto_max_spread
+      }
+      spread <- max(1, ratio)
       kept <- ceiling(kept * spread)
       thin <- if ("thin" %in% given) args$thin else max(1, floor(tau_int * spread / 4))
       iter <- kept + burnin
-    } else warm <- NULL
+    }
   }
-  fit <- if (is.null(warm))
-    run(iter, burnin, thin, init, args$monitor, args$diagnostics, args$pars)
-  else run(kept, 0, thin, warm, args$monitor, args$diagnostics, args$pars)
+  fit <- if (is.null(warm)) run(iter, burnin, thin, init, args$monitor, args$diagnostics, args$pars)
+         else run(iter - burnin, 0, thin, warm, args$monitor, args$diagnostics, args$pars)
+  fit <- auto_main(made, fit, warm)
+  if (!is.null(warm)) {
+    fit$settings$iter <- iter
+    fit$settings$burnin <- burnin
+  }
   fit$auto <- list(
     lr = lr, batch_size = batch, control_variates = !isFALSE(cv), iter = iter,
     burnin = burnin, thin = thin, temperature = temperature, mode = pm$mode,
     covariance = S, laplace_precondition = !"precondition" %in% given,
     alpha = alpha, laplace_departure = departure, target_ess = auto_target_ess,
-    autocorrelation_time = tau_int, warmup_spread = if (!is.null(warm)) spread,
+    autocorrelation_time = tau_int, warmup_spread = if (lengthen) spread,
     overdispersed = chains > 1 && !"init" %in% given, setup_time = setup,
+    strategy = "langevin",
     reason = sprintf(paste0(
       "lr = \"auto\": preconditioner %s, step %s in its coordinates%s (temperature %s ",
       "cancels the step's widening), %s; %s iterations for about %d effective draws%s%s."),
@@ -243,12 +303,241 @@ auto_sgld <- function(model, args, given, call) {
                    if (!isFALSE(cv)) " with control variates at the mode" else "",
                    format(alpha, digits = 2)),
       format(iter, big.mark = ","), auto_target_ess,
-      if (!is.null(warm) && spread > 1)
+      if (lengthen && spread > 1)
         sprintf(paste0(" (%s times the plan: in a warm-up some marginal variances were %s ",
                        "times the Laplace ones)"),
                 format(spread, digits = 2), format(spread, digits = 2)) else "",
       if (chains > 1 && !"init" %in% given) "; chains start over-dispersed around the mode" else ""))
-  fit$time <- fit$time + setup + if (!is.null(warm)) warm$time else 0
+  fit$auto$sampling_time <- fit$sampling_time + warm_sampling
+  fit$time <- fit$time + setup + warm_time
+  if (departure > auto_wall_departure || is.finite(ran_off))
+    warn_unadjusted(model, given, departure, ran_off)
+  fit
+}
+
+# The unadjusted steps ran where the Laplace approximation fails outright,
+# as the Metropolis-adjusted ones were not allowed: a warning naming what
+# would allow them.
+warn_unadjusted <- function(model, given, departure, ran_off) {
+  blockers <- intersect(c("batch_size", "control_variates", "temperature", "clip", "replace",
+                          "diagnostics"), given)
+  warning(sprintf(paste0(
+    "lr = \"auto\": %s, and the unadjusted steps cannot be trusted there: the draws may be ",
+    "far from the posterior. %s"),
+    if (is.finite(ran_off))
+      sprintf("in a warm-up some marginal variances were %s times the Laplace ones",
+              format(ran_off, digits = 3))
+    else sprintf("the posterior is far from its Laplace approximation (%s)",
+                 format(departure, digits = 2)),
+    if (length(blockers))
+      sprintf(paste0("Leave out %s, so that sgld(model) can take Metropolis-adjusted steps ",
+                     "with the full data, or run mala(model)."),
+              paste0("`", blockers, "`", collapse = ", "))
+    else sprintf(paste0("Run mala(model): exact Metropolis-adjusted steps, each a pass over ",
+                        "all %s observations."), format(model$n, big.mark = ","))),
+    call. = FALSE)
+}
+
+# The largest ratio of a marginal variance in the second half of a warm-up
+# (all chains) to the Laplace one, on the sampler's scale.
+warmup_variance_ratio <- function(warm, S, chains) {
+  x <- as.matrix(warm, scale = "sampler")
+  half <- unlist(lapply(split(seq_len(nrow(x)), rep(seq_len(chains), each = nrow(x) / chains)),
+                        function(r) r[-seq_len(floor(length(r) / 2))]))
+  max(apply(x[half, , drop = FALSE], 2, stats::var) / diag(S))
+}
+
+# Where the Laplace approximation fails outright, sgld(model) takes
+# Metropolis-adjusted Langevin steps with the full data (mala()), which are
+# exact whatever the step: the unadjusted step cannot follow a posterior
+# bounded by walls of data. A nearly separating predictor on a scale of
+# 10^3-10^4 (tests/testthat/test-auto.R: its simulation) has scores 10^5-10^6
+# times a Gaussian's at points drawn from its Laplace approximation, against
+# 40 on Adult and below 1 on the held-out regressions (bench/defaults.md);
+# there the unadjusted chain took steps of hundreds of posterior sds and ran
+# 380,000 iterations to mean errors of 5.4 sd. Only where the user kept
+# the choices this needs, and where full passes cost little.
+auto_wall_departure <- 1000   # Laplace departure beyond which steps are adjusted
+auto_mala_max_work <- 1e7     # largest n d for Metropolis-adjusted steps
+auto_mala_max_factor <- 10    # longest run, in units of the Gaussian plan
+auto_mala_accept <- c(0.4, 0.8) # pilot acceptance rates aimed at
+
+auto_mala_allowed <- function(model, given) {
+  as.double(model$n) * model$d <= auto_mala_max_work &&
+    !any(c("batch_size", "control_variates", "temperature", "clip", "replace",
+           "diagnostics") %in% given)
+}
+
+auto_sgld_mala <- function(model, args, given, call, made, pm, precondition, curv, departure,
+                           start, why, ratio = NA_real_) {
+  chains <- args$chains
+  d <- model$d
+  rule <- mala_rule(precondition, model)
+  run <- function(iter, burnin, thin, init, eta, monitor = NULL, pars = NULL, checks = "auto",
+                  chains = args$chains)
+    run_sampler(model, lr = eta, batch_size = model$n, iter = iter, burnin = burnin,
+                thin = thin, temperature = 1, chains = chains, init = init, replace = FALSE,
+                clip = NULL, monitor = monitor, threads = args$threads, mala = TRUE,
+                rule = rule, method = "mala", call = call, pars = pars,
+                progress = args$progress, parallel = args$parallel, checks = checks)
+  # the step: Roberts and Rosenthal's scaling, then pilots of one chain from
+  # the mode that continue each other, halving or growing it until the
+  # acceptance rate is in auto_mala_accept (on the nearly separated
+  # simulation the effective draws per iteration were best at acceptance
+  # 0.41, 234 in 18,000 iterations, against 151 at 0.63 and 69 at 0.79). One
+  # chain from the mode, whatever the number of chains: pilots from
+  # over-dispersed starts near a wall of data chose a step of 0.009, at which
+  # two chains accepted 0.91 and 0.87 of the run's proposals (0.15 from the
+  # mode, accepting 0.57)
+  eta <- 1.65^2 / (2 * d^(1 / 3)) / max(curv)
+  pilot_time <- pilot_sampling <- 0
+  acc <- NA_real_
+  pilot <- NULL
+  for (k in 1:8) {
+    pilot <- auto_phase(made, "choice of the step", suppressWarnings(
+      run(300, 0, 1, if (is.null(pilot)) pm$mode else pilot, eta, checks = FALSE,
+          chains = 1)))
+    pilot_time <- pilot_time + pilot$time
+    pilot_sampling <- pilot_sampling + pilot$sampling_time
+    acc <- pilot$acceptance
+    if (acc < auto_mala_accept[1]) eta <- eta / 2
+    else if (acc > auto_mala_accept[2]) eta <- eta * 1.5
+    else break
+  }
+  # a warm-up as long as the Gaussian plan's burn-in, at least 2,000
+  # iterations: its second half measures the effective draws per iteration
+  # of the slowest parameter, which sets the run's length. One chain
+  # continues its pilots. Several start from draws of the first half of
+  # the warm-up, run as one chain and spread over its second half: starts
+  # over-dispersed from the Laplace approximation sit near walls of data
+  # where the chosen step is refused (two and four chains of the nearly
+  # separated simulation accepted none of their proposals, even started
+  # where the log posterior was within 4 d of the mode's)
+  plan <- ceiling(auto_target_ess * (2 - auto_eta) / auto_eta / chains)
+  burnin <- if ("burnin" %in% given) args$burnin else max(2000, ceiling(0.2 * plan))
+  if ("iter" %in% given && !is.null(args$iter)) burnin <- min(burnin, args$iter - 1)
+  init <- if ("init" %in% given && !is.null(args$init)) args$init else pilot
+  warm_time <- warm_sampling <- 0
+  spread_starts <- chains > 1 && !"init" %in% given && burnin >= 2 * chains
+  if (spread_starts) {
+    first <- floor(burnin / 2)
+    one <- auto_phase(made, "warm-up", suppressWarnings(
+      run(first, 0, 1, pilot, eta, pars = TRUE, checks = FALSE, chains = 1)))
+    warm_time <- one$time
+    warm_sampling <- one$sampling_time
+    x <- as.matrix(one)
+    init <- x[round(seq(floor(nrow(x) / 2) + 1, nrow(x), length.out = chains)), , drop = FALSE]
+    burnin <- burnin - first
+  }
+  warm_thin <- max(1, floor(burnin / 5000))   # at most 5,000 draws a chain kept
+  warm <- if (burnin > 0) auto_phase(made, "warm-up", suppressWarnings(
+    run(burnin, 0, warm_thin, init, eta, pars = TRUE, checks = FALSE)))
+  if (spread_starts) burnin <- burnin + first
+  if (!is.null(warm)) {
+    warm_time <- warm_time + warm$time
+    warm_sampling <- warm_sampling + warm$sampling_time
+  }
+  rate <- if (!is.null(warm)) mala_ess_rate(warm, chains) / warm_thin else NA_real_
+  longest <- auto_mala_max_factor * plan
+  kept <- if (is.finite(rate) && rate > 0) min(longest, ceiling(auto_target_ess / (rate * chains)))
+          else longest
+  iter <- if ("iter" %in% given && !is.null(args$iter)) args$iter else kept + burnin
+  thin <- if ("thin" %in% given) args$thin
+          else if (is.finite(rate) && rate > 0) max(1, floor(1 / (4 * rate))) else 1
+  setup <- proc.time()[["elapsed"]] - start - pilot_time - warm_time
+  fit <- if (is.null(warm)) run(iter, 0, thin, init, eta, args$monitor, args$pars)
+         else run(iter - burnin, 0, thin, warm, eta, args$monitor, args$pars)
+  fit <- auto_main(made, fit, warm)
+  fit$settings$iter <- iter
+  fit$settings$burnin <- burnin
+  fit$auto <- list(
+    lr = eta, iter = iter, burnin = burnin, thin = thin, mode = pm$mode,
+    covariance = pm$covariance, laplace_precondition = !"precondition" %in% given,
+    laplace_departure = departure, warmup_spread = if (is.finite(ratio)) ratio,
+    pilot_acceptance = acc, ess_per_iteration = rate, target_ess = auto_target_ess,
+    overdispersed = FALSE, setup_time = setup, strategy = "mala",
+    reason = sprintf(paste0(
+      "lr = \"auto\": the posterior is far from its Laplace approximation (%s), so the ",
+      "steps are Metropolis-adjusted (MALA, exact whatever the step) with the full data: ",
+      "preconditioner %s, step %s (pilot acceptance %s); %s iterations for about %d ",
+      "effective draws (%s per iteration in a warm-up of %s)%s%s."),
+      if (why == "departure")
+        sprintf("its scores at points drawn from it are %s times a Gaussian's",
+                format(departure, digits = 2))
+      else sprintf("in a warm-up of unadjusted steps some marginal variances were %s times the Laplace ones",
+                   format(ratio, digits = 2)),
+      if ("precondition" %in% given) "given" else "= Laplace covariance at the mode",
+      format(eta, digits = 3), format(acc, digits = 2), format(iter, big.mark = ","),
+      auto_target_ess, format(rate, digits = 2), format(burnin, big.mark = ","),
+      if (is.finite(rate) && rate > 0 && kept >= longest && !"iter" %in% given)
+        sprintf(" (capped at %d times the Gaussian plan)", auto_mala_max_factor) else "",
+      if (spread_starts) "; chains start from draws of a one-chain warm-up" else ""))
+  fit$auto$sampling_time <- fit$sampling_time + pilot_sampling + warm_sampling
+  fit$time <- fit$time + setup + pilot_time + warm_time
+  fit
+}
+
+# Effective draws per kept draw (per chain) of the slowest parameter, from
+# the second half of each chain of a warm-up.
+mala_ess_rate <- function(warm, chains) {
+  if (!all(warm$status == "done")) return(NA_real_)
+  x <- warm$draws
+  K <- coda::niter(x)
+  from <- floor(K / 2) + 1
+  half <- coda::mcmc.list(lapply(x, function(ch)
+    coda::mcmc(unclass(ch)[from:K, , drop = FALSE])))
+  e <- ess(half)
+  if (anyNA(e)) return(NA_real_)
+  min(e) / ((K - from + 1) * chains)
+}
+
+# lr = "auto" runs in phases: the mode and the Laplace approximation,
+# pilots, a warm-up, the run. An interrupt stops it in any of them. In a
+# sampling phase the engine stops within about 10 ms and returns what that
+# phase made; in the R code between phases (or during the mode search, in C,
+# where the interrupt is polled between chunks of the data) it arrives as
+# R's interrupt. Either way the last fit made is returned, with a warning
+# saying which phase it comes from; before any run, nothing was made and
+# the interrupt goes on as usual.
+auto_phases <- function(body) {
+  made <- new.env(parent = emptyenv())
+  withRestarts(
+    withCallingHandlers(body(made), interrupt = function(cond)
+      if (!is.null(made$fit)) invokeRestart("auto_stop", made$fit, made$phase)),
+    auto_stop = function(fit, phase) auto_stopped(fit, phase))
+}
+
+# Records a phase's fit as the last made; an interrupted one ends lr = "auto".
+auto_phase <- function(made, phase, fit) {
+  made$fit <- fit
+  made$phase <- phase
+  if (any(fit$status == "interrupted")) invokeRestart("auto_stop", fit, phase)
+  fit
+}
+
+# The run proper: interrupted before it kept a draw, the warm-up's draws are
+# what there is.
+auto_main <- function(made, fit, warm) {
+  if (any(fit$status == "interrupted") && !is.null(warm) && all(fit$kept == 0))
+    invokeRestart("auto_stop", warm, "warm-up")
+  made$fit <- fit
+  made$phase <- "run"
+  fit
+}
+
+auto_stopped <- function(fit, phase) {
+  # the phase itself, or the R code after it, before the next phase began
+  when <- if (any(fit$status == "interrupted")) "in" else "after"
+  if (phase != "run")
+    warning(sprintf(paste0(
+      "lr = \"auto\" was interrupted %s its %s: the fit holds that phase's %s draws per ",
+      "chain, taken before the chains reached the posterior, not a sample from it. Run ",
+      "sgld(model) again to completion, or continue these chains with init = fit and `lr` ",
+      "given (fit$auto$lr)."), when, phase, format(ndraws(fit), big.mark = ",")),
+      call. = FALSE)
+  fit$auto <- c(fit$auto, list(
+    lr = fit$settings$lr, interrupted = phase,
+    reason = sprintf("lr = \"auto\": interrupted %s its %s.", when, phase)))
   fit
 }
 
@@ -258,6 +547,10 @@ auto_sgld <- function(model, args, given, call) {
 # that halve or grow it until the acceptance rate is between 0.45 and 0.85.
 auto_mala <- function(model, args, given, call) {
   if (isTRUE(model$path_gaussian)) return(auto_whiten(model, args, given, call, "mala"))
+  auto_phases(function(made) auto_mala_phases(model, args, given, call, made))
+}
+
+auto_mala_phases <- function(model, args, given, call, made) {
   start <- proc.time()[["elapsed"]]
   d <- model$d
   chains <- args$chains
@@ -273,10 +566,11 @@ auto_mala <- function(model, args, given, call) {
   rule <- mala_rule(precondition, model)
   acc <- NA_real_
   for (k in 1:6) {
-    pilot <- suppressWarnings(run_sampler(model, lr = eta, batch_size = model$n, iter = 300, burnin = 0,
-                         thin = 1, temperature = args$temperature, chains = 1,
-                         init = pm$mode, replace = FALSE, clip = NULL, monitor = NULL,
-                         threads = 1L, mala = TRUE, rule = rule, method = "mala", call = call))
+    pilot <- auto_phase(made, "choice of the step", suppressWarnings(run_sampler(
+      model, lr = eta, batch_size = model$n, iter = 300, burnin = 0, thin = 1,
+      temperature = args$temperature, chains = 1, init = pm$mode, replace = FALSE, clip = NULL,
+      monitor = NULL, threads = 1L, mala = TRUE, rule = rule, method = "mala", call = call,
+      checks = FALSE)))
     acc <- pilot$acceptance
     if (acc < 0.45) eta <- eta / 2 else if (acc > 0.85) eta <- eta * 1.5 else break
   }
@@ -289,7 +583,7 @@ auto_mala <- function(model, args, given, call) {
                      init = init, replace = FALSE, clip = NULL, monitor = args$monitor,
                      threads = args$threads, mala = TRUE, rule = rule, method = "mala",
                      call = call, pars = args$pars, progress = args$progress,
-                     parallel = args$parallel)
+                     parallel = args$parallel, checks = "auto")
   fit$auto <- list(lr = eta, iter = iter, burnin = burnin, mode = pm$mode,
                    covariance = pm$covariance, pilot_acceptance = acc, setup_time = setup,
                    overdispersed = chains > 1 && !"init" %in% given,

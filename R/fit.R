@@ -44,10 +44,20 @@
 #'     for posterior draws, above for too wide ones, near 0 for a chain that
 #'     has barely moved (warning outside 1/4 to 4; 50 draws; linear and
 #'     normal-prior logistic models, when 50 + 2d passes over the data are
-#'     cheap); `convergence`, the largest
-#'     R-hat and smallest ESS (`summary()` and `print()` warn above 1.05 or
-#'     below 100).}
-#'   \item{auto}{with `lr = "auto"`, what was chosen and why (see [sgld()]).}
+#'     cheap); `convergence`, R-hat and the ESS (`rhat`, `ess`; the
+#'     largest and smallest as `rhat_max`, `ess_min`) of quantities that
+#'     mean the same in every chain: the stored parameters, or for a
+#'     [model_mlp()] network, whose hidden units can be permuted between
+#'     chains, `sigma2` and the layers' precisions and, when every parameter
+#'     is stored, the log likelihood of up to 1000 training rows at each draw
+#'     (warning above 1.05 or below 100, repeated by `summary()` and
+#'     `print()`; from at most 1000 draws a chain, every `thin`-th).}
+#'   \item{auto}{with `lr = "auto"`, what was chosen and why (see [sgld()]):
+#'     among others `strategy` (`"langevin"`, or `"mala"` where the Laplace
+#'     approximation failed), `reason` (the sentence `print()` shows),
+#'     `setup_time` and `sampling_time` (the iterations of every phase:
+#'     pilots, warm-up and run), and, for a fit stopped by an interrupt
+#'     before its run, `interrupted` (the phase).}
 #'   \item{model, settings, method, call, time}{what was run, and its elapsed
 #'     time in seconds.}
 #'   \item{sampling_time}{the seconds the chains' iterations took, timed in
@@ -285,10 +295,16 @@ summary.sgld_fit <- function(object, probs = c(0.025, 0.25, 0.5, 0.75, 0.975),
   K <- ndraws(object)
   k <- ceiling(K / max_draws)
   stats <- if (length(kept_indices(object))) kept_statistics(object, probs, k)
-  # R-hat and ESS of the parameters with draws (R/warnings.R); not of
-  # independent draws from variational fits, whose chains are restarts
-  convergence <- if (is_sampler(object) && !inherits(object, "sgld_vi") && !is.null(stats))
-    convergence_check(stats)
+  # R-hat and ESS as the run's checks judged them (R/warnings.R), or judged
+  # now where the run left them out for their cost
+  convergence <- if (is_sampler(object) && object$method != "vi" &&
+                     object$settings$temperature > 0) {
+    if (is.null(object$checks$convergence)) convergence_check(object, bounded = FALSE)
+    else {
+      for (m in object$checks$convergence$messages) warning(m, call. = FALSE)
+      object$checks$convergence
+    }
+  }
   if (!all_kept(object)) stats <- add_moment_rows(object, stats, probs)
   structure(list(statistics = stats, method = object$method, chains = length(object$draws),
                  draws = K, diagnostics_thin = k,

@@ -44,6 +44,11 @@
 #' moments still give every weight's posterior mean and sd (`summary()`,
 #' `coef()`), and [monitor_every()] records held-out metrics during the run.
 #' `predict()` needs the draws of every weight: pass `pars = TRUE`.
+#' R-hat and the effective sample size, which a sampler's fit checks when it
+#' ends, are judged on `sigma2` and the precisions and, with `pars = TRUE`,
+#' on the log likelihood of up to 1000 training rows at each draw, not on the
+#' weights: chains that agree on every prediction may hold the hidden units
+#' in different orders.
 #'
 #' @param x A formula `response ~ inputs` (no intercept column is made: the
 #'   biases play its part), or a numeric matrix of inputs.
@@ -423,4 +428,37 @@ posterior_predict_mlp <- function(object, newdata = NULL) {
   u <- array(stats::runif(nrow(prob) * ncol(prob)), dim(prob)[1:2])
   cls <- 1L + apply(sweep(cum, c(1, 2), u, "<"), c(1, 2), sum)
   t(matrix(model$labels[pmin(cls, dim(prob)[3])], nrow(prob)))
+}
+
+# R-hat and the ESS of a network (R/warnings.R). Its weights are not
+# identified: hidden units can be permuted (and tanh units' signs flipped), so
+# two chains can agree on every prediction with different weights, and the
+# weights' R-hat says nothing. The check judges the stored parameters that
+# are identified (sigma2, the layers' precisions) and, when every parameter
+# is stored, the log likelihood of some training rows at each draw (up to
+# 1000 rows, spread over the data; fewer for a large network, so that the
+# evaluations stay near 2e8 multiply-adds), from at most 1000 draws a chain.
+convergence_draws.sgld_model_mlp <- function(model, fit) {
+  keep <- kept_indices(fit)
+  identified <- which(keep > model$n_weights)
+  K <- ndraws(fit)
+  draws <- fit$draws
+  k <- ceiling(K / 1000)
+  if (k > 1) draws <- thin_draws(draws, k)
+  used <- coda::niter(draws) * coda::nchain(draws)
+  rows <- min(model$n, 1000, floor(2e8 / (used * model$d)))
+  with_loglik <- all_kept(fit) && rows >= 50
+  if (!length(identified) && !with_loglik) return(NULL)
+  items <- unique(round(seq(1, model$n, length.out = rows)))
+  coda::mcmc.list(lapply(draws, function(ch) {
+    x <- unclass(ch)
+    out <- x[, identified, drop = FALSE]
+    if (with_loglik) {
+      W <- t(to_sampler_scale(model, x))
+      ll <- .Call(C_sgld_loglik_draws, model, W, as.double(items))
+      out <- cbind(out, ll)
+      colnames(out)[ncol(out)] <- sprintf("log likelihood of %d training rows", length(items))
+    }
+    coda::mcmc(out, start = stats::start(ch), thin = coda::thin(ch))
+  }))
 }

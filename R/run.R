@@ -168,8 +168,33 @@
 #' which continues the warm-up exactly (on Adult, 2.6 times: about 106,000
 #' full-data steps, about 2 minutes on one core, and at least 1,380 effective
 #' draws of every parameter in two seeds).
-#' Giving `iter` or `burnin` turns the warm-up off; the checks of the fit
+#' Giving `iter` or `burnin` turns the lengthening off; the checks of the fit
 #' (see [sgld_fit]) still warn about too few effective draws.
+#'
+#' Where the Laplace approximation fails outright, as for classes that a
+#' combination of predictors nearly separates (its scores at points drawn
+#' from it more than 1,000 times a Gaussian's), or where the warm-up's
+#' variances run beyond 10 times the Laplace ones, the unadjusted step
+#' cannot follow the posterior, and `sgld(model)` takes Metropolis-adjusted
+#' Langevin steps with the full data instead ([mala()], exact whatever the
+#' step; the fit is then a MALA fit): the Laplace preconditioner, a step
+#' from short pilots aiming at an acceptance rate between 0.4 and 0.8, a
+#' warm-up of at least 2,000 iterations whose second half measures the
+#' effective draws per iteration, and a run long enough for about 2,000 of
+#' them, at most 10 times the plan above; several chains start from draws
+#' of a one-chain first half of the warm-up (over-dispersed starts from a
+#' Laplace approximation this far off can lie where no step is accepted).
+#' This needs the full data in every
+#' step, so only up to n d = 10^7, and not when `batch_size`,
+#' `control_variates`, `temperature`, `clip`, `replace` or `diagnostics` is
+#' given. `print()` says which was chosen and why.
+#'
+#' The burn-in runs as a run of its own, which the rest continues exactly
+#' (`init = fit`), so that an interrupt keeps what was made: in the warm-up
+#' (or a pilot) the fit holds that phase's draws, with a warning that they
+#' are not yet a sample of the posterior; in the run, the draws so far; in
+#' the search for the mode, before any draw, the interrupt stops the call as
+#' usual.
 #'
 #' A model with a latent path ([model_sv()]: one latent per time point)
 #' has no useful joint mode (the joint density of a hierarchical model grows
@@ -208,8 +233,8 @@
 #'    \eqn{2/(\eta\lambda_{min})}{2/(etalambda_min)} iterations; run a few hundred times that
 #'    and burn in a tenth.
 #' 5. *Check.* Several chains from spread-out starts (R-hat below 1.05, ESS
-#'    above 100 for every parameter; `print()` and `summary()` warn
-#'    otherwise), [ksd()] against other settings, and a comparison with
+#'    above 100 for every parameter; the fit warns otherwise, and
+#'    `print()` and `summary()` repeat it), [ksd()] against other settings, and a comparison with
 #'    [mala()].
 #' @section Reproducibility:
 #' The engine's generator is seeded from R's, so `set.seed()` before the call
@@ -422,7 +447,7 @@ run_sampler <- function(model, lr, batch_size, iter, burnin, thin, temperature, 
                         init, replace, clip, monitor, threads, method, call,
                         rule = plain_rule("SGLD"), control_variates = FALSE,
                         diagnostics = NULL, mala = FALSE, pars = NULL, progress = FALSE,
-                        parallel = "threads", gradient = NULL) {
+                        parallel = "threads", gradient = NULL, checks = TRUE) {
   parallel <- check_parallel(parallel, model)
   settings <- run_settings(model, lr = lr, batch_size = batch_size, iter = iter,
                            burnin = burnin, thin = thin, temperature = temperature,
@@ -451,7 +476,10 @@ run_sampler <- function(model, lr, batch_size, iter, burnin, thin, temperature, 
   warn_lost_chains(lost)
   if (any(fit$status == "failed") && !is.null(failure)) stop(model_error(fit, failure))
   warn_long_run(fit, settings)
-  check_run(fit, settings, rule)  # warnings for likely wrong runs (R/warnings.R)
+  # warnings for likely wrong runs (R/warnings.R); not for the internal
+  # warm-ups of lr = "auto" (checks = FALSE), whose fits are not the user's,
+  # and for its run (checks = "auto") with remedies other than lr = "auto"
+  if (isFALSE(checks)) fit else check_run(fit, settings, rule, auto = identical(checks, "auto"))
 }
 
 # Every argument checked, and resolved into the plain list the C driver reads.

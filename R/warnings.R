@@ -6,27 +6,31 @@ check_max_d <- 1000L
 check_max_stored <- 5000L
 
 # Called by run_sampler() on every fit; `cv_mode` is the control variates'
-# centre on the sampler's scale (NULL for none).
-check_run <- function(fit, settings, rule) {
+# centre on the sampler's scale (NULL for none). `auto`: the run's settings
+# came from lr = "auto", so no warning may advise leaving `lr` out.
+check_run <- function(fit, settings, rule, auto = FALSE) {
   checks <- list()
   # the threshold and Stein checks work with d x d matrices (a gradient
   # covariance, a Hessian and their eigenvectors): O(d^2) memory and O(d^3)
   # time, 12 GB at d = 40,000 (a network); above check_max_d they are skipped
   small <- fit$model$d <= check_max_d
   if (fit$method %in% c("sgld") && settings$temperature > 0 && small)
-    checks <- c(checks, threshold_check(fit, settings, rule))
-  if (fit$method == "mala") checks$acceptance <- acceptance_check(fit)
-  if (settings$burnin_mode == "threshold") checks$threshold_reached <- threshold_reached_check(fit, settings)
-  # the Stein check takes full-data gradients at stored draws: it needs all of them
-  if (is_sampler(fit) && settings$temperature > 0 && all_kept(fit) && small)
-    checks$gradient_ratio <- stein_check(fit, settings)
-  # R-hat and the effective sample size: coda's spectral estimate costs about
-  # 0.7 ms per stored parameter whatever the number of draws (80,000 network
-  # weights: a minute after a run of a second), hence the bound on both
-  n_stored <- (if (is.null(fit$pars)) fit$model$d else length(fit$pars)) * length(fit$draws)
-  if (is_sampler(fit) && ndraws(fit) > 1 && as.double(ndraws(fit)) * n_stored <= 1e6 &&
-      n_stored <= check_max_stored)
-    checks$convergence <- convergence_check(suppressWarnings(summary(fit))$statistics, warn = FALSE)
+    checks <- c(checks, threshold_check(fit, settings, rule, auto = auto))
+  if (fit$method == "mala") checks$acceptance <- acceptance_check(fit, auto)
+  if (settings$burnin_mode == "threshold")
+    checks$threshold_reached <- threshold_reached_check(fit, settings, auto)
+  # the Stein check takes full-data gradients at stored draws: it needs all of
+  # them. MALA's draws are exact once it has converged, which R-hat, the ESS
+  # and the acceptance rate judge; there Stein's 50-draw estimate only adds
+  # noise (0.31 along one direction of an exact run with 1,055 effective
+  # draws of the nearly separated simulation in test-auto.R)
+  if (is_sampler(fit) && fit$method != "mala" && settings$temperature > 0 && all_kept(fit) &&
+      small)
+    checks$gradient_ratio <- stein_check(fit, settings, auto = auto)
+  # R-hat and the effective sample size of posterior draws (not of an
+  # optimiser's or a variational fit's trajectory), warned at once
+  if (is_sampler(fit) && fit$method != "vi" && settings$temperature > 0)
+    checks$convergence <- convergence_check(fit, auto = auto)
   fit$checks <- checks
   fit
 }
@@ -48,14 +52,30 @@ check_run <- function(fit, settings, rule) {
 # far from Gaussian along rare levels; this one has no such approximation.
 # With 50 well-spread draws a right run's r_u has a Monte Carlo sd of about
 # 0.2 (sqrt(2/50) for a Gaussian), more for skewed directions: the bounds
-# 1/4 and 4 leave room for a hundred directions. Only for the models whose
-# log densities are smooth, and when 50 + 2d full passes are cheap.
-stein_check <- function(fit, settings, draws = 50, bounds = c(0.25, 4)) {
+# 1/4 and 4 leave room for a hundred directions; and as a direction along
+# which the posterior is skewed makes the products heavy-tailed (Adult's
+# rare levels: -6.6 along education=Preschool on an accurate run, within
+# 0.06 sd and 7% of the reference), a ratio outside them must also be more
+# than 3 standard errors of its 50 products from 1, or have a standard error
+# above 10: products of posterior draws are of order 1 (their mean is 1),
+# and ones of order 10^7 (draws 80 apart, gradients of 10^6, a ratio near 0
+# from their cancelling) come from no posterior. Only for the models whose
+# log densities are smooth, and when 50 + 2d full passes are cheap. A
+# Laplace prior's kink leaves the identity true (the density is continuous)
+# but has no Hessian: there the directions are the coordinates, and 50
+# passes suffice. That catches a step far beyond the prior's scale: with
+# prior_laplace(0, 1e-6) and lr = 1e-3 the prior alone moves a coefficient
+# by 1000 a step, and the chain jumps between two points 1000 apart (lag-1
+# autocorrelation -0.999; with thin = 2 it sits at one of them), where r is
+# of the order of 10^8.
+stein_check <- function(fit, settings, draws = 50, bounds = c(0.25, 4), auto = FALSE) {
   model <- fit$model
   smooth <- inherits(model, "sgld_model_linear") ||
     inherits(model, "sgld_model_logistic") && all(model$prior_type == 0L)
+  kinked <- !smooth && inherits(model, "sgld_model_logistic")
   K <- ndraws(fit)
-  if (!smooth || K < 10 || model$n * (draws + 2 * model$d) > 5e7) return(NULL)
+  if (!(smooth || kinked) || K < 10 ||
+      model$n * (draws + if (smooth) 2 * model$d else 0) > 5e7) return(NULL)
   x <- as.matrix(fit, scale = "sampler")
   pick <- unique(round(seq(1, nrow(x), length.out = min(draws, nrow(x)))))
   x <- x[pick, , drop = FALSE]
@@ -64,45 +84,59 @@ stein_check <- function(fit, settings, draws = 50, bounds = c(0.25, 4)) {
     e$grad_loglik + e$grad_logprior
   }
   G <- t(apply(x, 1, grad))
+  if (model$d == 1) G <- t(G)
   if (any(!is.finite(G))) return(NULL)
   centre <- colMeans(x)
-  H <- vapply(seq_len(model$d), function(j) {
-    step <- 1e-4 * max(1, abs(centre[j]))
-    e <- replace(numeric(model$d), j, step)
-    -(grad(centre + e) - grad(centre - e)) / (2 * step)
-  }, numeric(model$d))
-  if (any(!is.finite(H))) return(NULL)
-  eig <- eigen((H + t(H)) / 2, symmetric = TRUE)
+  if (smooth) {
+    H <- vapply(seq_len(model$d), function(j) {
+      step <- 1e-4 * max(1, abs(centre[j]))
+      e <- replace(numeric(model$d), j, step)
+      -(grad(centre + e) - grad(centre - e)) / (2 * step)
+    }, numeric(model$d))
+    if (any(!is.finite(H))) return(NULL)
+    eig <- eigen((H + t(H)) / 2, symmetric = TRUE)
+  } else {
+    eig <- list(vectors = diag(model$d), values = rep(1, model$d))
+  }
   # these models' log posteriors are concave around their posterior mass: a
   # direction of non-positive curvature at the draws' mean is far from it
   dev <- sweep(x, 2, centre)
-  r <- -colMeans((G %*% eig$vectors) * (dev %*% eig$vectors)) / settings$temperature
+  products <- -((G %*% eig$vectors) * (dev %*% eig$vectors)) / settings$temperature
+  r <- colMeans(products)
+  se <- apply(products, 2, stats::sd) / sqrt(nrow(products))
   r[eig$values <= 0] <- Inf
-  worst <- which.max(abs(log(pmax(r, 1e-300))))
+  off <- (r > bounds[2] | r < bounds[1]) & (!is.finite(r) | abs(r - 1) > 3 * se | se > 10)
+  worst <- if (any(off)) which(off)[which.max(abs(log(pmax(r[off], 1e-300))))]
+           else which.max(abs(log(pmax(r, 1e-300))))
   r_worst <- r[worst]
   involved <- model$names[which.max(abs(eig$vectors[, worst]))]
-  if (!is.finite(r_worst))
+  # lr = "auto" chose the settings: the remedies are the ones it does not try
+  longer <- format(4 * settings$iter, big.mark = ",", scientific = FALSE)
+  remedy <- if (auto)
+    paste0("The settings lr = \"auto\" chose do not suit this posterior: run mala(model) ",
+           "(exact Metropolis-adjusted steps), or ",
+           if (settings$chains >= 4) paste0("run the chains for longer (iter = ", longer, ").")
+           else paste0("several chains for longer (chains = 4, iter = ", longer, ")."))
+  else "Leave `lr` out (lr = \"auto\") or see \"Choosing settings by hand\" in ?sgld."
+  if (any(off) && !is.finite(r_worst))
     warning(sprintf(paste0(
       "the draws do not look like posterior draws: the log posterior is not concave at ",
       "their mean (along a direction mostly '%s'), so they are far from the posterior's ",
-      "mass: the chain has not reached it or has run away (`lr` too small or too large). ",
-      "Leave `lr` out (lr = \"auto\") or see \"Choosing settings by hand\" in ?sgld."),
-      involved), call. = FALSE)
-  else if (r_worst > bounds[2] || r_worst < bounds[1])
+      "mass: the chain has not reached it or has run away (`lr` too small or too large). %s"),
+      involved, remedy), call. = FALSE)
+  else if (any(off))
     warning(sprintf(paste0(
       "the draws do not look like posterior draws: along one direction (mostly '%s') the ",
       "gradient of the log posterior times the draws' deviation from their mean averages ",
-      "%s, where posterior draws give -1 (Stein's identity; %s). %s Leave `lr` out ",
-      "(lr = \"auto\") or see \"Choosing settings by hand\" in ?sgld."),
-      involved, format(-r_worst, digits = 3),
+      "%s (standard error %s), where posterior draws give -1 (Stein's identity; %s). %s %s"),
+      involved, format(-r_worst, digits = 3), format(se[worst], digits = 2),
       if (r_worst > 1) "they spread too wide" else "they have barely moved or are not in equilibrium",
       if (r_worst > 1) paste0("The step is too large (`lr`) or the gradient noise too ",
                               "strong (`batch_size` too small).")
       else paste0("The chain is stuck or still on its way to the posterior (`lr` too small ",
-                  "for the number of iterations, or too large and rejected).")),
+                  "for the number of iterations, or too large and rejected)."), remedy),
       call. = FALSE)
-  list(ratio = r, worst = unname(r_worst), parameter = involved,
-       ok = r_worst >= bounds[1] && r_worst <= bounds[2])
+  list(ratio = r, se = se, worst = unname(r_worst), parameter = involved, ok = !any(off))
 }
 
 # The (preconditioned) sampling threshold at the final state of each chain,
@@ -111,7 +145,7 @@ stein_check <- function(fit, settings, draws = 50, bounds = c(0.25, 4)) {
 # variates), estimated from 200 independent minibatches. The gradient noise
 # adds about alpha times the injected variance in its noisiest direction, so
 # the posterior sds come out too wide by about sqrt(1 + alpha) there.
-threshold_check <- function(fit, settings, rule, times = 200) {
+threshold_check <- function(fit, settings, rule, times = 200, auto = FALSE) {
   if (!rule$name %in% c("sgld", "precond", "psgld")) return(list())
   model <- fit$model
   # a model in R functions would be called `times` more times, which its
@@ -145,14 +179,19 @@ threshold_check <- function(fit, settings, rule, times = 200) {
       "the sampling threshold at the end of the run is %s (above 1): the minibatch ",
       "gradient noise is larger than the injected noise, so the draws are not from the ",
       "posterior; its sds come out too wide by a factor of about %s in the noisiest ",
-      "direction. Use a smaller `lr`, a larger `batch_size` or `control_variates = TRUE`, ",
-      "or leave `lr` out (lr = \"auto\")."),
-      format(worst, digits = 3), format(sqrt(1 + worst), digits = 3)), call. = FALSE)
+      "direction. %s"),
+      format(worst, digits = 3), format(sqrt(1 + worst), digits = 3),
+      if (auto) sprintf(paste0("The batch lr = \"auto\" chose (%d) was measured near the ",
+                               "mode: give a larger `batch_size`, or `batch_size = %s` (the ",
+                               "full data)."), settings$batch_size,
+                        format(fit$model$n, scientific = FALSE))
+      else paste0("Use a smaller `lr`, a larger `batch_size` or `control_variates = TRUE`, ",
+                  "or leave `lr` out (lr = \"auto\").")), call. = FALSE)
   out
 }
 
 # MALA's acceptance rate far from its useful range.
-acceptance_check <- function(fit) {
+acceptance_check <- function(fit, auto = FALSE) {
   a <- fit$acceptance
   say <- function(bad, what) {
     if (!length(bad)) return()
@@ -160,52 +199,115 @@ acceptance_check <- function(fit) {
                     if (length(bad) > 1) "s" else "", paste(bad, collapse = ", "),
                     paste(format(a[bad], digits = 2), collapse = ", "), what), call. = FALSE)
   }
+  step <- if (length(fit$lr)) format(fit$lr[1], digits = 3) else "one"
   say(which(a < 0.15), paste0(
     "below 0.15: the step `lr` is too large, the chain hardly moves and its draws do not ",
-    "represent the posterior. Use a smaller `lr` (a tenth, say) or leave it out (lr = \"auto\")."))
+    "represent the posterior. ",
+    if (auto) paste0("The step lr = \"auto\" chose in short pilots (", step, ") does not suit ",
+                     "the whole run: give a smaller `lr` (", step, " / 10, say).")
+    else "Use a smaller `lr` (a tenth, say) or leave it out (lr = \"auto\")."))
   say(which(a > 0.95), paste0(
     "above 0.95: the step `lr` is so small that the chain moves slowly and its draws are ",
-    "strongly correlated. Use a larger `lr` or leave it out (lr = \"auto\")."))
+    "strongly correlated. ",
+    if (auto) paste0("Give a larger `lr` than the ", step, " lr = \"auto\" chose.")
+    else "Use a larger `lr` or leave it out (lr = \"auto\")."))
   list(rate = a, ok = a >= 0.15 & a <= 0.95)
 }
 
 # A sampling_threshold() burn-in that some chain never reached.
-threshold_reached_check <- function(fit, settings) {
+threshold_reached_check <- function(fit, settings, auto = FALSE) {
   reached <- fit$collect_from > 0
   never <- which(!reached & fit$status == "done")
   if (length(never))
     warning(sprintf(paste0(
       "chain%s %s never reached the sampling threshold alpha <= %s in %s iterations, so ",
-      "%s no draws. Use a smaller or decaying `lr`, a larger `batch_size` or ",
-      "`control_variates = TRUE`, more iterations, or leave `lr` out (lr = \"auto\")."),
+      "%s no draws. %s"),
       if (length(never) > 1) "s" else "", paste(never, collapse = ", "),
       format(settings$alpha0), format(settings$iter, big.mark = ","),
-      if (length(never) > 1) "they kept" else "it kept"), call. = FALSE)
+      if (length(never) > 1) "they kept" else "it kept",
+      if (auto) paste0("Give a larger `batch_size` than the ", settings$batch_size,
+                       " lr = \"auto\" chose, or a fixed `burnin`.")
+      else paste0("Use a smaller or decaying `lr`, a larger `batch_size` or ",
+                  "`control_variates = TRUE`, more iterations, or leave `lr` out ",
+                  "(lr = \"auto\").")), call. = FALSE)
   reached
 }
 
-# R-hat above 1.05 or ESS below 100 for some parameter, from summary()'s table.
-convergence_check <- function(stats, warn = TRUE) {
-  # parameters without stored draws (`pars`) have NA here
+# R-hat above 1.05 or ESS below 100, judged on what means the same in every
+# chain: the quantities of convergence_draws(), by default the stored
+# parameters. Each chain is cut to at most `max_draws` draws (every k-th)
+# for coda's spectral ESS, whose cost grows with the chain: with 1000 or
+# more draws a chain, an ESS below 100 of the thinned draws means
+# autocorrelation times of 10 or more thinned draws, where thinning loses
+# almost nothing, so a warning is never caused by the thinning. At fit time
+# (`bounded`) the check is left out when it would cost more than a few
+# seconds (coda takes about 3 ms a quantity and chain at 1000 draws).
+convergence_check <- function(fit, warn = TRUE, bounded = TRUE, max_draws = 1000,
+                              auto = FALSE) {
+  if (ndraws(fit) < 2) return(NULL)
+  q <- convergence_draws(fit$model, fit)
+  if (is.null(q) || coda::nvar(q) == 0 || coda::niter(q) < 2) return(NULL)
+  if (bounded && coda::nvar(q) * coda::nchain(q) > check_max_stored) return(NULL)
+  k <- ceiling(coda::niter(q) / max_draws)
+  if (k > 1) q <- thin_draws(q, k)
+  e <- ess(q)
+  rhat <- if (coda::nchain(q) > 1)
+    tryCatch(coda::gelman.diag(q, autoburnin = FALSE, multivariate = FALSE)$psrf[, 1],
+             error = function(err) rep(NA_real_, coda::nvar(q)))
+  nm <- coda::varnames(q)
+  names(e) <- nm
+  if (!is.null(rhat)) names(rhat) <- nm
   extreme <- function(x, f) if (any(!is.na(x))) f(x, na.rm = TRUE) else NA_real_
-  rhat <- if ("rhat" %in% colnames(stats)) stats[, "rhat"] else NULL
-  ess <- stats[, "ess"]
   high <- names(which(rhat > 1.05))
-  low <- names(which(ess < 100))
+  low <- names(which(e < 100))
+  s <- fit$settings
+  burn <- if (is.numeric(s$burnin)) s$burnin else 0
+  # an interrupted run is judged by the iterations it reached, not asked for
+  reached <- if (any(fit$status == "interrupted") && length(fit$state$iteration))
+               min(s$iter, max(fit$state$iteration)) else s$iter
+  sampled <- max(1, reached - burn)
+  longer <- function(factor)
+    format(ceiling(burn + sampled * factor), big.mark = ",", scientific = FALSE)
   msg <- character()
   if (length(high))
     msg <- c(msg, sprintf(paste0(
       "R-hat is above 1.05 for %s (largest %s): the chains disagree, so they have not ",
-      "converged to one distribution; run longer or check the settings (lr, batch_size)."),
-      name_list(high), format(extreme(rhat, max), digits = 3)))
+      "converged to one distribution. Run more iterations (iter = %s, say) from spread-out ",
+      "starts%s."),
+      name_list(high), format(extreme(rhat, max), digits = 3), longer(4),
+      if (auto) "" else ", or check the settings (lr, batch_size)"))
   if (length(low))
     msg <- c(msg, sprintf(paste0(
       "the effective sample size is below 100 for %s (smallest %s): the means and ",
-      "quantiles are too uncertain to use; run more iterations or a larger `lr`."),
-      name_list(low), format(extreme(ess, min), digits = 3)))
+      "quantiles are too uncertain to use. Run more iterations (about iter = %s for 100 ",
+      "effective draws)%s."),
+      name_list(low), format(extreme(e, min), digits = 3),
+      longer(100 / max(1, extreme(e, min)) * 1.2),
+      if (fit$method == "mala" || auto) "" else " or a larger `lr`"))
   if (warn) for (m in msg) warning(m, call. = FALSE)
-  invisible(list(rhat_max = extreme(rhat, max), ess_min = extreme(ess, min), messages = msg))
+  invisible(list(rhat_max = extreme(rhat, max), ess_min = extreme(e, min), rhat = rhat,
+                 ess = e, thin = k, messages = msg))
 }
+
+#' What R-hat and the effective sample size judge
+#'
+#' After a sampler's run, R-hat and the ESS are computed on quantities that
+#' mean the same in every chain and warn above 1.05 or below 100. By default
+#' these are the stored parameters. A model whose parameters are not
+#' identified (a network's hidden units can be permuted, so two chains can
+#' agree on every prediction with different weights) provides a method that
+#' returns identifiable quantities instead, such as the log likelihood of
+#' some of the data at each draw.
+#' @param model The fit's model.
+#' @param fit The fit (its `draws`, `pars`, `settings`).
+#' @return An [coda::mcmc.list] with one matrix per chain of `fit$draws`
+#'   (rows the kept draws, columns the quantities, named), or `NULL` when
+#'   nothing can be judged.
+#' @keywords internal
+#' @noRd
+convergence_draws <- function(model, fit) UseMethod("convergence_draws")
+
+convergence_draws.default <- function(model, fit) fit$draws
 
 name_list <- function(x, most = 5) {
   s <- paste0("'", utils::head(x, most), "'", collapse = ", ")

@@ -10,6 +10,9 @@ SEXP sgld_run(SEXP model, SEXP settings);
 SEXP sgld_model_eval(SEXP model, SEXP w);
 SEXP sgld_log_joint_draws(SEXP model, SEXP draws);
 SEXP sgld_model_expected(SEXP model, SEXP mu, SEXP sd);
+SEXP sgld_loglik_draws(SEXP model, SEXP W, SEXP items);
+SEXP sgld_model_fused(SEXP model, SEXP w);
+SEXP sgld_posterior_mode(SEXP model, SEXP settings);
 SEXP sgld_whiten_eval(SEXP model, SEXP w, SEXP tau, SEXP inverse);
 SEXP sgld_rng_draws(SEXP n, SEXP kind, SEXP bound, SEXP stream);
 SEXP sgld_streams(SEXP chains);
@@ -38,6 +41,9 @@ static const R_CallMethodDef call_methods[] = {
   CALLDEF(sgld_model_eval, 2),
   CALLDEF(sgld_log_joint_draws, 2),
   CALLDEF(sgld_model_expected, 3),
+  CALLDEF(sgld_loglik_draws, 3),
+  CALLDEF(sgld_model_fused, 2),
+  CALLDEF(sgld_posterior_mode, 2),
   CALLDEF(sgld_whiten_eval, 4),
   CALLDEF(sgld_rng_draws, 4),
   CALLDEF(sgld_streams, 1),

@@ -11,6 +11,11 @@
 double full_log_post(const sgld_model *model, const double *w, double *g,
                      const R_xlen_t *all_idx, double *work) {
   for (int j = 0; j < model->d; j++) g[j] = 0.0;
+  if (model->loglik_grad) {
+    const double ll = model->loglik_grad(model->data, w, all_idx, model->n, g, work);
+    model->grad_logprior(model->data, w, g);
+    return ll + model->logprior(model->data, w);
+  }
   model->grad_loglik(model->data, w, all_idx, (int) model->n, g, work);
   model->grad_logprior(model->data, w, g);
   return model->loglik(model->data, w, NULL, model->n, work) + model->logprior(model->data, w);

@@ -398,6 +398,69 @@ static double linear_expected_logprior(const void *data, const double *mu, const
          - L->b * kappa + mu[p];
 }
 
+/* Newton's pieces (sgld.h: hess_loglik) in (beta, gamma = log sigma^2).
+   With r_i the residual, c_i the case weight and prec = e^-gamma, the log
+   likelihood -1/2 sum c_i (log 2 pi + gamma) - prec/2 sum c_i r_i^2 has the
+   Hessian -prec sum c_i x_i x_i' in beta, -prec sum c_i r_i x_i between beta
+   and gamma, and -prec/2 sum c_i r_i^2 in gamma. work[0..p) holds
+   sum c_i r_i x_i. */
+static double linear_hess_loglik(const void *data, const double *w, const R_xlen_t *idx,
+                                 R_xlen_t m, double *g, double *H, double *work) {
+  const linear_data *L = data;
+  const int p = L->p, d = p + 1, stride = p + 1;
+  if (!idx) m = L->n;
+  const double prec = exp(-w[p]);
+  double *xr = work, ssr = 0.0, count = 0.0;
+  for (int j = 0; j < p; j++) xr[j] = 0.0;
+  for (R_xlen_t k = 0; k < m; k += 4) {
+    const int rows = m - k < 4 ? (int) (m - k) : 4;
+    const double *x[4];
+    double h[4];
+    for (int b = 0; b < rows; b++) {
+      const R_xlen_t i = idx ? idx[k + b] : k + b;
+      const double c = L->wt ? L->wt[i] : 1.0;
+      x[b] = L->z + i * stride;
+      double r = x[b][p];
+      for (int j = 0; j < p; j++) r -= x[b][j] * w[j];
+      for (int j = 0; j < p; j++) xr[j] += c * r * x[b][j];
+      ssr += c * r * r;
+      count += c;
+      h[b] = -prec * c;
+    }
+    hess_rows(H, d, p, x, h, rows);
+  }
+  for (int j = 0; j < p; j++) {
+    g[j] += prec * xr[j];
+    H[j + (R_xlen_t) p * d] -= prec * xr[j];
+  }
+  g[p] += -0.5 * count + 0.5 * prec * ssr;
+  H[p + (R_xlen_t) p * d] -= 0.5 * prec * ssr;
+  hess_mirror(H, d);
+  return -0.5 * count * (M_LN_2PI + w[p]) - 0.5 * prec * ssr;
+}
+
+/* the prior's Hessian: -prec V^-1 in beta, prec V^-1 (beta - mu) between
+   beta and gamma, -prec (Q / 2 + b) in gamma (linear_logprior()) */
+static int linear_hess_logprior(const void *data, const double *w, double *H) {
+  const linear_data *L = data;
+  const int p = L->p, d = p + 1;
+  const double prec = exp(-w[p]);
+  double q = 0.0;
+  for (int i = 0; i < p; i++) {
+    double s = 0.0;
+    for (int j = 0; j < p; j++) {
+      const double v = L->vinv_diag ? (i == j ? L->vinv[i] : 0.0) : L->vinv[i + j * p];
+      s += v * (w[j] - L->mu[j]);
+      H[i + (R_xlen_t) j * d] -= prec * v;
+    }
+    q += s * (w[i] - L->mu[i]);
+    H[i + (R_xlen_t) p * d] += prec * s;
+    H[p + (R_xlen_t) i * d] += prec * s;
+  }
+  H[p + (R_xlen_t) p * d] -= prec * (0.5 * q + L->b);
+  return 1;
+}
+
 sgld_model model_linear_build(SEXP spec) {
   linear_data *L = (linear_data *) R_alloc(1, sizeof(linear_data));
   L->p = list_int(spec, "p");
@@ -429,6 +492,8 @@ sgld_model model_linear_build(SEXP spec) {
     .work_size = (size_t) L->p,
     .grad_loglik_local = linear_grad_loglik_local,
     .expected_loglik = linear_expected_loglik,
-    .expected_logprior = linear_expected_logprior
+    .expected_logprior = linear_expected_logprior,
+    .hess_loglik = linear_hess_loglik,
+    .hess_logprior = linear_hess_logprior
   };
 }

@@ -99,6 +99,17 @@ static inline double row_loglik(const logistic_data *L, R_xlen_t i, const double
   return ll;
 }
 
+/* g += c x_i, whichever the storage */
+static inline void add_row(const logistic_data *L, R_xlen_t i, double c, double *g) {
+  if (L->z) {
+    const double *zi = L->z + i * (L->p + 1);
+    for (int j = 0; j < L->p; j++) g[j] += c * zi[j];
+  } else {
+    for (R_xlen_t q = (R_xlen_t) L->start[i]; q < (R_xlen_t) L->start[i + 1]; q++)
+      g[L->col[q]] += c * (L->val ? L->val[q] : 1.0);
+  }
+}
+
 /* The gradient with offsets or counts, for either storage: one row at a time,
    the derivative of its log likelihood in eta times x_i. (The plain paths
    below stay as they were: most models have neither.) */
@@ -106,7 +117,6 @@ static void counts_grad_loglik(const void *data, const double *w, const R_xlen_t
                                int m, double *g, double *work) {
   (void) work;
   const logistic_data *L = data;
-  const int p = L->p;
   for (int k = 0; k < m; k++) {
     const R_xlen_t i = idx[k];
     const double eta = eta_offset(L, i, w);
@@ -117,13 +127,7 @@ static void counts_grad_loglik(const void *data, const double *w, const R_xlen_t
       const double y = y_of(L, i);
       c = y * sigmoid_neg(y * eta);
     }
-    if (L->z) {
-      const double *zi = L->z + i * (p + 1);
-      for (int j = 0; j < p; j++) g[j] += c * zi[j];
-    } else {
-      for (R_xlen_t q = (R_xlen_t) L->start[i]; q < (R_xlen_t) L->start[i + 1]; q++)
-        g[L->col[q]] += c * (L->val ? L->val[q] : 1.0);
-    }
+    add_row(L, i, c, g);
   }
 }
 
@@ -501,6 +505,97 @@ static double logistic_expected_loglik(const void *data, const double *mu, const
   return ll;
 }
 
+/* Newton's pieces (sgld.h: hess_loglik). Per row, with eta its linear
+   predictor (offset included) and pi = sigma(eta): the log likelihood, its
+   derivative in eta (y sigma(-y eta), or a (1 - pi) - b pi with counts a and
+   b) into g times x_i, and its second derivative -pi (1 - pi) (times a + b)
+   into H times x_i x_i'. pi (1 - pi) = e / (1 + e)^2 with e = exp(-|eta|),
+   which neither overflows nor cancels. Dense rows four at a time
+   (hessian.c), sparse ones by their non-zeros. */
+static double row_newton(const logistic_data *L, R_xlen_t i, const double *w, double *c,
+                         double *h) {
+  const double eta = eta_offset(L, i, w), e = exp(-fabs(eta)), v = e / ((1.0 + e) * (1.0 + e));
+  if (L->events) {
+    const double a = L->events[i], b = L->nonevents[i];
+    *c = a * sigmoid_neg(eta) - b * sigmoid_neg(-eta);
+    *h = -(a + b) * v;
+    return (a != 0.0 ? a * log_sigmoid(eta) : 0.0) + (b != 0.0 ? b * log_sigmoid(-eta) : 0.0);
+  }
+  const double y = y_of(L, i);
+  *c = y * sigmoid_neg(y * eta);
+  *h = -v;
+  return log_sigmoid(y * eta);
+}
+
+static double logistic_hess_loglik(const void *data, const double *w, const R_xlen_t *idx,
+                                   R_xlen_t m, double *g, double *H, double *work) {
+  (void) work;
+  const logistic_data *L = data;
+  const int p = L->p;
+  if (!idx) m = L->n;
+  double ll = 0.0;
+  for (R_xlen_t k = 0; k < m; k += 4) {
+    const int rows = m - k < 4 ? (int) (m - k) : 4;
+    const double *x[4];
+    double h[4];
+    for (int b = 0; b < rows; b++) {
+      const R_xlen_t i = idx ? idx[k + b] : k + b;
+      double c;
+      ll += row_newton(L, i, w, &c, &h[b]);
+      add_row(L, i, c, g);
+      if (L->z) {
+        x[b] = L->z + i * (p + 1);
+      } else {
+        const R_xlen_t lo = (R_xlen_t) L->start[i], hi = (R_xlen_t) L->start[i + 1];
+        hess_sparse_row(H, p, L->col + lo, L->val ? L->val + lo : NULL, hi - lo, h[b]);
+      }
+    }
+    if (L->z) hess_rows(H, p, p, x, h, rows);
+  }
+  hess_mirror(H, p);
+  return ll;
+}
+
+/* the normal prior's Hessian, -1 / scale^2 on the diagonal; a Laplace
+   prior has none at its kink */
+static int logistic_hess_logprior(const void *data, const double *w, double *H) {
+  (void) w;
+  const logistic_data *L = data;
+  for (int j = 0; j < L->p; j++) if (L->prior_type[j] != PRIOR_NORMAL) return 0;
+  for (int j = 0; j < L->p; j++)
+    H[j + (R_xlen_t) j * L->p] -= 1.0 / (L->prior_scale[j] * L->prior_scale[j]);
+  return 1;
+}
+
+/* The log likelihood and its gradient in one pass (sgld.h: loglik_grad),
+   for mala(): each row's linear predictor once, and one exponential,
+   e = exp(-|u|) with u = y eta, for both log sigma(u) = -log1p(e) (+ u
+   where u < 0) and the derivative y sigma(-u) = y e / (1 + e) (y / (1 + e)
+   where u < 0). Offsets and counts go through row_newton(). Measured with
+   mala() on the nearly separated simulation of test-auto.R (n = 1300,
+   d = 12): 81 us a step with the two passes. */
+static double logistic_loglik_grad(const void *data, const double *w, const R_xlen_t *idx,
+                                   R_xlen_t m, double *g, double *work) {
+  (void) work;
+  const logistic_data *L = data;
+  if (!idx) m = L->n;
+  double ll = 0.0;
+  for (R_xlen_t k = 0; k < m; k++) {
+    const R_xlen_t i = idx ? idx[k] : k;
+    double c;
+    if (L->offset || L->events) {
+      double h;
+      ll += row_newton(L, i, w, &c, &h);
+    } else {
+      const double y = y_of(L, i), u = y * eta_of(L, i, w), e = exp(-fabs(u)), l = log1p(e);
+      ll += u > 0 ? -l : u - l;
+      c = y * (u > 0 ? e : 1.0) / (1.0 + e);
+    }
+    add_row(L, i, c, g);
+  }
+  return ll;
+}
+
 /* E_q[log prior]: for a normal prior with location l and scale s,
    -((mu - l)^2 + sd^2) / (2 s^2) - log s - log sqrt(2 pi); for a Laplace
    prior -E|w - l| / s - log 2s with E|w - l| = sd sqrt(2/pi) e^(-u^2/2) +
@@ -590,6 +685,9 @@ sgld_model model_logistic_build(SEXP spec) {
     .metrics = logistic_metrics,
     .grad_loglik_local = logistic_grad_loglik_local,
     .expected_loglik = logistic_expected_loglik,
-    .expected_logprior = logistic_expected_logprior
+    .expected_logprior = logistic_expected_logprior,
+    .hess_loglik = logistic_hess_loglik,
+    .hess_logprior = logistic_hess_logprior,
+    .loglik_grad = logistic_loglik_grad
   };
 }

@@ -185,9 +185,37 @@ typedef struct sgld_model {
                         double *b, double *border);
   int path_k;
   int path_level;
+  /* Optional (NULL: none), for Newton's steps to the posterior mode
+     (mode.c). hess_loglik returns the log likelihood summed over
+     idx[0..m) (idx NULL: all n items), adds its gradient into g and its
+     Hessian into H (d x d, symmetric on entry and on exit), in one pass over
+     those items; `work` holds work_size + 4 d doubles. hess_logprior adds
+     the log prior's Hessian at w into H and returns 1, or returns 0 (H
+     untouched) where the prior has no Hessian (a Laplace prior's kink). */
+  double (*hess_loglik)(const void *data, const double *w, const R_xlen_t *idx, R_xlen_t m,
+                        double *g, double *H, double *work);
+  int (*hess_logprior)(const void *data, const double *w, double *H);
+  /* Optional (NULL: none): the log likelihood summed over idx[0..m) (idx
+     NULL: all n items), its gradient added into g, in one pass, for
+     Metropolis-Hastings steps (langevin.c), which need both; work as for
+     grad_loglik. */
+  double (*loglik_grad)(const void *data, const double *w, const R_xlen_t *idx, R_xlen_t m,
+                        double *g, double *work);
 } sgld_model;
 
 enum { MODEL_OK = 0, MODEL_FAILED = 1, MODEL_INTERRUPTED = 2 };
+
+/* sums of weighted outer products of rows, into the upper triangle of H
+   (hessian.c), for the models' hess_loglik; hess_mirror() then fills the
+   lower triangle */
+void hess_rows4(double *H, R_xlen_t ld, int p, const double *x0, const double *x1,
+                const double *x2, const double *x3, const double *h);
+void hess_row(double *H, R_xlen_t ld, int p, const double *x, double h);
+void hess_rows(double *H, R_xlen_t ld, int p, const double *const *x, const double *h,
+               int rows);
+void hess_sparse_row(double *H, R_xlen_t ld, const int *col, const double *val, R_xlen_t nnz,
+                     double h);
+void hess_mirror(double *H, int d);
 
 /* the model named by spec$type, built from the R-side model object
    (model_table.c) */

@@ -131,7 +131,7 @@ run_cases <- function(seed, first, last) {
     m <- models[[which_model]]
     target <- sample(c("run", "vi", "whiten", "eval", "expected", "log_joint", "gradient", "rng",
                        "schedule", "codes", "sampler", "predict", "predict_mixture", "ksd",
-                       "file_rows", "state", "state_engine", "file"), 1)
+                       "file_rows", "state", "state_engine", "file", "loglik_draws", "mode"), 1)
     if (nzchar(Sys.getenv("FUZZ_VERBOSE"))) cat("case", case, target, which_model, "\n")
     res <- tryCatch({
       switch(target,
@@ -189,8 +189,19 @@ run_cases <- function(seed, first, last) {
         log_joint = .Call(sgld:::C_sgld_log_joint_draws, mutate(unclass(m), sample(0:2, 1)),
                           if (stats::runif(1) < 0.5) matrix(rnorm(3 * m$d), m$d)
                           else draw() %||% matrix(0, m$d, 0)),
-        eval = .Call(sgld:::C_sgld_model_eval, mutate(unclass(m), sample(0:2, 1)),
-                     palette[[sample(length(palette), 1)]] %||% rnorm(m$d)),
+        eval = {
+          w <- palette[[sample(length(palette), 1)]] %||% rnorm(m$d)
+          .Call(sgld:::C_sgld_model_eval, mutate(unclass(m), sample(0:2, 1)), w)
+          .Call(sgld:::C_sgld_model_fused, mutate(unclass(m), sample(0:2, 1)), w)
+        },
+        loglik_draws = {
+          a <- mutate(list(W = matrix(rnorm(2 * m$d), m$d), items = c(1, 3, 40)), sample(1:2, 1))
+          .Call(sgld:::C_sgld_loglik_draws, mutate(unclass(m), sample(0:1, 1)), a$W, a$items)
+        },
+        mode = {
+          a <- mutate(list(init = rnorm(m$d), maxit = 20L, tol = 1e-12), sample(1:2, 1))
+          .Call(sgld:::C_sgld_posterior_mode, mutate(unclass(m), sample(0:1, 1)), a)
+        },
         gradient = .Call(sgld:::C_sgld_gradient_draws, m,
                          clamp_iter(mutate(list(w = rnorm(m$d), batch_size = 3, times = 5,
                                                 replace = 0L, cv_mode = NULL), sample(1:3, 1)))),

@@ -86,6 +86,11 @@ for (nm in names(models)) {
   # the model's start (one chain's row: networks start at random weights)
   w0 <- s$init[seq_len(m$d)]
   calls[[paste(nm, "eval")]] <- list(sgld:::C_sgld_model_eval, m, w0)
+  calls[[paste(nm, "loglik draws")]] <- list(sgld:::C_sgld_loglik_draws, m,
+                                             matrix(w0, m$d, 2), c(1, 3))
+  calls[[paste(nm, "fused")]] <- list(sgld:::C_sgld_model_fused, m, w0)
+  calls[[paste(nm, "mode")]] <- list(sgld:::C_sgld_posterior_mode, m,
+                                     list(init = w0, maxit = 5L, tol = 1e-12))
   calls[[paste(nm, "gradient")]] <- list(sgld:::C_sgld_gradient_draws, m,
     list(w = w0, batch_size = 3, times = 4, replace = 0L, cv_mode = w0))
 }

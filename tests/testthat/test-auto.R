@@ -98,7 +98,9 @@ test_that("several chains start over-dispersed and user settings override the au
   s <- summary(fit)$statistics
   expect_true(all(s[, "rhat"] < 1.05))
   set.seed(1609)
-  fit <- sgld(m, iter = 3000, burnin = 500, thin = 2, batch_size = 8, init = c(37, -4, 0, 7))
+  # (a short run: its ESS rightly warns)
+  fit <- suppressWarnings(sgld(m, iter = 3000, burnin = 500, thin = 2, batch_size = 8,
+                               init = c(37, -4, 0, 7)))
   expect_identical(fit$settings$iter, 3000)
   expect_identical(fit$settings$batch_size, 8)
   expect_identical(fit$settings$burnin, 500)
@@ -133,6 +135,38 @@ test_that("lr = \"auto\" says why it cannot be used", {
   expect_error(sghmc(m), "sghmc\\(\\) needs a learning rate")
   expect_error(sgd(m), "posterior_mode\\(model\\) finds the mode")
   expect_error(gd(m), "gd\\(\\) needs a learning rate")
+})
+
+test_that("sgld(m) alone is accurate on a nearly separated regression, by Metropolis-adjusted steps", {
+  # helper-auto.R: 1,300 rows, predictors on scales 1 to 10^4, one the ratio
+  # of two others and nearly separating the classes. Its Laplace
+  # approximation is far off (income's coefficient: mode -0.9, posterior
+  # mean -8.3 with sd 2.8); the unadjusted steps ran 380,000 iterations to
+  # mean errors of 5.4 sd with only Stein's warning, whose advice was to
+  # leave `lr` out
+  skip_on_cran()
+  m <- nearly_separated_model()
+  # 2,020,000 MALA iterations, smallest ESS 7,149 (data-raw/nearly-separated-reference.R)
+  ref <- readRDS(test_path("nearly-separated-reference.rds"))
+  set.seed(1656)
+  res <- with_warnings(sgld(m))
+  fit <- res$value
+  expect_identical(res$warnings, character())
+  expect_identical(fit$auto$strategy, "mala")
+  expect_identical(fit$method, "mala")
+  expect_gt(fit$auto$laplace_departure, 1e3)
+  expect_output(print(fit), "Metropolis-adjusted")
+  expect_accurate(fit, ref$mean, ref$sd, "nearly separated")
+  # a milder version (k = 300) is far from Gaussian but stays with the
+  # unadjusted steps; an `iter` shorter than their planned burn-in (3,801
+  # here) keeps sgld()'s default burn-in, half of it
+  m <- nearly_separated_model(k = 300)
+  set.seed(1657)
+  fit <- suppressWarnings(sgld(m, iter = 2000))
+  expect_identical(fit$auto$strategy, "langevin")
+  expect_identical(fit$settings$burnin, 1000)
+  expect_gt(fit$auto$laplace_departure, 1)
+  expect_lt(fit$auto$laplace_departure, 1e3)
 })
 
 test_that("sgld(m) alone is accurate on Adult (a9a design)", {

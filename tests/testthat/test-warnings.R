@@ -150,18 +150,82 @@ test_that("the threshold check reports overflowing gradient noise instead of fai
                0.05 * max(eigen(cov(matrix(c(1, 2, 3, 2, 1, 3), 3)))$values))
 })
 
-test_that("R-hat and ESS are left out of the checks when many parameters are stored", {
+test_that("R-hat and ESS of a large network judge its log likelihood, not its 5763 weights", {
   set.seed(5)
   x <- matrix(rnorm(200 * 60), 200)
   y <- factor(sample(c("a", "b", "c"), 200, replace = TRUE))
-  # 60 * 90 + 90 + 90 * 3 + 3 = 5763 stored parameters, above the bound
+  # 60 * 90 + 90 + 90 * 3 + 3 = 5763 stored parameters, above the bound on
+  # the quantities a check may judge at fit time
   big <- model_mlp(x, y, hidden = 90, family = "categorical")
   expect_gt(big$d, sgld:::check_max_stored)
   fit <- suppressWarnings(sgld(big, lr = 1e-5, iter = 20, batch_size = 50, pars = TRUE))
   expect_identical(nrow(fit$draws[[1]]), 10L)
+  expect_identical(names(fit$checks$convergence$ess), "log likelihood of 200 training rows")
+  # with no weights stored and no sigma2, nothing identified is left to judge
+  fit <- suppressWarnings(sgld(big, lr = 1e-5, iter = 20, batch_size = 50))
   expect_null(fit$checks$convergence)
-  # below the bound they are computed
-  small <- model_mlp(x, y, hidden = 5, family = "categorical")
-  fit <- suppressWarnings(sgld(small, lr = 1e-5, iter = 20, batch_size = 50, pars = TRUE))
-  expect_true(is.numeric(fit$checks$convergence$ess_min))
+})
+
+test_that("a chain thrown back and forth by a narrow Laplace prior warns (Stein's identity)", {
+  # prior_laplace(0, 1e-6) at lr = 1e-3: the prior alone moves each
+  # coefficient by 1000 a step, across its kink and back; the quoted run
+  # ended "done" with means near -440 where the posterior is 0 +- 1.4e-6
+  m <- model_logistic(type ~ glu + bmi, data = MASS::Pima.tr, prior = prior_laplace(0, 1e-6))
+  set.seed(1637)
+  res <- with_warnings(sgld(m, lr = 1e-3, batch_size = 200))
+  fit <- res$value
+  x <- as.matrix(fit)
+  expect_lt(stats::acf(x[, 2], lag.max = 1, plot = FALSE)$acf[2], -0.9)
+  expect_true(any(grepl("do not look like posterior draws.*spread too wide.*The step is too large",
+                        res$warnings)))
+  expect_gt(fit$checks$gradient_ratio$worst, 1e6)
+  # thinned by 2, every kept draw is taken at the same end of the swing
+  set.seed(1637)
+  res <- with_warnings(sgld(m, lr = 1e-3, batch_size = 200, thin = 2))
+  expect_gt(min(abs(coef(res$value))), 100)
+  expect_true(any(grepl("do not look like posterior draws.*barely moved", res$warnings)))
+  expect_lt(res$value$checks$gradient_ratio$worst, 1e-3)
+})
+
+test_that("after lr = \"auto\" chose the settings, no warning advises leaving `lr` out", {
+  # runs that fail each check for its reason, run twice from one seed: with
+  # the settings given by hand, and judged as a run whose settings lr =
+  # "auto" chose, whose remedies must be ones lr = "auto" did not try
+  told_auto <- "[Ll]eave (`lr`|it) out|\\(lr = \"auto\"\\)"
+  both <- function(model, lr, iter = 1000, batch_size = NULL, chains = 1, init = NULL,
+                   burnin = floor(iter / 2), mala = FALSE) {
+    one <- function(checks) {
+      set.seed(1638)
+      with_warnings(sgld:::run_sampler(
+        model, lr = lr, batch_size = if (mala) model$n else batch_size, iter = iter,
+        burnin = burnin, thin = 1, temperature = 1, chains = chains, init = init,
+        replace = FALSE, clip = NULL, monitor = NULL, threads = 1L, mala = mala,
+        rule = if (mala) sgld:::mala_rule(NULL, model) else sgld:::plain_rule("SGLD"),
+        method = if (mala) "mala" else "sgld", call = quote(sgld(model)),
+        checks = checks))$warnings
+    }
+    list(by_hand = one(TRUE), auto = one("auto"))
+  }
+  h <- handout_model()
+  m <- model_linear(mpg ~ wt + hp, data = mtcars)
+  runs <- list(
+    threshold = both(h, 1e-5, iter = 2000, batch_size = 10),
+    stein = both(m, 1e-3),
+    stein_4_chains = both(m, 1e-7, chains = 4),
+    reached = both(h, 3e-6, iter = 2000, batch_size = 10, burnin = sampling_threshold(0.1)),
+    rhat = both(m, 1e-7, iter = 400, chains = 2,
+                init = rbind(c(30, -3, 0, 5), c(40, -4, -0.05, 8))),
+    rejected = both(m, 1e-3, mala = TRUE),
+    crawling = both(m, 1e-9, init = c(37, -3.9, -0.03, 6.5), mala = TRUE))
+  for (case in names(runs)) {
+    r <- runs[[case]]
+    expect_true(any(grepl(told_auto, r$by_hand)), label = case)
+    expect_identical(length(r$auto), length(r$by_hand), label = case)
+    expect_false(any(grepl(told_auto, r$auto)), label = case)
+  }
+  stein <- runs$stein_4_chains$auto
+  expect_true(any(grepl("run mala\\(model\\).*run the chains for longer \\(iter = ", stein)))
+  expect_false(any(grepl("chains = 4", stein)))
+  expect_true(any(grepl("run mala\\(model\\).*chains = 4", runs$stein$auto)))
+  expect_true(any(grepl("larger `batch_size` than the 10", runs$reached$auto)))
 })

@@ -1,0 +1,33 @@
+# Regressions on data sets that the defaults of sgld(model) were not designed
+# on: linear ones (exact conjugate posteriors) and logistic ones (long mala()
+# runs, data-raw/heldout-references.R). Sourced by that script and by
+# bench/heldout.R; each entry builds its model.
+heldout_models <- list(
+  boston = function() model_linear(medv ~ ., data = MASS::Boston),
+  concrete = function() model_linear(compressive_strength ~ ., data = modeldata::concrete),
+  swiss = function() model_linear(Fertility ~ ., data = datasets::swiss),
+  sacramento = function() model_linear(price ~ beds + baths + sqft + latitude + longitude,
+                                       data = modeldata::Sacramento),
+  birthwt = function() {
+    d <- MASS::birthwt
+    d$race <- factor(d$race)
+    model_logistic(low ~ age + lwt + race + smoke + ptl + ht + ui + ftv, data = d)
+  },
+  biopsy = function() model_logistic(class ~ V1 + V2 + V3 + V4 + V5 + V6 + V7 + V8 + V9,
+                                     data = stats::na.omit(MASS::biopsy)),
+  credit = function() model_logistic(Status ~ Seniority + Time + Age + Expenses + Income +
+                                       Assets + Debt + Amount + Price + Records + Job,
+                                     data = stats::na.omit(modeldata::credit_data)),
+  attrition = function() model_logistic(Attrition ~ Age + DailyRate + DistanceFromHome +
+                                          MonthlyIncome + NumCompaniesWorked +
+                                          TotalWorkingYears + YearsAtCompany + OverTime,
+                                        data = modeldata::attrition),
+  churn = function() model_logistic(churn ~ account_length + international_plan +
+                                      voice_mail_plan + number_vmail_messages +
+                                      total_day_minutes + total_eve_minutes +
+                                      total_night_minutes + total_intl_minutes +
+                                      total_intl_calls + number_customer_service_calls,
+                                    data = as.data.frame(modeldata::mlc_churn)),
+  mtcars_am = function() model_logistic(am ~ hp + wt, data = datasets::mtcars),
+  two_class = function() model_logistic(Class ~ A + B, data = modeldata::two_class_dat)
+)

@@ -1,0 +1,107 @@
+# R-hat above 1.05 or ESS below 100 warns when the run ends, for every
+# sampler, judged on quantities that mean the same in every chain: the
+# parameters of a regression, the log likelihood (and sigma2) of a network,
+# whose weights permute between chains.
+
+convergence_warnings <- function(res) grep("R-hat is above|effective sample size is below",
+                                           res$warnings, value = TRUE)
+
+net_model <- function() {
+  set.seed(1)
+  x <- matrix(rnorm(400), 200)
+  y <- sin(x[, 1]) + 0.5 * x[, 2] + rnorm(200, sd = 0.3)
+  model_mlp(x, y, hidden = 3, activation = "tanh")
+}
+
+# Two chains from far apart, at a step too small to bring them together: the
+# fit itself warns of both, and names a remedy with the run's figures.
+expect_bad_run_warns <- function(run, label) {
+  res <- with_warnings(run())
+  w <- convergence_warnings(res)
+  expect_true(any(grepl("R-hat is above 1.05 .* Run more iterations \\(iter = [0-9,]+", w)),
+              label = paste(label, "warns of R-hat"))
+  expect_true(any(grepl("effective sample size is below 100 .*about iter = [0-9,]+", w)),
+              label = paste(label, "warns of the ESS"))
+  expect_gt(res$value$checks$convergence$rhat_max, 1.05)
+  expect_lt(res$value$checks$convergence$ess_min, 100)
+  res$value
+}
+
+expect_good_run_quiet <- function(run, label) {
+  res <- with_warnings(run())
+  expect_identical(res$warnings, character(), label = paste(label, "warnings"))
+  expect_lt(res$value$checks$convergence$rhat_max, 1.05)
+  expect_gt(res$value$checks$convergence$ess_min, 100)
+  res$value
+}
+
+test_that("a regression's R-hat and ESS warn at fit time for sgld, psgld and sghmc", {
+  m <- model_linear(y ~ x1 + x2 + g, data = small_data())
+  apart <- rbind(c(3, 2, 1, 1, 1, 4), c(-2, -1, -1, -1, -1, 0.1))
+  set.seed(11)
+  expect_bad_run_warns(function() sgld(m, lr = 1e-6, iter = 2000, chains = 2, init = apart,
+                                       batch_size = 200), "sgld")
+  set.seed(12)
+  expect_bad_run_warns(function() psgld(m, lr = 1e-6, iter = 2000, chains = 2, init = apart,
+                                        batch_size = 200), "psgld")
+  set.seed(13)
+  expect_bad_run_warns(function() sghmc(m, lr = 1e-9, iter = 2000, chains = 2, init = apart,
+                                        batch_size = 200), "sghmc")
+  set.seed(14)
+  expect_good_run_quiet(function() sgld(m, lr = 1e-3, iter = 10000, chains = 2,
+                                        batch_size = 200), "sgld")
+  set.seed(15)
+  expect_good_run_quiet(function() psgld(m, lr = 1e-4, iter = 10000, chains = 2,
+                                         batch_size = 200), "psgld")
+  set.seed(16)
+  expect_good_run_quiet(function() sghmc(m, lr = 3e-4, iter = 10000, chains = 2,
+                                         batch_size = 200), "sghmc")
+})
+
+test_that("a network's R-hat and ESS judge its log likelihood, not its permuted weights", {
+  m <- net_model()
+  set.seed(21)
+  bad <- expect_bad_run_warns(function() sgld(m, lr = 1e-6, iter = 4000, chains = 2,
+                                              batch_size = 200, pars = TRUE), "network sgld")
+  expect_identical(names(bad$checks$convergence$rhat),
+                   c("sigma2", "log likelihood of 200 training rows"))
+  set.seed(22)
+  expect_bad_run_warns(function() psgld(m, lr = 1e-6, iter = 4000, chains = 2,
+                                        batch_size = 200, pars = TRUE), "network psgld")
+  set.seed(23)
+  expect_bad_run_warns(function() sghmc(m, lr = 1e-8, iter = 4000, chains = 2,
+                                        batch_size = 200, pars = TRUE), "network sghmc")
+  set.seed(24)
+  good <- expect_good_run_quiet(function() sgld(m, lr = 1e-3, iter = 20000, chains = 2,
+                                                batch_size = 200, pars = TRUE), "network sgld")
+  # the two chains found different arrangements of the hidden units: their
+  # weights' R-hat is far above 1.05, which means nothing for a network
+  s <- suppressWarnings(summary(good))$statistics
+  expect_gt(max(s[grep("^[Wb]", rownames(s)), "rhat"]), 2)
+  set.seed(25)
+  expect_good_run_quiet(function() psgld(m, lr = 1e-3, iter = 20000, chains = 2,
+                                         batch_size = 200, pars = TRUE), "network psgld")
+  set.seed(26)
+  expect_good_run_quiet(function() sghmc(m, lr = 3e-4, iter = 20000, chains = 2,
+                                         batch_size = 200, pars = TRUE), "network sghmc")
+  # the log likelihood is the engine's own, row by row
+  W <- t(as.matrix(good, scale = "sampler")[1:3, ])
+  expect_equal(.Call(sgld:::C_sgld_loglik_draws, m, W, as.double(1:200)),
+               apply(W, 2, function(w) log_posterior(m, w)$loglik), tolerance = 1e-12)
+  # without the weights stored, sigma2 alone is judged
+  set.seed(27)
+  fit <- sgld(m, lr = 1e-3, iter = 4000, batch_size = 200, chains = 2)
+  expect_identical(names(fit$checks$convergence$ess), "sigma2")
+})
+
+test_that("summary() and print() repeat the fit's convergence warnings", {
+  m <- model_linear(y ~ x1 + x2 + g, data = small_data())
+  set.seed(31)
+  fit <- suppressWarnings(sgld(m, lr = 1e-6, iter = 2000, chains = 2, batch_size = 200,
+                               init = rbind(c(3, 2, 1, 1, 1, 4), c(-2, -1, -1, -1, -1, 0.1))))
+  for (res in list(with_warnings(summary(fit)), with_warnings(capture.output(print(fit)))))
+    expect_identical(convergence_warnings(res), fit$checks$convergence$messages)
+  # an optimiser's trajectory is not judged
+  set.seed(32)
+  expect_null(sgd(m, lr = 1e-6, iter = 200, batch_size = 20)$checks$convergence)
+})
