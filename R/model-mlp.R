@@ -282,6 +282,19 @@ initial_values.sgld_model_mlp <- function(model, chains) {
   w
 }
 
+# The prior's precision of each weight layer at w (sampler's scale): fixed,
+# sampled, or, integrated out, its posterior mean given the layer's weights,
+# (shape + N / 2) / (rate + |w|^2 / 2); the curvature of the log prior along a
+# weight the data leave alone.
+mlp_prior_precisions <- function(model, w) {
+  L <- length(model$widths) - 1L
+  if (model$prior_code == 0L) return(1 / model$prior_sd^2)
+  if (model$prior_code == 1L) return(exp(w[model$n_weights + seq_len(L)]))
+  sizes <- model$widths[-1] * (model$widths[-(L + 1)] + 1)
+  ss <- vapply(split(w[seq_len(model$n_weights)]^2, rep(seq_len(L), sizes)), sum, numeric(1))
+  (model$prior_shape + sizes / 2) / (model$prior_rate + ss / 2)
+}
+
 #' @export
 print.sgld_model_mlp <- function(x, ...) {
   cat("Bayesian neural network (", x$family, "): ", format(x$n, big.mark = ","),
