@@ -23,7 +23,17 @@
 #      the same measurement gives): Boston's setting is 3.1 of it, stable
 #      because the chain leaves the mode for flatter regions (the curvature
 #      along a run at lr 1e-5 was 1e5-1.5e5, against 3e5 at the mode), and
-#      it bounds the step of a large batch, where the threshold is small;
+#      it bounds the step of a large batch, where the threshold is small.
+#      Where neither binds (small networks, which the iteration cap lets run
+#      at small steps) the step is the one that moves the weights the data
+#      leave to the prior (curvature: the prior's precision) through 25
+#      relaxation times in the sampled iterations, but at least 0.1 over the
+#      pilot's curvature. On a 1-3-1 tanh network of 50 points (the test's
+#      MALA reference) 100 relaxation times, or a floor of 0.25, gave steps
+#      of 2e-4 to 4.8e-4 and predictive means 0.17-0.41 sd off; 25 and 0.1
+#      gave 1.1e-4 to 1.2e-4, means within 0.16 sd, and still 340-480
+#      effective draws (the curvature where those chains sampled was up to
+#      8 times the pilot's, hence the floor below 0.25);
 #  (c) the run: plain SGLD at that constant step from the pilot's end,
 #      batch max(32, n / 600) (32 for the UCI sets, 100 for 60,000 images),
 #      its length from a budget of about 2e10 multiply-adds of
@@ -37,14 +47,15 @@
 #      predictions of chains in different modes helps (a chain rarely
 #      leaves its mode).
 # Measurements behind each number are in ?model_mlp ("Automatic settings")
-# and bench/mlp-auto.md.
+# and bench/uci-auto.md.
 
 mlp_auto_chains <- 4L
 mlp_auto_adam_lr <- 1e-3     # Adam's step: scale-free
 mlp_auto_pilot_max <- 10000  # pilot iterations at most
 mlp_auto_pilot_share <- 0.8  # and at most this share of a chain's iterations
 mlp_auto_exact_step <- 0.25  # a step this / the curvature is exact enough
-mlp_auto_relaxations <- 100  # relaxation times of the prior's scale to sample
+mlp_auto_floor_step <- 0.1   # the mixing step at least this / the pilot's curvature
+mlp_auto_relaxations <- 25   # relaxation times of the prior's scale to sample
 mlp_auto_alpha <- 20         # sampling threshold at the pilot's end, at most
 mlp_auto_max_step <- 3       # at most this / the curvature at the pilot's end
 mlp_auto_warn_step <- 0.5    # warn above this step x curvature at the end
@@ -128,7 +139,7 @@ auto_mlp <- function(model, args, given, call) {
     sampled <- iter - if (is.numeric(burnin)) burnin else 0
     lr <- min(if (batch < n) mlp_auto_alpha / alpha_unit else Inf,
               mlp_auto_max_step / curvature,
-              max(mlp_auto_exact_step / curvature,
+              max(mlp_auto_floor_step / curvature,
                   mlp_auto_relaxations / (max(1, sampled) * slowest)))
     from <- pilot$last
   }
@@ -211,10 +222,10 @@ auto_mlp_reason <- function(model, chains, batch, pilot_iter, lr, alpha, step, i
 # minibatch estimate of b items drawn without replacement has covariance
 # n (n - b) / b times one item's over the data, so its sampling threshold at
 # step eta is eta (n - b) / b * curvature / 2 for every b: measured once, at
-# batch min(32, n / 2), from repeated estimates G (times x d) through the
-# times x times Gram matrix of the centred rows, which has the same nonzero
-# eigenvalues as the d x d covariance: O(times^2 d) instead of O(d^2), for
-# networks of any size. Its memory, times x d doubles, is kept near 2e7
+# batch min(32, n / 2), from repeated estimates G (times x d); where d is
+# larger than times, through the times x times Gram matrix of the centred
+# rows, which has the same nonzero eigenvalues as the d x d covariance:
+# O(times^2 d) instead of O(d^2), for networks of any size. Its memory, times x d doubles, is kept near 2e7
 # (160 MB): 20 to 100 estimates.
 gradient_curvature <- function(model, w, times = NULL) {
   n <- model$n
@@ -224,6 +235,7 @@ gradient_curvature <- function(model, w, times = NULL) {
     w = as.double(w), batch_size = b, times = times, replace = FALSE, cv_mode = NULL)))
   if (any(!is.finite(G))) return(NA_real_)
   G <- sweep(G, 2, colMeans(G))
-  top <- max(eigen(tcrossprod(G) / (times - 1), symmetric = TRUE, only.values = TRUE)$values)
+  C <- if (ncol(G) < nrow(G)) crossprod(G) else tcrossprod(G)
+  top <- max(eigen(C / (times - 1), symmetric = TRUE, only.values = TRUE)$values)
   top * b / (n - b)
 }
