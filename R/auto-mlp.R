@@ -144,13 +144,22 @@ auto_mlp <- function(model, args, given, call) {
     from <- pilot$last
   }
   setup <- proc.time()[["elapsed"]] - start
-  fit <- run_sampler(model, lr = lr, batch_size = batch, iter = iter, burnin = burnin,
-                     thin = thin, temperature = args$temperature, chains = chains,
-                     init = from, replace = args$replace, clip = args$clip,
-                     monitor = args$monitor, threads = args$threads,
-                     diagnostics = args$diagnostics, rule = plain_rule("SGLD"),
-                     method = "sgld", call = call, pars = pars, progress = args$progress,
-                     parallel = args$parallel)
+  # the run's generic sampling-threshold warning would advise lr = "auto",
+  # which this is: the recipe's own warning below reports it with settings
+  # that remedy it
+  fit <- withCallingHandlers(
+    run_sampler(model, lr = lr, batch_size = batch, iter = iter, burnin = burnin,
+                thin = thin, temperature = args$temperature, chains = chains,
+                init = from, replace = args$replace, clip = args$clip,
+                monitor = args$monitor, threads = args$threads,
+                diagnostics = args$diagnostics, rule = plain_rule("SGLD"),
+                method = "sgld", call = call, pars = pars, progress = args$progress,
+                parallel = args$parallel),
+    warning = function(w) {
+      if (startsWith(conditionMessage(w), "the sampling threshold at the end of the run"))
+        invokeRestart("muffleWarning")
+    })
+  alpha_end <- suppressWarnings(max(fit$checks$alpha, na.rm = TRUE))
   # the recipe's own check: the step against the curvature where the chains
   # ended, which is where they sampled (a run leaves the pilot's mode for
   # flatter regions: Boston's curvature fell from 3e5 to 1.2e5)
@@ -159,12 +168,14 @@ auto_mlp <- function(model, args, given, call) {
     max(vapply(done, function(k) gradient_curvature(model, fit$state$w[k, ]), numeric(1)))
     else NA_real_
   step_end <- lr * end_curvature
-  if (is.finite(step_end) && step_end > mlp_auto_warn_step)
-    warning(auto_mlp_step_warning(lr, end_curvature, iter, burnin, batch, n), call. = FALSE)
+  if ((is.finite(step_end) && step_end > mlp_auto_warn_step) ||
+      (is.finite(alpha_end) && alpha_end > 1))
+    warning(auto_mlp_step_warning(lr, end_curvature, alpha_end, iter, burnin, batch, n),
+            call. = FALSE)
   fit$auto <- list(
     lr = lr, batch_size = batch, chains = chains, pilot_iter = pilot_iter, iter = iter,
     burnin = burnin, thin = thin, curvature = curvature, alpha = lr * alpha_unit,
-    prior_precision = slowest, end_curvature = end_curvature,
+    prior_precision = slowest, end_curvature = end_curvature, end_alpha = alpha_end,
     setup_time = setup, pilot = if (!is.null(pilot)) pilot$last,
     reason = auto_mlp_reason(model, chains, batch, pilot_iter, lr, lr * alpha_unit,
                              lr * curvature, iter, burnin, thin, continued))
@@ -173,25 +184,30 @@ auto_mlp <- function(model, args, given, call) {
 }
 
 # SGLD's constant step widens a Gaussian posterior's variance along a
-# direction of curvature lambda by 1 / (1 - eta lambda / 2). The remedy: the
-# exact step (a quarter over the curvature), run longer by the same factor,
-# with a batch large enough that the sampling threshold at that step,
+# direction of curvature lambda by 1 / (1 - eta lambda / 2), and a sampling
+# threshold alpha widens it by 1 + alpha. The remedy: the exact step (a
+# quarter over the curvature), run longer by the same factor, with a batch
+# large enough that the sampling threshold at that step,
 # eta (n - b) / b * lambda / 2, is at most 1.
-auto_mlp_step_warning <- function(lr, curvature, iter, burnin, batch, n) {
+auto_mlp_step_warning <- function(lr, curvature, alpha, iter, burnin, batch, n) {
   step <- lr * curvature
-  factor <- step / mlp_auto_exact_step
+  if (!is.finite(step)) step <- 0
+  if (!is.finite(alpha)) alpha <- 0
+  factor <- max(1, step / mlp_auto_exact_step)
   lr_exact <- lr / factor
-  batch_exact <- max(batch, min(n, ceiling(n / (1 + 2 / (lr_exact * curvature)))))
+  batch_exact <- if (curvature > 0 && is.finite(curvature))
+    max(batch, min(n, ceiling(n / (1 + 2 / (lr_exact * curvature))))) else batch
   burn <- if (is.numeric(burnin)) burnin else 0
   sprintf(paste0(
     "sgld(): the step of lr = \"auto\" is %s over the curvature where the chains ended ",
-    "(the largest eigenvalue of the Fisher information there): along the stiffest ",
+    "(the largest eigenvalue of the Fisher information there), with a sampling threshold ",
+    "of %s (the minibatch noise against the injected noise): along the stiffest ",
     "directions the draws spread wider than the posterior, up to %s times in variance ",
     "for a Gaussian one. It was chosen that large for the chains to mix within about ",
     "25 s. For more exact draws give lr = %s, batch_size = %d and iter = %s (about %s ",
     "times as long)."),
-    format(step, digits = 2),
-    if (step < 2) format(1 / (1 - step / 2), digits = 2) else "unboundedly many",
+    format(step, digits = 2), format(alpha, digits = 2),
+    if (step < 2) format((1 + alpha) / (1 - step / 2), digits = 2) else "unboundedly many",
     format(lr_exact, digits = 2), batch_exact,
     format(ceiling(burn + (iter - burn) * factor), big.mark = ",", scientific = FALSE),
     format(factor * batch_exact / batch, digits = 2))

@@ -86,9 +86,10 @@
 #'    every weight would take more than 256 MB), every parameter stored
 #'    (`pars = TRUE`, for `predict()`).
 #' 4. *Checks.* Besides R-hat and the effective sample size of what is
-#'    identified (below) and the sampling threshold, the step against the
-#'    curvature where the chains ended: above 0.5 the fit warns, and names
-#'    the step, batch and length for more exact draws.
+#'    identified (below), the step against the curvature where the chains
+#'    ended, and the sampling threshold there: above 0.5 or above 1 the fit
+#'    warns once, with both figures, and names the step, batch and length
+#'    for more exact draws.
 #'
 #' `print()` says what was chosen and `fit$auto` holds it. `batch_size`,
 #' `iter` (the iterations after the pilot), `burnin`, `thin`, `chains`,
