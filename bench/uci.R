@@ -32,6 +32,14 @@
 # so SGLD is at least as good as PBP on both measures on both data sets (and
 # than dropout's 2.97 / -2.46 on Boston within a standard error). The other
 # methods were not rerun with these settings (their rows above are dd1cad1's).
+# sgld(model), automatic (model_mlp()'s defaults and lr = "auto", nothing
+# else), splits 1-5 only (bench/uci-auto.md, 2026-11-26, load 1-10; 35-56 CPU
+# s a fit on one core), against the tuned SGLD on the same splits:
+#   Boston    auto 2.56 +- 0.15 / -2.35 +- 0.04   tuned 2.52 +- 0.15 / -2.35 +- 0.04
+#   Concrete  auto 4.93 +- 0.34 / -2.99 +- 0.04   tuned 4.89 +- 0.37 / -2.99 +- 0.05
+#   (paired, automatic minus tuned: RMSE +0.04 +- 0.02 and +0.04 +- 0.04)
+#   biomass   auto 1.18 +- 0.11 / -1.46 +- 0.06   lm() 1.40 +- 0.15 / -1.77 +- 0.11
+#   car_prices auto 2068 +- 136 / -9.06 +- 0.05   lm() 2959 +- 150 / -9.42 +- 0.05
 
 library(sgld)
 args <- commandArgs(trailingOnly = TRUE)
