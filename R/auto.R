@@ -136,6 +136,8 @@ auto_alpha <- function(model, pm, batch_size, cv, eta, points = 3, times = 200,
 auto_sgld <- function(model, args, given, call) {
   # a model with a latent path: its own recipe (R/whiten.R)
   if (isTRUE(model$path_gaussian)) return(auto_whiten(model, args, given, call, "sgld"))
+  recipe <- auto_recipe(model)   # a model's own recipe (networks: R/auto-mlp.R)
+  if (!is.null(recipe)) return(recipe(model, args, given, call))
   auto_phases(function(made) auto_sgld_phases(model, args, given, call, made))
 }
 

@@ -151,7 +151,13 @@ runs <- list(
           thin = thin, pars = TRUE),
   "SGHMC, cyclical" = function()
     sghmc(m, lr = cyclical(peak * 0.1), friction = 0.1, batch_size = batch, iter = iter,
-          burnin = 0, thin = thin, pars = TRUE))
+          burnin = 0, thin = thin, pars = TRUE),
+  # every setting automatic: model_mlp()'s defaults (whose prior for classes
+  # is the N(0, 0.3^2) above) and sgld()'s lr = "auto" (R/auto-mlp.R), which
+  # chooses its own batch, chains and epochs (4 chains of 5 epochs at 60,000
+  # images: 20 epochs in all, as the runs above)
+  "sgld(model), automatic" = function()
+    sgld(model_mlp(train$x, train$y, hidden = hidden)))
 if (length(args) >= 5) runs <- runs[trimws(strsplit(args[5], ";")[[1]])]
 if (anyNA(names(runs))) stop("unknown method in `methods`")
 
@@ -172,13 +178,21 @@ out <- data.frame()
 for (seed in seeds) for (k in names(runs)) {
   set.seed(seed)
   t0 <- proc.time()[["elapsed"]]
-  fit <- suppressWarnings(runs[[k]]())
+  msgs <- character()
+  fit <- withCallingHandlers(runs[[k]](), warning = function(w) {
+    msgs <<- c(msgs, conditionMessage(w))
+    invokeRestart("muffleWarning")
+  })
+  # the automatic settings' warnings, on stderr
+  if (length(msgs) && k == "sgld(model), automatic")
+    message(sprintf("seed %d, %s: %s", seed, k, paste(msgs, collapse = " | ")))
   secs <- proc.time()[["elapsed"]] - t0
   prob <- predict(fit, test$x, type = "response")
   acc <- mean(max.col(prob, ties.method = "first") == as.integer(test$y))
   out <- rbind(out, data.frame(method = k, seed = seed, accuracy = acc, ece = ece(prob, test$y),
                                log_loss = log_loss(prob, test$y),
-                               draws = if (fit$method == "sgd") 1L else nrow(fit$draws[[1]]),
+                               draws = if (fit$method == "sgd") 1L
+                                       else nrow(fit$draws[[1]]) * length(fit$draws),
                                seconds_per_epoch = secs / epochs, status = fit$status[1],
                                load = load_avg()))
   rm(fit, prob)

@@ -308,6 +308,13 @@ static double mlp_logprior(const void *data, const double *w) {
     if (M->prior_type == MLP_PRIOR_NORMAL) {
       const double s = M->prior_sd[l - 1];
       lp += -0.5 * ss / (s * s) - size * (log(s) + M_LN_SQRT_2PI);
+    } else if (M->prior_type == MLP_PRIOR_GAMMA_INTEGRATED) {
+      /* the N(0, 1 / lambda) density of the layer's N weights integrated
+         over lambda ~ Gamma(a, b): a multivariate t whose scale follows
+         the layer's sum of squares */
+      const double a = M->prior_shape, b = M->prior_rate, h = 0.5 * size;
+      lp += lgammafn(a + h) - lgammafn(a) + a * log(b) - size * M_LN_SQRT_2PI -
+        (a + h) * log(b + 0.5 * ss);
     } else {
       const double u = w[precision_index(M, l)], lambda = exp(u);
       const double a = M->prior_shape, b = M->prior_rate;
@@ -330,6 +337,13 @@ static void mlp_grad_logprior(const void *data, const double *w, double *g) {
     if (M->prior_type == MLP_PRIOR_NORMAL) {
       const double s = M->prior_sd[l - 1], prec = 1.0 / (s * s);
       for (int j = M->offset[l]; j < M->offset[l + 1]; j++) g[j] -= w[j] * prec;
+    } else if (M->prior_type == MLP_PRIOR_GAMMA_INTEGRATED) {
+      double ss = 0.0;
+      for (int j = M->offset[l]; j < M->offset[l + 1]; j++) ss += w[j] * w[j];
+      /* the precision's posterior mean given the layer's weights */
+      const double lambda = (M->prior_shape + 0.5 * layer_size(M, l)) /
+        (M->prior_rate + 0.5 * ss);
+      for (int j = M->offset[l]; j < M->offset[l + 1]; j++) g[j] -= lambda * w[j];
     } else {
       const int q = precision_index(M, l);
       const double lambda = exp(w[q]);
@@ -416,7 +430,7 @@ sgld_model model_mlp_build(SEXP spec) {
   M->prior_type = list_int(spec, "prior_code");
   if (M->family < FAMILY_GAUSSIAN || M->family > FAMILY_CATEGORICAL ||
       M->act < ACT_RELU || M->act > ACT_TANH ||
-      M->prior_type < MLP_PRIOR_NORMAL || M->prior_type > MLP_PRIOR_GAMMA)
+      M->prior_type < MLP_PRIOR_NORMAL || M->prior_type > MLP_PRIOR_GAMMA_INTEGRATED)
     error("internal: unknown MLP family, activation or prior code");
   if ((M->family == FAMILY_CATEGORICAL) != (M->width[M->layers] > 1))
     error("internal: a categorical MLP has K >= 2 outputs, the others one");

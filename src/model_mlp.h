@@ -10,7 +10,7 @@
 
 enum { FAMILY_GAUSSIAN = 0, FAMILY_BINOMIAL = 1, FAMILY_CATEGORICAL = 2 };
 enum { ACT_RELU = 0, ACT_TANH = 1 };
-enum { MLP_PRIOR_NORMAL = 0, MLP_PRIOR_GAMMA = 1 };
+enum { MLP_PRIOR_NORMAL = 0, MLP_PRIOR_GAMMA = 1, MLP_PRIOR_GAMMA_INTEGRATED = 2 };
 
 typedef struct mlp_data {
   int p;                 /* inputs */

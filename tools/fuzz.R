@@ -33,6 +33,7 @@ run_cases <- function(seed, first, last) {
     ica = model_ica(cbind(df$x, df$y, rnorm(40))),
     sv = model_sv(df$y, type = "ar1", errors = "t"),
     mlp = model_mlp(y ~ x, data = df, hidden = 3, prior = prior_gamma(1, 1)),
+    mlp_default = model_mlp(y ~ x, data = df, hidden = 3),
     mlp_classes = model_mlp(g ~ x + y, data = df, hidden = c(3, 2), family = "categorical")
   )
   # a model on a file-backed matrix, and the arguments of the row copy it is built by

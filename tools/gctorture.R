@@ -9,6 +9,7 @@ df <- data.frame(y = rnorm(20), x = rnorm(20), g = factor(rep(c("a", "b"), 10)))
 models <- list(linear = model_linear(y ~ x, data = df), logistic = model_logistic(g ~ x, data = df),
                mixture = model_mixture(df$x), ica = model_ica(cbind(df$x, df$y)),
                mlp = model_mlp(y ~ x, data = df, hidden = 3, prior = prior_gamma(1, 1)),
+               mlp_default = model_mlp(y ~ x, data = df, hidden = 3),
                mlp_classes = model_mlp(g ~ x + y, data = df, hidden = c(3, 2),
                                        activation = "tanh", family = "categorical"))
 # case weights, an offset and binomial counts: the models' per-observation fields

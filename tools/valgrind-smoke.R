@@ -127,6 +127,8 @@ mn <- model_mlp(y ~ a + b, data = nd[1:50, ], hidden = c(4, 3), prior = prior_ga
 f <- sgld(mn, lr = 1e-4, batch_size = 10, iter = 300, chains = 2, threads = 2, pars = TRUE,
           monitor = monitor_every(100, newdata = nd[51:60, ]))
 print(predict(f, nd[51:60, ])[1])
+# the default prior (each layer's precision integrated out) and lr = "auto"
+f <- sgld(model_mlp(y ~ a + b, data = nd, hidden = 3), iter = 200, batch_size = 20)
 mk <- model_mlp(k ~ a + b, data = nd, hidden = 5, activation = "tanh")
 f <- psgld(mk, lr = 1e-5, batch_size = 10, iter = 200, control_variates = TRUE)
 f <- mala(mk, lr = 1e-4, iter = 100)

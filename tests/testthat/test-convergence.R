@@ -10,7 +10,12 @@ net_model <- function() {
   set.seed(1)
   x <- matrix(rnorm(400), 200)
   y <- sin(x[, 1]) + 0.5 * x[, 2] + rnorm(200, sd = 0.3)
-  model_mlp(x, y, hidden = 3, activation = "tanh")
+  # N(0, 1/fan-in) on each layer: under the default hierarchical prior two
+  # chains of this 3-unit network settle in modes that predict differently
+  # (SGHMC at lr 3e-4: R-hat of sigma2 and the log likelihood 1.16-1.30 at
+  # 20,000 and 40,000 iterations, seeds 26-28), which is not what this
+  # file's good runs are for
+  model_mlp(x, y, hidden = 3, activation = "tanh", prior = prior_normal(0, sqrt(1 / c(2, 3))))
 }
 
 # Two chains from far apart, at a step too small to bring them together: the
@@ -63,8 +68,10 @@ test_that("a network's R-hat and ESS judge its log likelihood, not its permuted 
   set.seed(21)
   bad <- expect_bad_run_warns(function() sgld(m, lr = 1e-6, iter = 4000, chains = 2,
                                               batch_size = 200, pars = TRUE), "network sgld")
+  # sigma2, the log likelihood of all 200 rows, and of 5 rows alone
   expect_identical(names(bad$checks$convergence$rhat),
-                   c("sigma2", "log likelihood of 200 training rows"))
+                   c("sigma2", "log likelihood of 200 training rows",
+                     paste("log likelihood of training row", c(1, 51, 100, 150, 200))))
   set.seed(22)
   expect_bad_run_warns(function() psgld(m, lr = 1e-6, iter = 4000, chains = 2,
                                         batch_size = 200, pars = TRUE), "network psgld")

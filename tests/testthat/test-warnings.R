@@ -160,7 +160,9 @@ test_that("R-hat and ESS of a large network judge its log likelihood, not its 57
   expect_gt(big$d, sgld:::check_max_stored)
   fit <- suppressWarnings(sgld(big, lr = 1e-5, iter = 20, batch_size = 50, pars = TRUE))
   expect_identical(nrow(fit$draws[[1]]), 10L)
-  expect_identical(names(fit$checks$convergence$ess), "log likelihood of 200 training rows")
+  expect_identical(names(fit$checks$convergence$ess),
+                   c("log likelihood of 200 training rows",
+                     paste("log likelihood of training row", c(1, 51, 100, 150, 200))))
   # with no weights stored and no sigma2, nothing identified is left to judge
   fit <- suppressWarnings(sgld(big, lr = 1e-5, iter = 20, batch_size = 50))
   expect_null(fit$checks$convergence)

@@ -1,0 +1,257 @@
+# lr = "auto" for networks: sgld(model_mlp(...)) with nothing else.
+#
+# A network's posterior has many modes (hidden units permute, and chains
+# from different starts settle in different basins), so the Laplace recipe
+# of R/auto.R does not apply. The recipe here, for each chain from its own
+# random start:
+#  (a) a pilot: Adam (learning rate 1e-3, cosine decay to 0) for at most
+#      10,000 iterations and at most 80% of the chain's iterations, which
+#      ends at a mode. Adam's step does not depend on the scale of the
+#      gradient, so one learning rate serves every network;
+#  (b) the step: the sampling threshold alpha = eta / 2 * lambda_max(Cov of
+#      the minibatch gradient) (Welling and Teh 2011, section 4.1) measured
+#      at each pilot's end, and eta set so that alpha = 20 there (the largest
+#      over the chains). The minibatch noise then dominates the injected
+#      noise along the stiffest few directions, as in every setting that
+#      predicted well (bench/uci.R: Boston's hand-tuned lr 1e-5 has alpha
+#      9-17 at the end of its runs; alpha 20 at the pilot's mode gave lr
+#      0.9e-5 to 1.7e-5 on Boston's splits 1-4). A smaller alpha at the same
+#      cost mixes proportionally slower: lr 5e-5 -> 2e-5 -> 1e-5 improved
+#      Boston's test RMSE at equal cost, a larger batch at the same lr did
+#      not (bench/uci.R's header). The step is also at most 3 over the
+#      curvature there (the Fisher information's largest eigenvalue, which
+#      the same measurement gives): Boston's setting is 3.1 of it, stable
+#      because the chain leaves the mode for flatter regions (the curvature
+#      along a run at lr 1e-5 was 1e5-1.5e5, against 3e5 at the mode), and
+#      it bounds the step of a large batch, where the threshold is small.
+#      Where neither binds (small networks, which the iteration cap lets run
+#      at small steps) the step is the one that moves the weights the data
+#      leave to the prior (curvature: the prior's precision) through 25
+#      relaxation times in the sampled iterations, but at least 0.1 over the
+#      pilot's curvature. On a 1-3-1 tanh network of 50 points (the test's
+#      MALA reference) 100 relaxation times, or a floor of 0.25, gave steps
+#      of 2e-4 to 4.8e-4 and predictive means 0.17-0.41 sd off; 25 and 0.1
+#      gave 1.1e-4 to 1.2e-4, means within 0.16 sd, and still 340-480
+#      effective draws (the curvature where those chains sampled was up to
+#      8 times the pilot's, hence the floor below 0.25);
+#  (c) the run: plain SGLD at that constant step from the pilot's end,
+#      batch max(32, n / 600) (32 for the UCI sets, 100 for 60,000 images),
+#      its length from a budget of about 2e10 multiply-adds of
+#      backpropagation (batch x parameters x iterations x chains: about 25 s
+#      on one core; at most 500,000 iterations a chain, which only the
+#      smallest networks reach), but at least 5 epochs per chain; a quarter of it is
+#      burn-in, and the rest is thinned to at most 1,000 draws a chain,
+#      fewer where the draws of every weight would exceed 256 MB;
+#  (d) 4 chains unless `chains` is given: R-hat compares them on what is
+#      identified (R/model-mlp.R, convergence_draws()), and averaging the
+#      predictions of chains in different modes helps (a chain rarely
+#      leaves its mode).
+# Measurements behind each number are in ?model_mlp ("Automatic settings")
+# and bench/uci-auto.md.
+
+mlp_auto_chains <- 4L
+mlp_auto_adam_lr <- 1e-3     # Adam's step: scale-free
+mlp_auto_pilot_max <- 10000  # pilot iterations at most
+mlp_auto_pilot_share <- 0.8  # and at most this share of a chain's iterations
+mlp_auto_exact_step <- 0.25  # a step this / the curvature is exact enough
+mlp_auto_floor_step <- 0.1   # the mixing step at least this / the pilot's curvature
+mlp_auto_relaxations <- 25   # relaxation times of the prior's scale to sample
+mlp_auto_alpha <- 20         # sampling threshold at the pilot's end, at most
+mlp_auto_max_step <- 3       # at most this / the curvature at the pilot's end
+mlp_auto_warn_step <- 0.5    # warn above this step x curvature at the end
+mlp_auto_budget <- 2e10      # batch x parameters x iterations x chains
+mlp_auto_min_epochs <- 5     # per chain, whatever the budget
+mlp_auto_max_iter <- 5e5     # per chain, for the smallest networks
+mlp_auto_burnin_share <- 0.25
+mlp_auto_kept <- 1000        # draws a chain at most
+mlp_auto_memory <- 256e6     # bytes of stored draws at most (all chains)
+
+# The model's own recipe for lr = "auto" in sgld(), or NULL for the Laplace
+# recipe of R/auto.R.
+auto_recipe <- function(model) UseMethod("auto_recipe")
+auto_recipe.default <- function(model) NULL
+auto_recipe.sgld_model_mlp <- function(model) auto_mlp
+
+# The minibatch size: 32 (the UCI protocol's) up to 19,200 observations,
+# then n / 600 (600 iterations an epoch: 100 for 60,000 images).
+auto_mlp_batch <- function(n) as.integer(min(n, max(32, round(n / 600))))
+
+# sgld() with lr = "auto" on a network; `args` holds sgld()'s arguments,
+# `given` the names the user gave.
+auto_mlp <- function(model, args, given, call) {
+  start <- proc.time()[["elapsed"]]
+  refused <- intersect(given, c("precondition", "control_variates"))
+  if (length(refused))
+    abort("`lr = \"auto\"` for a network runs plain SGLD after an Adam pilot, so `",
+          refused[1], "` cannot be combined with it; give `lr` yourself (see \"Choosing ",
+          "settings by hand\" in ?sgld).")
+  n <- model$n
+  d <- model$d
+  chains <- if ("chains" %in% given) args$chains else mlp_auto_chains
+  check_count(chains, "chains", lower = 1, upper = 1000)
+  batch <- if ("batch_size" %in% given && !is.null(args$batch_size)) args$batch_size
+           else auto_mlp_batch(n)
+  check_count(batch, "batch_size", lower = 1, upper = n)
+  continued <- inherits(args$init, "sgld_fit")
+  if (continued && is.null(args$init$auto$lr))
+    abort("`init`: with `lr = \"auto\"` a network continues only a fit made by ",
+          "`lr = \"auto\"`; give `lr` yourself to continue this one.")
+  per_chain <- ceiling(max(min(mlp_auto_budget / (batch * d * chains), mlp_auto_max_iter),
+                           mlp_auto_min_epochs * n / batch))
+  pilot_iter <- if (continued) 0
+                else ceiling(min(mlp_auto_pilot_share * per_chain, mlp_auto_pilot_max))
+  iter <- if ("iter" %in% given && !is.null(args$iter)) args$iter else per_chain - pilot_iter
+  check_count(iter, "iter", lower = 1)
+  burnin <- if ("burnin" %in% given) args$burnin
+            else if (continued) 0 else ceiling(mlp_auto_burnin_share * iter)
+  pars <- if ("pars" %in% given) args$pars else TRUE
+  kept <- min(mlp_auto_kept, max(10, floor(mlp_auto_memory / (8 * d * chains))))
+  thin <- if ("thin" %in% given) args$thin
+          else max(1, floor((iter - if (is.numeric(burnin)) burnin else 0) / kept))
+  if (continued) {
+    lr <- args$init$auto$lr
+    from <- args$init
+    pilot <- NULL
+    alpha_unit <- curvature <- slowest <- NA_real_
+  } else {
+    init <- if ("init" %in% given) args$init else NULL
+    pilot <- suppressWarnings(run_sampler(
+      model, lr = lr_cyclical(mlp_auto_adam_lr, 1, beta = 0), batch_size = batch, iter = pilot_iter,
+      burnin = 0, thin = pilot_iter, temperature = 0, chains = chains, init = init,
+      replace = args$replace, clip = args$clip, monitor = NULL, threads = args$threads,
+      rule = opt_adam(), method = "sgd", call = call, progress = args$progress,
+      parallel = args$parallel))
+    if (any(pilot$status != "done") || any(!is.finite(pilot$last)))
+      abort("sgld(): `lr = \"auto\"` starts each chain with an Adam pilot, and the pilot of ",
+            "chain ", which(pilot$status != "done" | !is.finite(rowSums(pilot$last)))[1],
+            " did not end at finite weights (", pilot$status[1], "). Give `lr` yourself ",
+            "(see \"Choosing settings by hand\" in ?sgld).")
+    W <- to_sampler_scale(model, pilot$last)
+    curvature <- max(vapply(seq_len(chains), function(k) gradient_curvature(model, W[k, ]),
+                            numeric(1)))
+    if (!is.finite(curvature) || curvature <= 0)
+      abort("sgld(): `lr = \"auto\"` could not measure the minibatch gradient's noise at ",
+            "the pilot's end. Give `lr` yourself (see \"Choosing settings by hand\" in ?sgld).")
+    alpha_unit <- (n - batch) / batch * curvature / 2
+    # the slowest directions: weights the data leave to the prior, whose
+    # curvature is the prior's precision
+    slowest <- min(apply(W, 1, mlp_prior_precisions, model = model))
+    sampled <- iter - if (is.numeric(burnin)) burnin else 0
+    lr <- min(if (batch < n) mlp_auto_alpha / alpha_unit else Inf,
+              mlp_auto_max_step / curvature,
+              max(mlp_auto_floor_step / curvature,
+                  mlp_auto_relaxations / (max(1, sampled) * slowest)))
+    from <- pilot$last
+  }
+  setup <- proc.time()[["elapsed"]] - start
+  # the run's generic sampling-threshold warning would advise lr = "auto",
+  # which this is: the recipe's own warning below reports it with settings
+  # that remedy it
+  fit <- withCallingHandlers(
+    run_sampler(model, lr = lr, batch_size = batch, iter = iter, burnin = burnin,
+                thin = thin, temperature = args$temperature, chains = chains,
+                init = from, replace = args$replace, clip = args$clip,
+                monitor = args$monitor, threads = args$threads,
+                diagnostics = args$diagnostics, rule = plain_rule("SGLD"),
+                method = "sgld", call = call, pars = pars, progress = args$progress,
+                parallel = args$parallel),
+    warning = function(w) {
+      if (startsWith(conditionMessage(w), "the sampling threshold at the end of the run"))
+        invokeRestart("muffleWarning")
+    })
+  alpha_end <- suppressWarnings(max(fit$checks$alpha, na.rm = TRUE))
+  # the recipe's own check: the step against the curvature where the chains
+  # ended, which is where they sampled (a run leaves the pilot's mode for
+  # flatter regions: Boston's curvature fell from 3e5 to 1.2e5)
+  done <- which(fit$status == "done")
+  end_curvature <- if (length(done))
+    max(vapply(done, function(k) gradient_curvature(model, fit$state$w[k, ]), numeric(1)))
+    else NA_real_
+  step_end <- lr * end_curvature
+  if ((is.finite(step_end) && step_end > mlp_auto_warn_step) ||
+      (is.finite(alpha_end) && alpha_end > 1))
+    warning(auto_mlp_step_warning(lr, end_curvature, alpha_end, iter, burnin, batch, n),
+            call. = FALSE)
+  fit$auto <- list(
+    lr = lr, batch_size = batch, chains = chains, pilot_iter = pilot_iter, iter = iter,
+    burnin = burnin, thin = thin, curvature = curvature, alpha = lr * alpha_unit,
+    prior_precision = slowest, end_curvature = end_curvature, end_alpha = alpha_end,
+    setup_time = setup, pilot = if (!is.null(pilot)) pilot$last,
+    reason = auto_mlp_reason(model, chains, batch, pilot_iter, lr, lr * alpha_unit,
+                             lr * curvature, iter, burnin, thin, continued))
+  fit$time <- fit$time + setup
+  fit
+}
+
+# SGLD's constant step widens a Gaussian posterior's variance along a
+# direction of curvature lambda by 1 / (1 - eta lambda / 2), and a sampling
+# threshold alpha widens it by 1 + alpha. The remedy: the exact step (a
+# quarter over the curvature), run longer by the same factor, with a batch
+# large enough that the sampling threshold at that step,
+# eta (n - b) / b * lambda / 2, is at most 1.
+auto_mlp_step_warning <- function(lr, curvature, alpha, iter, burnin, batch, n) {
+  step <- lr * curvature
+  if (!is.finite(step)) step <- 0
+  if (!is.finite(alpha)) alpha <- 0
+  factor <- max(1, step / mlp_auto_exact_step)
+  lr_exact <- lr / factor
+  batch_exact <- if (curvature > 0 && is.finite(curvature))
+    max(batch, min(n, ceiling(n / (1 + 2 / (lr_exact * curvature))))) else batch
+  burn <- if (is.numeric(burnin)) burnin else 0
+  sprintf(paste0(
+    "sgld(): the step of lr = \"auto\" is %s over the curvature where the chains ended ",
+    "(the largest eigenvalue of the Fisher information there), with a sampling threshold ",
+    "of %s (the minibatch noise against the injected noise): along the stiffest ",
+    "directions the draws spread wider than the posterior, up to %s times in variance ",
+    "for a Gaussian one. It was chosen that large for the chains to mix within about ",
+    "25 s. For more exact draws give lr = %s, batch_size = %d and iter = %s (about %s ",
+    "times as long)."),
+    format(step, digits = 2), format(alpha, digits = 2),
+    if (step < 2) format((1 + alpha) / (1 - step / 2), digits = 2) else "unboundedly many",
+    format(lr_exact, digits = 2), batch_exact,
+    format(ceiling(burn + (iter - burn) * factor), big.mark = ",", scientific = FALSE),
+    format(factor * batch_exact / batch, digits = 2))
+}
+
+auto_mlp_reason <- function(model, chains, batch, pilot_iter, lr, alpha, step, iter, burnin,
+                            thin, continued) {
+  big <- function(x) format(x, big.mark = ",", scientific = FALSE)
+  epochs <- function(it) format(it * batch / model$n, digits = 2)
+  sprintf(paste0(
+    "lr = \"auto\" for a network: %d chain%s%s, SGLD at lr %s (%s), batch %d, %s ",
+    "iterations (%s epochs; %s burn-in), every %s kept."),
+    chains, if (chains > 1) "s" else "",
+    if (continued) ", continuing the fit given as `init`"
+    else sprintf(", each from its own random start through an Adam pilot of %s iterations (%s epochs)",
+                 big(pilot_iter), epochs(pilot_iter)),
+    format(lr, digits = 3),
+    if (continued) "the fit's"
+    else sprintf("sampling threshold %s and %s over the curvature at the pilot's end",
+                 format(alpha, digits = 2), format(step, digits = 2)),
+    batch, big(iter), epochs(iter),
+    if (is.numeric(burnin)) big(burnin) else "threshold", big(thin))
+}
+
+# The largest eigenvalue of the data's gradient covariance at w (sampler's
+# scale), n times the covariance of one item's gradient: the Fisher
+# information's, which is the curvature of the log likelihood at a mode. A
+# minibatch estimate of b items drawn without replacement has covariance
+# n (n - b) / b times one item's over the data, so its sampling threshold at
+# step eta is eta (n - b) / b * curvature / 2 for every b: measured once, at
+# batch min(32, n / 2), from repeated estimates G (times x d); where d is
+# larger than times, through the times x times Gram matrix of the centred
+# rows, which has the same nonzero eigenvalues as the d x d covariance:
+# O(times^2 d) instead of O(d^2), for networks of any size. Its memory, times x d doubles, is kept near 2e7
+# (160 MB): 20 to 100 estimates.
+gradient_curvature <- function(model, w, times = NULL) {
+  n <- model$n
+  b <- max(1, min(32, floor(n / 2)))
+  if (is.null(times)) times <- as.integer(max(20, min(100, floor(2e7 / model$d))))
+  G <- with_seed_kept(.Call(C_sgld_gradient_draws, model, list(
+    w = as.double(w), batch_size = b, times = times, replace = FALSE, cv_mode = NULL)))
+  if (any(!is.finite(G))) return(NA_real_)
+  G <- sweep(G, 2, colMeans(G))
+  C <- if (ncol(G) < nrow(G)) crossprod(G) else tcrossprod(G)
+  top <- max(eigen(C / (times - 1), symmetric = TRUE, only.values = TRUE)$values)
+  top * b / (n - b)
+}
