@@ -84,6 +84,27 @@ print.sgld_model_ica <- function(x, ...) {
 
 to_user_scale.sgld_model_ica <- function(model, w) w
 to_sampler_scale.sgld_model_ica <- function(model, w) w
+
+# What R-hat and the ESS judge after a run (R/warnings.R): the rows of W are
+# identified only up to their order and signs, and the rows that recover
+# Gaussian sources not at all (Welling and Teh 2011, section 5.2), so two
+# chains may agree on the posterior with different W. The log likelihood of
+# up to 1000 rows spread over the data at each draw (of at most 1000 draws a
+# chain) is unchanged by a permutation or a sign flip of the rows.
+convergence_draws.sgld_model_ica <- function(model, fit) {
+  if (!all_kept(fit)) return(NULL)
+  draws <- fit$draws
+  k <- ceiling(ndraws(fit) / 1000)
+  if (k > 1) draws <- thin_draws(draws, k)
+  items <- unique(round(seq(1, model$n, length.out = min(model$n, 1000))))
+  label <- sprintf("log likelihood of %d rows", length(items))
+  coda::mcmc.list(lapply(draws, function(ch) {
+    x <- unclass(ch)
+    ll <- .Call(C_sgld_loglik_draws, model, t(to_sampler_scale(model, x)), as.double(items))
+    coda::mcmc(matrix(ll, ncol = 1, dimnames = list(NULL, label)), start = stats::start(ch),
+               thin = coda::thin(ch))
+  }))
+}
 check_user_values.sgld_model_ica <- function(model, w, arg) {
   D <- model$D
   for (r in seq_len(nrow(w)))

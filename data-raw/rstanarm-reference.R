@@ -28,9 +28,12 @@ reference <- function(set, seed = 4141) {
   arr <- posterior::as_draws_array(as.array(fit))
   list(mean = colMeans(draws), sd = apply(draws, 2, stats::sd),
        quantiles = t(apply(draws, 2, stats::quantile, c(0.025, 0.5, 0.975))),
-       ess_bulk = setNames(posterior::summarise_draws(arr, "ess_bulk")$ess_bulk,
+       # plain numbers: summarise_draws() gives tibble columns of class
+       # pillar_num, whose arithmetic fails once vctrs' methods are loaded
+       ess_bulk = setNames(as.numeric(posterior::summarise_draws(arr, "ess_bulk")$ess_bulk),
                            colnames(draws)),
-       rhat = setNames(posterior::summarise_draws(arr, "rhat")$rhat, colnames(draws)),
+       rhat = setNames(as.numeric(posterior::summarise_draws(arr, "rhat")$rhat),
+                       colnames(draws)),
        draws_kept = nrow(draws),
        wall_seconds = unname(time["elapsed"]),
        cpu_seconds = unname(time["user.self"] + time["sys.self"]),
