@@ -106,3 +106,9 @@ held_out_model.sgld_model_compiled <- function(model, newdata) {
 
 # the table always has both log densities (sgld_model_pointer() refuses NULL)
 check_densities.sgld_model_compiled <- function(model, what) invisible()
+
+# compiled densities hold a pointer into another package's code, which cannot
+# travel to another process
+model_capabilities.sgld_model_compiled <- function(model) {
+  modifyList(NextMethod(), list(calls_r = FALSE, portable = FALSE))
+}

@@ -290,7 +290,7 @@ vi_exact_work <- 1e7
 
 # The Laplace approximation for bbb(), or the reason there is none.
 vi_laplace <- function(model) {
-  if (inherits(model, c("sgld_model_mixture", "sgld_model_ica", "sgld_model_mlp")))
+  if (!model_capabilities(model)$laplace)
     return("the posterior has several modes by construction")
   if (isTRUE(model$local_parameters))
     return("the model has a latent path")
@@ -487,9 +487,6 @@ resolve_vi_optimizer <- function(optimizer, label) {
         describe(optimizer), ".")
 }
 
-# the models whose C side has grad_loglik_local, and expected_loglik (sgld.h)
-local_types <- c("logistic", "linear", "mlp_regression", "mlp_classification")
-expected_types <- c("logistic", "linear")
 
 # local = "auto", TRUE, FALSE or "expected" -> how the mean-field gradient's
 # likelihood part is formed: "w" (at one draw of w per minibatch), "draw"
@@ -503,15 +500,18 @@ resolve_local <- function(local, model, family, cv_on, clip, batch_size, label) 
   if (!(identical(local, "auto") || identical(local, "expected") || isTRUE(local) ||
         isFALSE(local)))
     abort("`local` must be \"auto\", \"expected\", TRUE or FALSE; not ", describe(local), ".")
-  can <- family == "meanfield" && isTRUE(model$type %in% local_types)
-  can_expect <- family == "meanfield" && isTRUE(model$type %in% expected_types)
+  # what the model's C table has (sgld.h: grad_loglik_local, expected_loglik)
+  engine <- if (family == "meanfield") model_engine(model)
+  can <- isTRUE(engine$grad_loglik_local)
+  can_expect <- isTRUE(engine$expected_loglik)
   if (isTRUE(local) || identical(local, "expected")) {
     what <- if (isTRUE(local)) "`local = TRUE` (local reparameterisation)"
             else "`local = \"expected\"` (expected log likelihoods)"
     why <- if (family != "meanfield") "a mean-field family (family = \"meanfield\")"
            else if (isTRUE(local) && !can)
-             "a model linear in its weights (model_logistic(), model_linear() or model_mlp())"
-           else if (!isTRUE(local) && !can_expect) "model_logistic() or model_linear()"
+             "a model linear in its weights (a regression or model_mlp())"
+           else if (!isTRUE(local) && !can_expect)
+             "a model with expected log likelihoods (model_linear(), model_logistic(), model_poisson())"
            else if (cv_on) "plain minibatches (control_variates = FALSE)"
            else if (!is.null(clip)) "an unclipped gradient (clip = NULL)"
     if (!is.null(why)) abort(what, " needs ", why, ".")

@@ -10,6 +10,8 @@ SEXP sgld_run(SEXP model, SEXP settings);
 SEXP sgld_model_eval(SEXP model, SEXP w);
 SEXP sgld_log_joint_draws(SEXP model, SEXP draws);
 SEXP sgld_model_expected(SEXP model, SEXP mu, SEXP sd);
+SEXP sgld_model_info(SEXP model);
+SEXP sgld_loglik_draws(SEXP model, SEXP draws, SEXP threads);
 SEXP sgld_whiten_eval(SEXP model, SEXP w, SEXP tau, SEXP inverse);
 SEXP sgld_rng_draws(SEXP n, SEXP kind, SEXP bound, SEXP stream);
 SEXP sgld_streams(SEXP chains);
@@ -22,7 +24,7 @@ SEXP sgld_gradient_draws(SEXP model, SEXP settings);
 SEXP sgld_compiled_info(SEXP pointer);
 SEXP sgld_codes(void);
 SEXP sgld_code_of(SEXP table, SEXP name);
-SEXP sgld_predict(SEXP X, SEXP chains, SEXP pick, SEXP offset, SEXP logistic, SEXP keep,
+SEXP sgld_predict(SEXP X, SEXP chains, SEXP pick, SEXP offset, SEXP link, SEXP keep,
                   SEXP threads);
 SEXP sgld_predict_mixture(SEXP x, SEXP chains, SEXP pick, SEXP sigma2_x, SEXP keep);
 SEXP sgld_ksd(SEXP x, SEXP scores, SEXP c, SEXP beta);
@@ -38,6 +40,8 @@ static const R_CallMethodDef call_methods[] = {
   CALLDEF(sgld_model_eval, 2),
   CALLDEF(sgld_log_joint_draws, 2),
   CALLDEF(sgld_model_expected, 3),
+  CALLDEF(sgld_model_info, 1),
+  CALLDEF(sgld_loglik_draws, 3),
   CALLDEF(sgld_whiten_eval, 4),
   CALLDEF(sgld_rng_draws, 4),
   CALLDEF(sgld_streams, 1),

@@ -171,9 +171,12 @@ calls[["code of"]] <- list(sgld:::C_sgld_code_of, "schedule", "piecewise")
 calls[["rng"]] <- list(sgld:::C_sgld_rng_draws, 10, 0L, 0, 2L)
 calls[["predict"]] <- list(sgld:::C_sgld_predict, cbind(1, df$x[1:7]),
                            list(matrix(rnorm(6), 3), matrix(rnorm(8), 4)), c(1, 5, 7),
-                           rnorm(7), TRUE, FALSE, 1L)
+                           rnorm(7), 1L, FALSE, 1L)
 calls[["predict draws"]] <- list(sgld:::C_sgld_predict, cbind(1, df$x[1:7]),
-                                 list(matrix(rnorm(6), 3)), NULL, NULL, FALSE, TRUE, 2L)
+                                 list(matrix(rnorm(6), 3)), NULL, NULL, 2L, TRUE, 2L)
+calls[["model info"]] <- list(sgld:::C_sgld_model_info, models$linear)
+calls[["loglik draws"]] <- list(sgld:::C_sgld_loglik_draws, models$linear,
+                                matrix(rnorm(3 * models$linear$d), models$linear$d), 2L)
 calls[["predict mixture"]] <- list(sgld:::C_sgld_predict_mixture, df$x[1:5],
                                    list(matrix(rnorm(6), 3), matrix(rnorm(4), 2)), c(2, 5), 2, FALSE)
 calls[["predict mixture draws"]] <- list(sgld:::C_sgld_predict_mixture, df$x[1:5],
