@@ -28,7 +28,7 @@ model {
 }"
 
 fit_stan <- function(sm, m, pars) {
-  X <- sgld:::design_matrix(m)
+  X <- t(m$z[seq_len(m$p), , drop = FALSE])
   y <- as.integer(m$z[m$p + 1L, ])
   off <- if (is.null(m$obs_offset)) rep(0, nrow(X)) else m$obs_offset
   data <- list(n = nrow(X), p = ncol(X), X = X, y = y, offset = off, s = 1)
@@ -42,8 +42,10 @@ fit_stan <- function(sm, m, pars) {
        max_rhat = max(s[, "Rhat"]))
 }
 
-poisson <- stan_model(model_code = poisson_code)
-negbin <- stan_model(model_code = negbin_code)
+# Debian's r-cran-bh leaves its headers in /usr/include
+boost <- if (nzchar(system.file("include", "boost", package = "BH"))) NULL else "/usr/include"
+poisson <- stan_model(model_code = poisson_code, boost_lib = boost)
+negbin <- stan_model(model_code = negbin_code, boost_lib = boost)
 models <- list(
   insurance = model_poisson(Claims ~ District + Group + Age, data = MASS::Insurance,
                             offset = log(Holders)),

@@ -24,10 +24,14 @@ SEXP sgld_model_info(SEXP model_spec) {
   return out;
 }
 
-/* Rows per task: the task's slice of the result for consecutive draws shares
-   cache lines (the result is draws x rows, column-major), so a block of 64
-   rows keeps 64 lines of it in cache while the draws fill them. */
+/* The result is draws x rows, column-major: a row's entries for consecutive
+   draws are adjacent, while one draw's entries for consecutive rows lie S
+   doubles apart (at S = 4000, 32 KB: the same cache set, and a page each).
+   So each task computes a tile of LL_DRAW_BLOCK draws x LL_ROW_BLOCK rows,
+   draw by draw, then writes it row by row, in runs of LL_DRAW_BLOCK
+   adjacent doubles. */
 #define LL_ROW_BLOCK 64
+#define LL_DRAW_BLOCK 32
 /* rows between checks for an interrupt (outside the parallel region) */
 #define LL_CHUNK (LL_ROW_BLOCK * 256)
 
@@ -61,7 +65,7 @@ SEXP sgld_loglik_draws(SEXP model_spec, SEXP draws, SEXP threads) {
 #endif
   /* scratch per thread, before any thread starts: a block of rows, and the
      work buffer of the one-row fallback */
-  const size_t per = LL_ROW_BLOCK + model.work_size + 1;
+  const size_t per = (size_t) LL_ROW_BLOCK * LL_DRAW_BLOCK + model.work_size + 1;
   double *scratch = (double *) R_alloc((size_t) nth * per, sizeof(double));
   SEXP out = PROTECT(allocMatrix(REALSXP, (int) S, (int) n));
   double *o = REAL(out);
@@ -76,12 +80,18 @@ SEXP sgld_loglik_draws(SEXP model_spec, SEXP draws, SEXP threads) {
 #ifdef _OPENMP
       t = omp_get_thread_num();
 #endif
-      double *buf = scratch + (size_t) t * per, *work = buf + LL_ROW_BLOCK;
+      double *tile = scratch + (size_t) t * per;
+      double *work = tile + (size_t) LL_ROW_BLOCK * LL_DRAW_BLOCK;
       const R_xlen_t from = c0 + b * LL_ROW_BLOCK;
       const R_xlen_t to = from + LL_ROW_BLOCK < c1 ? from + LL_ROW_BLOCK : c1;
-      for (R_xlen_t s = 0; s < S; s++) {
-        rows_at(&model, W + s * d, from, to, buf, work);
-        for (R_xlen_t i = from; i < to; i++) o[s + i * S] = buf[i - from];
+      for (R_xlen_t s0 = 0; s0 < S; s0 += LL_DRAW_BLOCK) {
+        const R_xlen_t s1 = s0 + LL_DRAW_BLOCK < S ? s0 + LL_DRAW_BLOCK : S;
+        for (R_xlen_t s = s0; s < s1; s++)
+          rows_at(&model, W + s * d, from, to, tile + (s - s0) * LL_ROW_BLOCK, work);
+        for (R_xlen_t i = from; i < to; i++) {
+          double *oi = o + i * S;
+          for (R_xlen_t s = s0; s < s1; s++) oi[s] = tile[(s - s0) * LL_ROW_BLOCK + (i - from)];
+        }
       }
     }
     if (model.failed && model.failed(model.data) != MODEL_OK) break;

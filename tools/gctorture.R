@@ -16,6 +16,8 @@ df$w <- rep(1:4, 5)
 df$s <- rep(0:3, 5)
 models$weighted <- model_linear(y ~ x, data = df, weights = w, offset = x / 2)
 models$counts <- model_logistic(cbind(s, w) ~ x, data = df, offset = x / 3, sparse = TRUE)
+models$poisson <- model_poisson(s ~ x, data = df, weights = w, offset = x / 4)
+models$negbin <- model_negbin(s ~ x, data = df, offset = x / 4)
 # model_custom(): the linear model in R functions, on w = (beta, log sigma2),
 # whose callbacks allocate at every step; and one whose gradient breaks its
 # contract whenever row 7 is in the batch, for the failure path
@@ -174,9 +176,11 @@ calls[["predict"]] <- list(sgld:::C_sgld_predict, cbind(1, df$x[1:7]),
                            rnorm(7), 1L, FALSE, 1L)
 calls[["predict draws"]] <- list(sgld:::C_sgld_predict, cbind(1, df$x[1:7]),
                                  list(matrix(rnorm(6), 3)), NULL, NULL, 2L, TRUE, 2L)
-calls[["model info"]] <- list(sgld:::C_sgld_model_info, models$linear)
-calls[["loglik draws"]] <- list(sgld:::C_sgld_loglik_draws, models$linear,
-                                matrix(rnorm(3 * models$linear$d), models$linear$d), 2L)
+calls[["model info"]] <- list(sgld:::C_sgld_model_info, models$negbin)
+calls[["loglik draws"]] <- list(sgld:::C_sgld_loglik_draws, models$negbin,
+                                matrix(rnorm(3 * models$negbin$d), models$negbin$d), 2L)
+calls[["loglik draws, one row at a time"]] <- list(sgld:::C_sgld_loglik_draws, models$mixture,
+                                                   matrix(rnorm(3 * models$mixture$d), models$mixture$d), 1L)
 calls[["predict mixture"]] <- list(sgld:::C_sgld_predict_mixture, df$x[1:5],
                                    list(matrix(rnorm(6), 3), matrix(rnorm(4), 2)), c(2, 5), 2, FALSE)
 calls[["predict mixture draws"]] <- list(sgld:::C_sgld_predict_mixture, df$x[1:5],
