@@ -1,7 +1,8 @@
 #' Posterior predictions, intervals and pointwise log likelihood
 #'
-#' The methods of rstantools' generics for fits of [model_linear()] and
-#' [model_logistic()], with rstanarm's meanings. Each returns one row per
+#' The methods of rstantools' generics for fits of the regressions
+#' ([model_linear()], [model_logistic()], [model_poisson()] and
+#' [model_negbin()]), with rstanarm's meanings. Each returns one row per
 #' posterior draw (all kept draws of every chain, chain after chain, or a random
 #' subset of `ndraws` of them) and one column per observation of `newdata`
 #' (the training data when `NULL`):
@@ -9,10 +10,11 @@
 #'   \item{`posterior_linpred()`}{the linear predictor \eqn{x^\top \beta}{x' beta}
 #'     (with `transform = TRUE`, the same as `posterior_epred()`).}
 #'   \item{`posterior_epred()`}{the expected response: \eqn{x^\top \beta}{x' beta}
-#'     for the linear model, the probability of the event for the logistic one.}
+#'     for the linear model, the probability of the event for the logistic one,
+#'     the mean count \eqn{e^{x^\top \beta}}{exp(x' beta)} for the count models.}
 #'   \item{`posterior_predict()`}{draws from the posterior predictive
-#'     distribution: \eqn{N(x^\top \beta, \sigma^2)}{N(x' beta, sigma^2)}, or 1
-#'     for the event and 0 otherwise.}
+#'     distribution: \eqn{N(x^\top \beta, \sigma^2)}{N(x' beta, sigma^2)}, 1
+#'     for the event and 0 otherwise, or counts (Poisson or negative binomial).}
 #'   \item{`log_lik()`}{the log likelihood of each observation under each draw;
 #'     its row sums are the log likelihood of the data, and it is what
 #'     `loo::loo()` and `loo::waic()` take. `loo::loo(fit)` and
@@ -33,7 +35,7 @@
 #' matrices hold draws x observations numbers; for averages over the draws on
 #' large data, [predict.sgld_fit()] needs memory only for its result.
 #'
-#' @param object,x A fit of [model_linear()] or [model_logistic()] by a
+#' @param object,x A fit of a regression model by a
 #'   sampler (not [sgd()] or [gd()], which give no posterior).
 #' @param newdata A data frame with the formula's variables (for `log_lik()`,
 #'   the response too), or a matrix for a model built from one; `NULL` for the
@@ -236,7 +238,9 @@ central_quantiles <- function(x, prob) {
 #'     for reference. For comparing models use `loo::loo(fit)`.}
 #'   \item{`nobs()`, `formula()`, `family()`}{the number of observations,
 #'     the model's formula (for models built from one) and the family:
-#'     [gaussian()] for [model_linear()], [binomial()] for [model_logistic()].}
+#'     [gaussian()] for [model_linear()], [binomial()] for [model_logistic()],
+#'     [poisson()] for [model_poisson()], and for [model_negbin()] a `family`
+#'     object named `"neg_binomial_2"` with the log link.}
 #'   \item{`as.data.frame()`}{the draws of every chain, one row per draw
 #'     (chain after chain) and one column per parameter on the user's scale.}
 #'   \item{`coef(summary(fit))`}{the summary's statistics as a matrix.}

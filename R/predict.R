@@ -5,7 +5,10 @@
 #' posterior mean of the predictive probability of the event, `"link"` the
 #' posterior mean of the linear predictor, `"class"` the label of the more
 #' probable class. For [model_linear()]: the posterior mean of
-#' \eqn{x^\top \beta}{x' beta}.
+#' \eqn{x^\top \beta}{x' beta}. For [model_poisson()] and [model_negbin()]:
+#' `"response"` the posterior mean of the expected count
+#' \eqn{e^{x^\top \beta}}{exp(x' beta)} (offset included), `"link"` that of
+#' the linear predictor.
 #'
 #' For [model_mixture()]: the posterior predictive density at each value
 #' of `newdata` (a numeric vector), the average over the draws of

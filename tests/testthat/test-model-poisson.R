@@ -156,3 +156,18 @@ test_that("bad input is a clear error", {
                "must be made by prior_normal\\(\\) for model_poisson")
   expect_error(model_poisson(cbind(1, d$tension == "M"), d$breaks[-1]), "`y`")
 })
+
+test_that("held-out rows keep their offsets, for log_lik(newdata) and the monitor", {
+  m <- insurance()
+  nd <- MASS::Insurance[60:64, ]
+  held <- eval(quote(held_out_model(m, nd)), list(m = m, nd = nd), asNamespace("sgld"))
+  w <- seq(-1, 1, length.out = m$d) / 10
+  X <- model.matrix(Claims ~ District + Group + Age, data = nd)
+  expect_equal(log_posterior(held, w)$loglik,
+               sum(dpois(nd$Claims, exp(drop(X %*% w) + log(nd$Holders)), log = TRUE)),
+               tolerance = 1e-12)
+  set.seed(7)
+  fit <- suppressWarnings(sgld(m, lr = 1e-3, batch_size = 16, iter = 200,
+                               monitor = monitor_every(100, newdata = nd)))
+  expect_true(all(is.finite(fit$monitor$test_loglik)))
+})
