@@ -5,21 +5,6 @@
 
 quine_model <- function() model_negbin(Days ~ Eth + Sex + Age + Lrn, data = MASS::quine)
 epil_model <- function() model_negbin(y ~ lbase * trt + lage + V4, data = MASS::epil)
-count_reference <- function(name) readRDS(test_path("count-reference.rds"))[[name]]
-
-reference_errors <- function(draws, ref) {
-  c(mean = max(abs(colMeans(draws) - ref$mean) / ref$sd),
-    sd = max(abs(apply(draws, 2, sd) / ref$sd - 1)))
-}
-
-gradient_error <- function(m, w, h = 1e-5) {
-  g <- log_posterior(m, w)$grad_logpost
-  num <- vapply(seq_along(w), function(j) {
-    e <- replace(numeric(length(w)), j, h)
-    (log_posterior(m, w + e)$logpost - log_posterior(m, w - e)$logpost) / (2 * h)
-  }, 0)
-  max(abs(num - g) / pmax(1, abs(num)))
-}
 
 test_that("the log likelihood is dnbinom's and the prior half-normal on 1/phi", {
   m <- quine_model()
@@ -47,7 +32,7 @@ test_that("gradients agree with finite differences, offsets and weights included
   mo <- model_negbin(y ~ trt + lage, data = d, offset = log(d$base + 1),
                      weights = rep(1:2, length.out = nrow(d)))
   for (m in list(quine_model(), epil_model(), mo)) {
-    for (k in 1:3) expect_lt(gradient_error(m, c(rnorm(m$p, 0, 0.1), rnorm(1))), 1e-6)
+    for (k in 1:3) expect_lt(max(gradient_errors(m, c(rnorm(m$p, 0, 0.1), rnorm(1)))), 1e-6)
   }
 })
 
@@ -90,13 +75,13 @@ test_that("log_lik, predict and posterior_predict follow from the draws", {
   fit <- sgld(m, iter = 2000)
   W <- as.matrix(fit, scale = "sampler")
   X <- model.matrix(Days ~ Eth + Sex + Age + Lrn, data = MASS::quine)
-  eta <- W %*% t(X)
+  eta <- W[, seq_len(m$p)] %*% t(X)
   phi <- exp(W[, m$d])
   y <- MASS::quine$Days
   ref <- matrix(dnbinom(rep(y, each = nrow(W)), size = phi, mu = exp(eta), log = TRUE), nrow(W))
   ll <- rstantools::log_lik(fit)
   expect_equal(ll, ref, tolerance = 1e-12, ignore_attr = TRUE)
-  expect_equal(rstantools::log_lik(fit, newdata = MASS::quine), ll)
+  expect_equal(rstantools::log_lik(fit, newdata = MASS::quine), ll, ignore_attr = TRUE)
   expect_equal(predict(fit), colMeans(exp(eta)), tolerance = 1e-12, ignore_attr = TRUE)
   expect_equal(fitted(fit), colMeans(exp(eta)), tolerance = 1e-12, ignore_attr = TRUE)
   expect_identical(family(fit)$family, "neg_binomial_2")

@@ -7,23 +7,6 @@ insurance <- function() {
   model_poisson(Claims ~ District + Group + Age, data = MASS::Insurance, offset = log(Holders))
 }
 warpbreaks_model <- function() model_poisson(breaks ~ wool * tension, data = datasets::warpbreaks)
-count_reference <- function(name) readRDS(test_path("count-reference.rds"))[[name]]
-
-# largest error of the draws' means in reference sds, and of their sds as a ratio
-reference_errors <- function(draws, ref) {
-  c(mean = max(abs(colMeans(draws) - ref$mean) / ref$sd),
-    sd = max(abs(apply(draws, 2, sd) / ref$sd - 1)))
-}
-
-# central differences of the log posterior, relative to the analytic gradient
-gradient_error <- function(m, w, h = 1e-5) {
-  g <- log_posterior(m, w)$grad_logpost
-  num <- vapply(seq_along(w), function(j) {
-    e <- replace(numeric(length(w)), j, h)
-    (log_posterior(m, w + e)$logpost - log_posterior(m, w - e)$logpost) / (2 * h)
-  }, 0)
-  max(abs(num - g) / pmax(1, abs(num)))
-}
 
 test_that("the log likelihood is dpois's and the log prior the normal's", {
   m <- insurance()
@@ -47,7 +30,7 @@ test_that("the log likelihood is dpois's and the log prior the normal's", {
 test_that("gradients agree with finite differences", {
   set.seed(1)
   for (m in list(insurance(), warpbreaks_model())) {
-    for (k in 1:3) expect_lt(gradient_error(m, rnorm(m$d, 0, 0.2)), 1e-6)
+    for (k in 1:3) expect_lt(max(gradient_errors(m, rnorm(m$d, 0, 0.2))), 1e-6)
   }
 })
 
@@ -120,7 +103,7 @@ test_that("log_lik, predict, posterior_predict and loo follow from the draws", {
   ref <- matrix(dpois(rep(y, each = nrow(W)), exp(eta), log = TRUE), nrow(W))
   ll <- rstantools::log_lik(fit)
   expect_equal(ll, ref, tolerance = 1e-12, ignore_attr = TRUE)
-  expect_equal(rstantools::log_lik(fit, newdata = datasets::warpbreaks), ll)
+  expect_equal(rstantools::log_lik(fit, newdata = datasets::warpbreaks), ll, ignore_attr = TRUE)
   expect_equal(predict(fit), colMeans(exp(eta)), tolerance = 1e-12, ignore_attr = TRUE)
   expect_equal(predict(fit, type = "link"), colMeans(eta), tolerance = 1e-12, ignore_attr = TRUE)
   expect_equal(rstantools::posterior_epred(fit), exp(eta), tolerance = 1e-12, ignore_attr = TRUE)
@@ -136,15 +119,16 @@ test_that("log_lik, predict, posterior_predict and loo follow from the draws", {
   # the offset enters predictions made from new data
   mi <- insurance()
   set.seed(6)
-  fi <- sgld(mi, iter = 1000)
+  fi <- sgld(mi)
   nd <- MASS::Insurance[1:5, ]
   eta_i <- as.matrix(fi, scale = "sampler") %*% t(model.matrix(Claims ~ District + Group + Age, data = nd)) +
     rep(log(nd$Holders), each = nrow(as.matrix(fi)))
   expect_equal(predict(fi, newdata = nd), colMeans(exp(eta_i)), tolerance = 1e-12,
                ignore_attr = TRUE)
-  lo <- loo::loo(fit)
+  # (loo warns of a few Pareto k above 0.5 on these 54 rows)
+  lo <- suppressWarnings(loo::loo(fit))
   r_eff <- loo::relative_eff(exp(ref), chain_id = sgld:::chain_of_draws(fit))
-  expect_equal(lo$estimates, loo::loo(ref, r_eff = r_eff)$estimates)
+  expect_equal(lo$estimates, suppressWarnings(loo::loo(ref, r_eff = r_eff))$estimates)
 })
 
 test_that("bad input is a clear error", {
