@@ -122,9 +122,10 @@ log_lik.sgld_fit <- function(object, newdata = NULL, ndraws = NULL, ...) {
       abort("`newdata` has no column named ", paste0("'", need, "'", collapse = ", "),
             ": the response, which the log likelihood needs.")
   }
-  rows <- if (is.null(newdata)) in_memory(model) else held_out_model(model, newdata)
-  out <- model_loglik_rows(rows, W)
-  dimnames(out) <- list(NULL, rownames(design_for_newdata(model, newdata)))
+  # the training rows as the model holds them (in memory or on a file)
+  out <- model_loglik_rows(if (is.null(newdata)) model else held_out_model(model, newdata), W)
+  if (!is.null(newdata) || is.null(model$file))
+    colnames(out) <- rownames(design_for_newdata(model, newdata))
   out
 }
 
@@ -289,7 +290,8 @@ fitted.sgld_fit <- function(object, ...) {
 residuals.sgld_fit <- function(object, ...) {
   check_dots_empty(...)
   regression_only(object, "residuals()")
-  model_observed(in_memory(object$model)) - fitted.sgld_fit(object)
+  mu <- fitted.sgld_fit(object)   # (stops for a model on a file)
+  model_observed(object$model) - mu
 }
 
 #' @rdname sgld_fit_methods

@@ -65,10 +65,10 @@ model_observed.default <- function(model) model$z[model$p + 1L, ]
 # ---- each row's log likelihood ---------------------------------------------------
 
 # The draws x rows matrix of log f(z_i | w_s), W one draw per row (sampler
-# scale), over the model's own rows (each with its case weight), computed in C
-# by the model's table, `threads` threads sharing the rows.
+# scale), over the model's own rows (each with its case weight; in memory or
+# on a file), computed in C by the model's table, `threads` threads sharing
+# the rows.
 model_loglik_rows <- function(model, W, threads = getOption("sgld.threads", 1L)) {
-  check_in_memory(model)
   W <- t(W)
   storage.mode(W) <- "double"
   .Call(C_sgld_loglik_draws, model, W, as.integer(threads))
