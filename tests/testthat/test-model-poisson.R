@@ -35,7 +35,8 @@ test_that("gradients agree with finite differences", {
 })
 
 test_that("sgld(m) at its defaults is within 0.15 sd and 10% of NUTS on two data sets", {
-  # measured (seed 1): Insurance 0.06 sd and 4.5%, warpbreaks 0.05 sd and 4.8%
+  # measured (seed 1): Insurance 0.049 sd and 2.4%, warpbreaks 0.024 sd and 2.4%;
+  # seeds 2 and 3 at most 0.049 sd and 3.1%
   for (case in list(list(m = insurance(), ref = "insurance"),
                     list(m = warpbreaks_model(), ref = "warpbreaks"))) {
     set.seed(1)
@@ -47,6 +48,7 @@ test_that("sgld(m) at its defaults is within 0.15 sd and 10% of NUTS on two data
 })
 
 test_that("mala(m) at its defaults matches NUTS", {
+  # measured: 0.051 sd and 2.7%
   set.seed(2)
   fit <- mala(insurance())
   err <- reference_errors(as.matrix(fit), count_reference("insurance"))
