@@ -1,7 +1,7 @@
 # log_lik() in C (src/model_contract.c: each row's log likelihood by the
 # model's table, threaded over rows): 4,000 draws x 10,000 rows for the
 # linear, logistic, Poisson and negative-binomial regressions (5
-# coefficients), by 1 and 2 threads, medians of 5 runs, and the R
+# coefficients), by 1 and 2 threads, medians of 3 runs, and the R
 # computation it replaced for the first two; and the floor: filling a
 # 4,000 x 10,000 matrix of doubles (320 MB) in R, which any log_lik() pays.
 #   Rscript bench/log-lik.R
@@ -28,7 +28,7 @@ r_reference <- function(m, W) {
   y <- rep(m$z[m$p + 1, ], each = S)
   matrix(ifelse(y == 1, plogis(e, log.p = TRUE), plogis(-e, log.p = TRUE)), S)
 }
-med <- function(f) median(replicate(5, system.time(f())[["elapsed"]]))
+med <- function(f) median(replicate(3, system.time(f())[["elapsed"]]))
 cat(format(Sys.time()), " load:", readLines("/proc/loadavg"), "\n")
 cat(sprintf("floor: matrix(0, S, n) %.3f s\n", med(function() matrix(0, S, n))))
 for (name in names(models)) {
