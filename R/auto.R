@@ -46,7 +46,7 @@ auto_laplace <- function(model, what) {
   # the mixture, signs and order of the sources in ICA, permutations of a
   # network's hidden units): one Laplace approximation would confine the
   # chain to one of them without a warning
-  if (inherits(model, c("sgld_model_mixture", "sgld_model_ica", "sgld_model_mlp")))
+  if (!model_capabilities(model)$laplace)
     abort(what, ": `lr = \"auto\"` builds on one Laplace approximation, and the posterior ",
           "of ", class(model)[1], " has several modes. Give `lr` yourself (a decaying ",
           "schedule such as lr_range(), as in the vignettes); see \"Choosing settings by ",

@@ -29,7 +29,7 @@
 #' ex$density(0.19, "sigma2")
 #' @export
 linear_exact_posterior <- function(model) {
-  if (!inherits(model, "sgld_model_linear"))
+  if (!inherits(model, "sgld_model") || !model_capabilities(model)$exact_posterior)
     abort("`model` must be made by model_linear(), not ", describe(model), ".")
   p <- model$p
   X <- design_matrix(model)

@@ -14,7 +14,7 @@ check_parallel <- function(parallel, model) {
     if (!requireNamespace("future", quietly = TRUE))
       abort("`parallel = \"future\"` needs the package 'future'; install it, or use ",
             "`parallel = \"threads\"`.")
-    if (inherits(model, "sgld_model_compiled"))
+    if (!model_capabilities(model)$portable)
       abort("`parallel = \"future\"`: a model from model_compiled() holds a pointer into ",
             "another package's compiled code, which cannot travel to another process; ",
             "run it with `parallel = \"threads\"`, or call your package's model constructor ",

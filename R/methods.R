@@ -1,7 +1,8 @@
 #' Posterior predictions, intervals and pointwise log likelihood
 #'
-#' The methods of rstantools' generics for fits of [model_linear()] and
-#' [model_logistic()], with rstanarm's meanings. Each returns one row per
+#' The methods of rstantools' generics for fits of the regressions
+#' ([model_linear()], [model_logistic()], [model_poisson()] and
+#' [model_negbin()]), with rstanarm's meanings. Each returns one row per
 #' posterior draw (all kept draws of every chain, chain after chain, or a random
 #' subset of `ndraws` of them) and one column per observation of `newdata`
 #' (the training data when `NULL`):
@@ -9,10 +10,11 @@
 #'   \item{`posterior_linpred()`}{the linear predictor \eqn{x^\top \beta}{x' beta}
 #'     (with `transform = TRUE`, the same as `posterior_epred()`).}
 #'   \item{`posterior_epred()`}{the expected response: \eqn{x^\top \beta}{x' beta}
-#'     for the linear model, the probability of the event for the logistic one.}
+#'     for the linear model, the probability of the event for the logistic one,
+#'     the mean count \eqn{e^{x^\top \beta}}{exp(x' beta)} for the count models.}
 #'   \item{`posterior_predict()`}{draws from the posterior predictive
-#'     distribution: \eqn{N(x^\top \beta, \sigma^2)}{N(x' beta, sigma^2)}, or 1
-#'     for the event and 0 otherwise.}
+#'     distribution: \eqn{N(x^\top \beta, \sigma^2)}{N(x' beta, sigma^2)}, 1
+#'     for the event and 0 otherwise, or counts (Poisson or negative binomial).}
 #'   \item{`log_lik()`}{the log likelihood of each observation under each draw;
 #'     its row sums are the log likelihood of the data, and it is what
 #'     `loo::loo()` and `loo::waic()` take. `loo::loo(fit)` and
@@ -33,7 +35,7 @@
 #' matrices hold draws x observations numbers; for averages over the draws on
 #' large data, [predict.sgld_fit()] needs memory only for its result.
 #'
-#' @param object,x A fit of [model_linear()] or [model_logistic()] by a
+#' @param object,x A fit of a regression model by a
 #'   sampler (not [sgd()] or [gd()], which give no posterior).
 #' @param newdata A data frame with the formula's variables (for `log_lik()`,
 #'   the response too), or a matrix for a model built from one; `NULL` for the
@@ -73,7 +75,7 @@ posterior_linpred.sgld_fit <- function(object, transform = FALSE, newdata = NULL
   check_flag(transform, "transform")
   W <- prediction_draws(object, ndraws, "posterior_linpred()")
   eta <- linpred_draws(object$model, W, newdata)
-  if (transform) expected_response(object$model, eta) else eta
+  if (transform) expected_response(object$model, eta, W) else eta
 }
 
 #' @rdname posterior_predict.sgld_fit
@@ -81,31 +83,25 @@ posterior_linpred.sgld_fit <- function(object, transform = FALSE, newdata = NULL
 posterior_epred.sgld_fit <- function(object, newdata = NULL, ndraws = NULL, ...) {
   check_dots_empty(...)
   W <- prediction_draws(object, ndraws, "posterior_epred()")
-  expected_response(object$model, linpred_draws(object$model, W, newdata))
+  expected_response(object$model, linpred_draws(object$model, W, newdata), W)
 }
 
 #' @rdname posterior_predict.sgld_fit
 #' @exportS3Method rstantools::posterior_predict
 posterior_predict.sgld_fit <- function(object, newdata = NULL, ndraws = NULL, ...) {
   check_dots_empty(...)
-  if (inherits(object$model, "sgld_model_mlp")) {       # R/model-mlp.R
-    out <- posterior_predict_mlp(object, newdata)
-    if (is.null(ndraws)) return(out)
-    check_count(ndraws, "ndraws", lower = 1, upper = nrow(out))
-    return(out[sort(sample.int(nrow(out), ndraws)), , drop = FALSE])
-  }
+  model_posterior_predict(object$model, object, newdata, ndraws)
+}
+
+# draws x observations draws of the response (R/model.R: model_response_draws())
+model_posterior_predict <- function(model, object, newdata, ndraws) {
+  UseMethod("model_posterior_predict")
+}
+
+model_posterior_predict.default <- function(model, object, newdata, ndraws) {
   W <- prediction_draws(object, ndraws, "posterior_predict()")
-  model <- object$model
   eta <- linpred_draws(model, W, newdata)
-  S <- nrow(eta)
-  if (inherits(model, "sgld_model_linear")) {
-    # the residual sd of each draw, recycled down the columns (one per draw)
-    out <- eta + matrix(stats::rnorm(length(eta)), S) * sqrt(exp(W[, model$d]))
-  } else {
-    # events out of the row's trials: 1 unless the response gave counts
-    trials <- likelihood_rows(model, newdata, need_response = FALSE)$trials
-    out <- matrix(stats::rbinom(length(eta), rep(trials, each = S), stats::plogis(eta)), S)
-  }
+  out <- model_response_draws(model, eta, W, newdata)
   dimnames(out) <- dimnames(eta)
   out
 }
@@ -116,22 +112,21 @@ log_lik.sgld_fit <- function(object, newdata = NULL, ndraws = NULL, ...) {
   check_dots_empty(...)
   W <- prediction_draws(object, ndraws, "log_lik()")
   model <- object$model
-  eta <- linpred_draws(model, W, newdata)
-  rows <- likelihood_rows(model, newdata)
-  each <- function(v) rep(v, each = nrow(eta))    # a value per column, down the rows
-  if (inherits(model, "sgld_model_linear")) {
-    gam <- W[, model$d]
-    out <- each(rows$weight) *
-      (-0.5 * (log(2 * pi) + gam) - 0.5 * exp(-gam) * (each(rows$y) - eta)^2)
-  } else {
-    # events log sigma(eta) + nonevents log sigma(-eta), without overflow; a
-    # zero count contributes nothing
-    a <- each(rows$events)
-    b <- each(rows$nonevents)
-    out <- ifelse(a == 0, 0, a * stats::plogis(eta, log.p = TRUE)) +
-      ifelse(b == 0, 0, b * stats::plogis(-eta, log.p = TRUE))
+  if (!is.null(newdata)) {
+    if (is.null(model$terms))
+      abort("`newdata`: the log likelihood of new data needs a model built from a formula, ",
+            "whose response it can read; this one was built from a matrix.")
+    if (!is.data.frame(newdata)) abort("`newdata` must be a data frame.")
+    need <- setdiff(all.vars(model$formula[[2L]]), names(newdata))
+    if (length(need))
+      abort("`newdata` has no column named ", paste0("'", need, "'", collapse = ", "),
+            ": the response, which the log likelihood needs.")
   }
-  matrix(out, nrow(eta), dimnames = dimnames(eta))
+  # the training rows as the model holds them (in memory or on a file)
+  out <- model_loglik_rows(if (is.null(newdata)) model else held_out_model(model, newdata), W)
+  if (!is.null(newdata) || is.null(model$file))
+    colnames(out) <- rownames(design_for_newdata(model, newdata))
+  out
 }
 
 #' @rdname posterior_predict.sgld_fit
@@ -177,9 +172,7 @@ waic.sgld_fit <- function(x, ...) loo::waic(log_lik.sgld_fit(x), ...)
 
 # Only a sampler's fit of a regression model has draws to predict from.
 need_draws <- function(object, what) {
-  if (!inherits(object$model, c("sgld_model_linear", "sgld_model_logistic")))
-    abort(what, " is available for fits of model_linear() and model_logistic(), not ",
-          class(object$model)[1], ".")
+  regression_only(object, what)
   if (!is_sampler(object))
     abort(what, " needs posterior draws; `object` is a run of ", object$method,
           "(), an optimiser. Use sgld() or another sampler.")
@@ -212,8 +205,8 @@ linpred_draws <- function(model, W, newdata) {
   eta
 }
 
-expected_response <- function(model, eta) {
-  if (inherits(model, "sgld_model_logistic")) eta[] <- stats::plogis(eta)
+expected_response <- function(model, eta, W) {
+  eta[] <- model_mean(model, eta, W)
   eta
 }
 
@@ -224,73 +217,6 @@ central_quantiles <- function(x, prob) {
   if (ncol(x) == 1L) out <- matrix(out, 1L)
   dimnames(out) <- list(colnames(x), paste0(format(100 * p, trim = TRUE, drop0trailing = TRUE), "%"))
   out
-}
-
-# What the likelihood of each row needs: for the linear model the response `y`
-# and case `weight`; for the logistic one the weighted counts of `events` and
-# `nonevents`, and the `trials` of a binomial response. Training rows carry
-# their case weights; rows of new data count once.
-likelihood_rows <- function(model, newdata, need_response = TRUE) {
-  linear <- inherits(model, "sgld_model_linear")
-  if (is.null(newdata)) {
-    if (linear) {
-      y <- model$z[model$p + 1L, ] + if (is.null(model$offset)) 0 else model$offset
-      return(list(y = y, weight = if (is.null(model$obs_weight)) 1 else model$obs_weight))
-    }
-    y <- if (!is.null(model$sp_y)) model$sp_y else model$z[model$p + 1L, ]
-    if (!is.null(model$obs_events))
-      return(list(events = model$obs_events, nonevents = model$obs_nonevents,
-                  trials = if (is.null(model$trials)) 1 else model$trials))
-    return(list(events = as.double(y == 1), nonevents = as.double(y == -1), trials = 1))
-  }
-  y <- newdata_response(model, newdata, need_response)
-  if (is.null(y)) return(list(trials = 1))
-  if (linear) return(list(y = y, weight = 1))
-  if (is.matrix(y)) return(list(events = y[, 1], nonevents = y[, 2], trials = rowSums(y)))
-  list(events = as.double(y == 1), nonevents = as.double(y == -1), trials = 1)
-}
-
-# The response of `newdata`: numbers (linear), -1 / +1 or a two-column count
-# matrix (logistic); NULL when it is absent and not needed.
-newdata_response <- function(model, newdata, need = TRUE) {
-  if (is.null(model$terms)) {
-    if (!need) return(NULL)
-    abort("`newdata`: the log likelihood of new data needs a model built from a formula, ",
-          "whose response it can read; this one was built from a matrix.")
-  }
-  resp <- all.vars(model$formula[[2L]])
-  if (!is.data.frame(newdata)) abort("`newdata` must be a data frame.")
-  need_cols <- setdiff(resp, names(newdata))
-  if (length(need_cols)) {
-    if (!need) return(NULL)
-    abort("`newdata` has no column named ", paste0("'", need_cols, "'", collapse = ", "),
-          ": the response, which the log likelihood needs.")
-  }
-  y <- eval(model$formula[[2L]], newdata, environment(model$formula))
-  if (anyNA(y)) abort("`newdata`: the response has missing values (first at row ",
-                      which(is.na(y))[1], ").")
-  if (inherits(model, "sgld_model_linear")) {
-    if (!is.numeric(y) || any(!is.finite(y)))
-      abort("`newdata`: the response must be finite numbers.")
-    return(as.double(y))
-  }
-  if (is.matrix(y)) {
-    if (ncol(y) != 2L || any(y < 0)) abort("`newdata`: the response must be cbind(events, nonevents).")
-    return(y)
-  }
-  labels <- model$labels
-  if (is.factor(y) || is.character(y)) {
-    y <- as.character(y)
-    bad <- setdiff(unique(y), labels)
-    if (length(bad))
-      abort("`newdata`: the response has the value '", bad[1], "', not one of the training ",
-            "classes ", paste0("'", labels, "'", collapse = " and "), ".")
-    return(ifelse(y == labels[2], 1, -1))
-  }
-  if (is.logical(y)) return(ifelse(y, 1, -1))
-  if (is.numeric(y) && all(y %in% c(0, 1))) return(2 * y - 1)
-  if (is.numeric(y) && all(y %in% c(-1, 1))) return(as.double(y))
-  abort("`newdata`: the response must be 0/1, -1/+1, logical or one of the training classes.")
 }
 
 # ---- the methods of base R's generics ----------------------------------------
@@ -313,7 +239,9 @@ newdata_response <- function(model, newdata, need = TRUE) {
 #'     for reference. For comparing models use `loo::loo(fit)`.}
 #'   \item{`nobs()`, `formula()`, `family()`}{the number of observations,
 #'     the model's formula (for models built from one) and the family:
-#'     [gaussian()] for [model_linear()], [binomial()] for [model_logistic()].}
+#'     [gaussian()] for [model_linear()], [binomial()] for [model_logistic()],
+#'     [poisson()] for [model_poisson()], and for [model_negbin()] a `family`
+#'     object named `"neg_binomial_2"` with the log link.}
 #'   \item{`as.data.frame()`}{the draws of every chain, one row per draw
 #'     (chain after chain) and one column per parameter on the user's scale.}
 #'   \item{`coef(summary(fit))`}{the summary's statistics as a matrix.}
@@ -343,8 +271,9 @@ newdata_response <- function(model, newdata, need = TRUE) {
 NULL
 
 regression_only <- function(object, what) {
-  if (!inherits(object$model, c("sgld_model_linear", "sgld_model_logistic")))
-    abort(what, " is available for fits of model_linear() and model_logistic(), not ",
+  if (!isTRUE(model_capabilities(object$model)$regression))
+    abort(what, " is available for fits of regression models (model_linear(), ",
+          "model_logistic(), model_poisson(), model_negbin()), not ",
           class(object$model)[1], ".")
 }
 
@@ -361,11 +290,8 @@ fitted.sgld_fit <- function(object, ...) {
 residuals.sgld_fit <- function(object, ...) {
   check_dots_empty(...)
   regression_only(object, "residuals()")
-  rows <- likelihood_rows(object$model, NULL)
-  # the logistic model's response is the proportion of events
-  y <- if (inherits(object$model, "sgld_model_logistic"))
-         rows$events / (rows$events + rows$nonevents) else rows$y
-  y - fitted.sgld_fit(object)
+  mu <- fitted.sgld_fit(object)   # (stops for a model on a file)
+  model_observed(object$model) - mu
 }
 
 #' @rdname sgld_fit_methods
@@ -420,12 +346,7 @@ formula.sgld_fit <- function(x, ...) {
 
 #' @rdname sgld_fit_methods
 #' @export
-family.sgld_fit <- function(object, ...) {
-  if (inherits(object$model, "sgld_model_linear")) return(stats::gaussian())
-  if (inherits(object$model, "sgld_model_logistic")) return(stats::binomial())
-  abort("family() is defined for fits of model_linear() and model_logistic(), not ",
-        class(object$model)[1], ".")
-}
+family.sgld_fit <- function(object, ...) model_family(object$model)
 
 #' @rdname sgld_fit_methods
 #' @export

@@ -16,7 +16,10 @@
 #' thread-safe, no R API, gradients added into their output, 0-based item
 #' indices). A package that defines a model has `LinkingTo: sgld` and
 #' `Imports: sgld` in its DESCRIPTION. A complete example, Bayesian Poisson
-#' regression, is in `system.file("examples", "sgldpoisson", package = "sgld")`.
+#' regression, is in `system.file("examples", "sgldpoisson", package = "sgld")`:
+#' a model small enough to read in one sitting, kept as the plug-in's example
+#' although [model_poisson()] is built in (whose draws it can be checked
+#' against).
 #'
 #' A compiled model lives in one R session: an object saved with [saveRDS()]
 #' and read back has lost its pointer, and using it is an error that says so.
@@ -106,3 +109,9 @@ held_out_model.sgld_model_compiled <- function(model, newdata) {
 
 # the table always has both log densities (sgld_model_pointer() refuses NULL)
 check_densities.sgld_model_compiled <- function(model, what) invisible()
+
+# compiled densities hold a pointer into another package's code, which cannot
+# travel to another process
+model_capabilities.sgld_model_compiled <- function(model) {
+  modifyList(NextMethod(), list(calls_r = FALSE, portable = FALSE))
+}

@@ -239,3 +239,9 @@ ica_instability <- function(fit) {
   v <- apply(W, c(1, 2), stats::var)
   drop(v %*% fit$model$sds^2)
 }
+
+# the sources' order and signs: several modes by construction; W is a square
+# matrix parameter, for the natural gradient
+model_capabilities.sgld_model_ica <- function(model) {
+  modifyList(NextMethod(), list(laplace = FALSE, natural_gradient = TRUE))
+}

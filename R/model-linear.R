@@ -134,29 +134,36 @@ print.sgld_model_linear <- function(x, ...) {
   invisible(x)
 }
 
-# ---- the model's two scales ------------------------------------------------
-# Samplers move unconstrained parameters; users see them on their natural
-# scale. Each model says how to go from one to the other, one draw per row.
+# ---- the model's contract (R/model.R) ------------------------------------------
 
-to_user_scale <- function(model, w) UseMethod("to_user_scale")
-to_sampler_scale <- function(model, w) UseMethod("to_sampler_scale")
-
-to_user_scale.sgld_model_linear <- function(model, w) {
-  w[, model$d] <- exp(w[, model$d])
-  w
+model_capabilities.sgld_model_linear <- function(model) {
+  modifyList(NextMethod(), list(regression = TRUE, smooth_likelihood = TRUE,
+                                exact_posterior = TRUE))
 }
-
-to_sampler_scale.sgld_model_linear <- function(model, w) {
-  w[, model$d] <- log(w[, model$d])
-  w
+model_family.sgld_model_linear <- function(model) stats::gaussian()
+model_link.sgld_model_linear <- function(model) "identity"
+model_response_draws.sgld_model_linear <- function(model, eta, W, newdata) {
+  # the residual sd of each draw, recycled down the columns (one per draw)
+  eta + matrix(stats::rnorm(length(eta)), nrow(eta)) * sqrt(exp(W[, model$d]))
 }
-
-# Stops unless every row of w is a valid point on the user scale (for init).
-check_user_values <- function(model, w, arg) UseMethod("check_user_values")
+# the stored response is net of the offset
+model_observed.sgld_model_linear <- function(model) {
+  model$z[model$p + 1L, ] + if (is.null(model$offset)) 0 else model$offset
+}
+with_offset.sgld_model_linear <- function(model, offset) {
+  if (!is.null(offset)) model$z[model$p + 1L, ] <- model$z[model$p + 1L, ] - offset
+  model
+}
+response_like.sgld_model_linear <- function(model, y) {
+  if (!is.numeric(y) || any(!is.finite(y)))
+    abort("`newdata`: the response must be finite numbers.")
+  as.double(y)
+}
 
 check_user_values.sgld_model_linear <- function(model, w, arg) {
   if (any(w[, model$d] <= 0)) abort("`", arg, "`: sigma2 must be positive.")
 }
+
 
 #' Log posterior and its gradient
 #'

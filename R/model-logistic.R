@@ -167,8 +167,14 @@ print.sgld_model_logistic <- function(x, ...) {
 
 # Dense storage keeps (x_i, y_i) together; sparse storage keeps, per
 # observation, the non-zero covariates (0-based column, value) and y apart.
+# A cbind(events, nonevents) response becomes the rows' counts.
 set_model_data.sgld_model_logistic <- function(model, X, y) {
   model <- drop_observation_fields(model)
+  if (is.matrix(y)) {
+    model$obs_events <- as.double(y[, 1])
+    model$obs_nonevents <- as.double(y[, 2])
+    y <- ifelse(y[, 1] >= y[, 2], 1, -1)
+  }
   model$n <- as.double(nrow(X))
   if (!model$sparse) {
     model$z <- stack_data(X, y)
@@ -197,6 +203,58 @@ design_matrix.sgld_model_logistic <- function(model) {
   X
 }
 
-to_user_scale.sgld_model_logistic <- function(model, w) w
-to_sampler_scale.sgld_model_logistic <- function(model, w) w
-check_user_values.sgld_model_logistic <- function(model, w, arg) invisible()
+# ---- the model's contract (R/model.R) ------------------------------------------
+
+model_capabilities.sgld_model_logistic <- function(model) {
+  # the Laplace prior has a kink at its location
+  modifyList(NextMethod(), list(regression = TRUE,
+                                smooth_likelihood = all(model$prior_type == 0L)))
+}
+model_family.sgld_model_logistic <- function(model) stats::binomial()
+model_link.sgld_model_logistic <- function(model) "logit"
+model_mean.sgld_model_logistic <- function(model, eta, W) stats::plogis(eta)
+# events out of each row's trials: 1 unless the response gave counts
+model_response_draws.sgld_model_logistic <- function(model, eta, W, newdata) {
+  trials <- logistic_trials(model, newdata)
+  matrix(stats::rbinom(length(eta), rep(trials, each = nrow(eta)), stats::plogis(eta)),
+         nrow(eta))
+}
+# the response is the proportion of events: 1 for the event, 0 otherwise, or
+# events / trials for a cbind(events, nonevents) response
+model_observed.sgld_model_logistic <- function(model) {
+  if (!is.null(model$obs_events))
+    return(model$obs_events / (model$obs_events + model$obs_nonevents))
+  y <- if (!is.null(model$sp_y)) model$sp_y else model$z[model$p + 1L, ]
+  as.double(y == 1)
+}
+
+# Each row's binomial trials: of the training rows, or of `newdata` when its
+# response is cbind(events, nonevents); 1 otherwise.
+logistic_trials <- function(model, newdata) {
+  if (is.null(newdata)) return(if (is.null(model$trials)) 1 else model$trials)
+  resp <- if (!is.null(model$terms)) model$formula[[2L]]
+  if (is.null(resp) || !all(all.vars(resp) %in% names(newdata))) return(1)
+  y <- eval(resp, newdata, environment(model$formula))
+  if (is.matrix(y)) rowSums(y) else 1
+}
+
+# held-out responses coded with the training labels (the event is
+# labels[2]), or a cbind(events, nonevents) matrix as it is
+response_like.sgld_model_logistic <- function(model, y) {
+  if (anyNA(y)) abort("`newdata`: the response has missing values.")
+  if (is.matrix(y)) {
+    if (ncol(y) != 2L || !is.numeric(y) || any(y < 0))
+      abort("`newdata`: the response must be cbind(events, nonevents).")
+    return(y)
+  }
+  yy <- as.character(if (is.factor(y)) y else as.vector(y))
+  unknown <- setdiff(unique(yy), model$labels)
+  # numbers coded as training would code them (0/1 or -1/+1)
+  if (length(unknown) && is.numeric(y) && all(y %in% c(0, 1))) return(2 * as.double(y) - 1)
+  if (length(unknown) && is.numeric(y) && all(y %in% c(-1, 1))) return(as.double(y))
+  if (length(unknown))
+    abort("`newdata`: the response has value", if (length(unknown) > 1) "s", " ",
+          paste0("'", utils::head(unknown, 3), "'", collapse = ", "),
+          " not among the training classes (", paste0("'", model$labels, "'", collapse = ", "), ").")
+  ifelse(yy == model$labels[2], 1, -1)
+}

@@ -117,3 +117,21 @@ grid_posterior <- function(model, x, y) {
   structure(list(x = x, y = y, density = prob / (diff(x)[1] * diff(y)[1]), prob = prob),
             class = "sgld_grid")
 }
+
+# predict(): the posterior predictive density at each value of `newdata`
+model_predict.sgld_model_mixture <- function(model, object, newdata, type, draws, ndraws,
+                                             threads) {
+  if (type != "response") abort("`type` must be \"response\" (the predictive density) ",
+                                "for model_mixture().")
+  use <- predict_draws_of(object, ndraws)
+  x <- if (is.null(newdata)) model$z else newdata
+  if (!is.numeric(x) || !is.null(dim(x)) || any(!is.finite(x)))
+    abort("`newdata` must be a vector of finite numbers for model_mixture().")
+  .Call(C_sgld_predict_mixture, as.double(x), use$chains, use$pick, as.double(model$sigma2_x),
+        draws)
+}
+
+# label switching: two modes by construction
+model_capabilities.sgld_model_mixture <- function(model) {
+  modifyList(NextMethod(), list(laplace = FALSE))
+}

@@ -31,49 +31,6 @@ monitor_every <- function(every, newdata = NULL) {
   structure(list(every = every, newdata = newdata), class = "sgld_monitor")
 }
 
-# The held-out data as a model object of the same kind, which the engine
-# evaluates with the model's own metric function.
-held_out_model <- function(model, newdata) UseMethod("held_out_model")
-
-held_out_model.default <- function(model, newdata) {
-  if (is.null(model$terms)) {
-    if (!is.list(newdata) || is.data.frame(newdata) || !all(c("x", "y") %in% names(newdata)))
-      abort("`newdata` must be a list with `x` and `y` for a model built from a matrix.")
-    X <- design_for_newdata(model, newdata$x)
-    y <- newdata$y
-  } else {
-    X <- design_for_newdata(model, newdata)
-    resp <- model$formula[[2L]]
-    missing_resp <- setdiff(all.vars(resp), names(newdata))
-    if (length(missing_resp))
-      abort("`newdata` has no response column '", missing_resp[1], "'.")
-    y <- eval(resp, newdata, environment(model$formula))
-  }
-  if (length(y) != nrow(X))
-    abort("`newdata`: the response has length ", length(y), " but there are ", nrow(X), " rows.")
-  set_model_data(in_memory(model), X, response_like(model, y))
-}
-
-response_like <- function(model, y) UseMethod("response_like")
-
-response_like.sgld_model_linear <- function(model, y) {
-  if (!is.numeric(y) || any(!is.finite(y)))
-    abort("`newdata`: the response must be finite numbers.")
-  as.double(y)
-}
-
-# held-out responses coded with the training labels: the event is labels[2]
-response_like.sgld_model_logistic <- function(model, y) {
-  if (anyNA(y)) abort("`newdata`: the response has missing values.")
-  yy <- as.character(if (is.factor(y)) y else as.vector(y))
-  unknown <- setdiff(unique(yy), model$labels)
-  if (length(unknown))
-    abort("`newdata`: the response has value", if (length(unknown) > 1) "s", " ",
-          paste0("'", utils::head(unknown, 3), "'", collapse = ", "),
-          " not among the training classes (", paste0("'", model$labels, "'", collapse = ", "), ").")
-  ifelse(yy == model$labels[2], 1, -1)
-}
-
 # the names of the metrics the engine computes for this kind of model
 metric_names <- function(model) engine_codes()$metrics[[model$type]]
 

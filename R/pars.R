@@ -45,7 +45,7 @@ resolve_pars <- function(pars, model) {
   }
   keep <- sort(unique(keep))
   if (length(keep) == d) return(NULL)
-  if (inherits(model, "sgld_model_custom") && !is.null(model$transform))
+  if (model_capabilities(model)$mixing_transform)
     abort("`pars`: a model_custom() with a `transform` keeps the draws of every parameter ",
           "(its transform may mix them); leave `pars` at NULL.")
   keep
@@ -99,7 +99,7 @@ moments_of <- function(res, model) {
   kept <- res$kept
   nm <- list(paste("chain", seq_along(kept)), model$names)
   mat <- function(x) matrix(t(x), length(kept), model$d, dimnames = nm)
-  custom <- inherits(model, "sgld_model_custom") && !is.null(model$transform)
+  custom <- model_capabilities(model)$mixing_transform
   if (custom) nm[[2]] <- model$sampler_names
   list(mean = mat(res$moment_mean),
        weighted_mean = mat(res$moment_wmean),

@@ -5,7 +5,10 @@
 #' posterior mean of the predictive probability of the event, `"link"` the
 #' posterior mean of the linear predictor, `"class"` the label of the more
 #' probable class. For [model_linear()]: the posterior mean of
-#' \eqn{x^\top \beta}{x' beta}.
+#' \eqn{x^\top \beta}{x' beta}. For [model_poisson()] and [model_negbin()]:
+#' `"response"` the posterior mean of the expected count
+#' \eqn{e^{x^\top \beta}}{exp(x' beta)} (offset included), `"link"` that of
+#' the linear predictor.
 #'
 #' For [model_mixture()]: the posterior predictive density at each value
 #' of `newdata` (a numeric vector), the average over the draws of
@@ -45,35 +48,35 @@ predict.sgld_fit <- function(object, newdata = NULL, type = c("response", "link"
   check_count(threads, "threads", lower = 1, upper = 1024)
   type <- check_choice(type, c("response", "link", "class"), "type")
   check_flag(draws, "draws")
-  model <- object$model
-  if (inherits(model, "sgld_model_mlp")) return(predict_mlp(object, newdata, type, draws))
-  if (!inherits(model, c("sgld_model_linear", "sgld_model_logistic", "sgld_model_mixture")))
-    abort("predict() is not available for ", class(model)[1], ".")
+  model_predict(object$model, object, newdata, type, draws, ndraws, threads)
+}
+
+# predict() for each kind of model; the default is the regressions'
+model_predict <- function(model, object, newdata, type, draws, ndraws, threads) {
+  UseMethod("model_predict")
+}
+
+# The fit's draws for predict(), after the checks every model shares.
+predict_draws_of <- function(object, ndraws) {
   if (ndraws(object) == 0) abort("the fit has no kept draws to predict from.")
   if (is_sampler(object)) require_all_draws(object, "predict()")
-  use <- draws_to_predict_with(object, ndraws)
-  if (inherits(model, "sgld_model_mixture")) {
-    if (type != "response") abort("`type` must be \"response\" (the predictive density) ",
-                                  "for model_mixture().")
-    x <- if (is.null(newdata)) model$z else newdata
-    if (!is.numeric(x) || !is.null(dim(x)) || any(!is.finite(x)))
-      abort("`newdata` must be a vector of finite numbers for model_mixture().")
-    return(.Call(C_sgld_predict_mixture, as.double(x), use$chains, use$pick,
-                 as.double(model$sigma2_x), draws))
-  }
-  linear <- inherits(model, "sgld_model_linear")
-  if (linear && type == "class") abort("`type` = \"class\" is for logistic models.")
+  draws_to_predict_with(object, ndraws)
+}
+
+model_predict.default <- function(model, object, newdata, type, draws, ndraws, threads) {
+  if (!isTRUE(model_capabilities(model)$regression))
+    abort("predict() is not available for ", class(model)[1], ".")
+  use <- predict_draws_of(object, ndraws)
+  link <- model_link(model)
+  if (link != "logit" && type == "class") abort("`type` = \"class\" is for logistic models.")
   X <- design_for_newdata(model, newdata)   # with the rows' offsets, if any
   off <- attr(X, "offset")
   storage.mode(X) <- "double"
-  out <- .Call(C_sgld_predict, X, use$chains, use$pick, off, !linear && type != "link", draws,
-               as.integer(threads))
+  code <- if (type == "link") 0L else match(link, c("identity", "logit", "log")) - 1L
+  out <- .Call(C_sgld_predict, X, use$chains, use$pick, off, code, draws, as.integer(threads))
+  if (type != "class") return(out)
   cls <- function(p) factor(model$labels[1 + (p > 0.5)], levels = model$labels)
-  if (draws) {
-    if (type != "class") return(out)
-    return(matrix(as.character(cls(out)), nrow(out)))
-  }
-  if (type == "class") cls(out) else out
+  if (draws) matrix(as.character(cls(out)), nrow(out)) else cls(out)
 }
 
 # The draws predict() uses: the chains as they are (no pooled copy; their first

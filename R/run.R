@@ -557,12 +557,6 @@ run_settings <- function(model, lr, batch_size, iter, burnin, thin, temperature,
   ))
 }
 
-# The model's default start on the user's scale: a vector for every chain, or
-# (models whose chains should start apart, such as networks) a matrix with one
-# row per chain.
-initial_values <- function(model, chains) UseMethod("initial_values")
-initial_values.default <- function(model, chains) model$default_init
-
 # Starting values: one row per chain on the sampler's scale.
 resolve_init <- function(model, init, chains) {
   d <- model$d

@@ -177,7 +177,7 @@ resolve_precondition <- function(precondition, model, proposal = FALSE) {
 
 # The natural gradient post-multiplies by W^T W: only for a square matrix parameter.
 natural_rule <- function(model, label) {
-  if (!inherits(model, "sgld_model_ica"))
+  if (!model_capabilities(model)$natural_gradient)
     abort("the natural gradient (\"natural\") needs a matrix parameter, as in model_ica().")
   update_rule("natural", label, sampler = TRUE)
 }

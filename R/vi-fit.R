@@ -238,7 +238,7 @@ vi_settings_line <- function(x) {
   lr <- if (is.numeric(p$lr) || identical(p$lr$type, "constant"))
     format(if (is.numeric(p$lr)) p$lr else p$lr$eta, digits = 3) else "a schedule"
   start <- if (isTRUE(p$bfgs))
-             "from the Laplace approximation to the exact ELBO's optimum by BFGS, then steps in its coordinates"
+             "started at the Laplace approximation, moved to the exact ELBO's optimum by BFGS, then steps in its coordinates"
            else if (v$laplace) "started at the Laplace approximation, steps in its coordinates"
            else paste0("no Laplace approximation (", v$reason, ")")
   batch <- if (p$local == "expected" && x$settings$batch_size >= x$model$n)

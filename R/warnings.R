@@ -70,9 +70,10 @@ check_run <- function(fit, settings, rule, auto = FALSE) {
 # of the order of 10^8.
 stein_check <- function(fit, settings, draws = 50, bounds = c(0.25, 4), auto = FALSE) {
   model <- fit$model
-  smooth <- inherits(model, "sgld_model_linear") ||
-    inherits(model, "sgld_model_logistic") && all(model$prior_type == 0L)
-  kinked <- !smooth && inherits(model, "sgld_model_logistic")
+  caps <- model_capabilities(model)
+  smooth <- caps$smooth_likelihood
+  # a regression whose only kinks are its priors' (Laplace), along the coordinates
+  kinked <- !smooth && caps$regression
   K <- ndraws(fit)
   if (!(smooth || kinked) || K < 10 ||
       model$n * (draws + if (smooth) 2 * model$d else 0) > 5e7) return(NULL)
@@ -150,8 +151,7 @@ threshold_check <- function(fit, settings, rule, times = 200, auto = FALSE) {
   model <- fit$model
   # a model in R functions would be called `times` more times, which its
   # functions may count or log: left out
-  if (inherits(model, "sgld_model_custom") && !inherits(model, "sgld_model_compiled"))
-    return(list())
+  if (model_capabilities(model)$calls_r) return(list())
   n <- model$n
   if (settings$batch_size >= n) return(list(alpha = 0, sd_inflation = 1))
   run <- utils::head(which(fit$status == "done"), 4)   # bounded cost for many chains

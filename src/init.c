@@ -13,6 +13,8 @@ SEXP sgld_model_expected(SEXP model, SEXP mu, SEXP sd);
 SEXP sgld_loglik_draws(SEXP model, SEXP W, SEXP items);
 SEXP sgld_model_fused(SEXP model, SEXP w);
 SEXP sgld_posterior_mode(SEXP model, SEXP settings);
+SEXP sgld_model_info(SEXP model);
+SEXP sgld_pointwise_loglik(SEXP model, SEXP draws, SEXP threads);
 SEXP sgld_whiten_eval(SEXP model, SEXP w, SEXP tau, SEXP inverse);
 SEXP sgld_rng_draws(SEXP n, SEXP kind, SEXP bound, SEXP stream);
 SEXP sgld_streams(SEXP chains);
@@ -25,7 +27,7 @@ SEXP sgld_gradient_draws(SEXP model, SEXP settings);
 SEXP sgld_compiled_info(SEXP pointer);
 SEXP sgld_codes(void);
 SEXP sgld_code_of(SEXP table, SEXP name);
-SEXP sgld_predict(SEXP X, SEXP chains, SEXP pick, SEXP offset, SEXP logistic, SEXP keep,
+SEXP sgld_predict(SEXP X, SEXP chains, SEXP pick, SEXP offset, SEXP link, SEXP keep,
                   SEXP threads);
 SEXP sgld_predict_mixture(SEXP x, SEXP chains, SEXP pick, SEXP sigma2_x, SEXP keep);
 SEXP sgld_ksd(SEXP x, SEXP scores, SEXP c, SEXP beta);
@@ -44,6 +46,8 @@ static const R_CallMethodDef call_methods[] = {
   CALLDEF(sgld_loglik_draws, 3),
   CALLDEF(sgld_model_fused, 2),
   CALLDEF(sgld_posterior_mode, 2),
+  CALLDEF(sgld_model_info, 1),
+  CALLDEF(sgld_pointwise_loglik, 3),
   CALLDEF(sgld_whiten_eval, 4),
   CALLDEF(sgld_rng_draws, 4),
   CALLDEF(sgld_streams, 1),

@@ -216,6 +216,20 @@ static double linear_loglik(const void *data, const double *w, const R_xlen_t *i
   return -0.5 * count * (M_LN_2PI + w[p]) - 0.5 * exp(-w[p]) * ssr;
 }
 
+/* each row's term of linear_loglik */
+static void linear_loglik_rows(const void *data, const double *w, R_xlen_t from, R_xlen_t to,
+                               double *out) {
+  const linear_data *L = data;
+  const int p = L->p, stride = p + 1;
+  const double half_prec = 0.5 * exp(-w[p]), lnorm = -0.5 * (M_LN_2PI + w[p]);
+  for (R_xlen_t i = from; i < to; i++) {
+    const double *zi = L->z + i * stride;
+    double r = zi[p];
+    for (int j = 0; j < p; j++) r -= zi[j] * w[j];
+    out[i - from] = (L->wt ? L->wt[i] : 1.0) * (lnorm - half_prec * r * r);
+  }
+}
+
 /* Q = (beta - mu)' V^{-1} (beta - mu); when g is given, also add -scale V^{-1} (beta - mu)
    into it. Row by row, so no scratch memory is needed whatever p is. */
 static double linear_quad(const linear_data *L, const double *w, double *g, double scale) {
@@ -484,6 +498,7 @@ sgld_model model_linear_build(SEXP spec) {
     .data = L,
     .grad_loglik = linear_grad_loglik,
     .loglik = linear_loglik,
+    .loglik_rows = linear_loglik_rows,
     .grad_logprior = linear_grad_logprior,
     .logprior = linear_logprior,
     .grad_logpost = linear_grad_logpost,

@@ -300,6 +300,12 @@ static double logistic_loglik(const void *data, const double *w, const R_xlen_t 
   return ll;
 }
 
+static void logistic_loglik_rows(const void *data, const double *w, R_xlen_t from,
+                                 R_xlen_t to, double *out) {
+  const logistic_data *L = data;
+  for (R_xlen_t i = from; i < to; i++) out[i - from] = row_loglik(L, i, w);
+}
+
 static double logistic_logprior(const void *data, const double *w) {
   const logistic_data *L = data;
   double lp = 0.0;
@@ -679,6 +685,7 @@ sgld_model model_logistic_build(SEXP spec) {
     .grad_loglik = counts ? counts_grad_loglik : L->zf ? float_grad_loglik
                    : sparse ? sparse_grad_loglik : logistic_grad_loglik,
     .loglik = logistic_loglik,
+    .loglik_rows = logistic_loglik_rows,
     .grad_logprior = logistic_grad_logprior,
     .logprior = logistic_logprior,
     .grad_logpost = logistic_grad_logpost,

@@ -20,6 +20,8 @@ static const model_entry model_table[] = {
   {"mixture", model_mixture_build, model_mixture_metrics},
   {"ica", model_ica_build, model_ica_metrics},
   {"sv", model_sv_build, NULL},
+  {"poisson", model_poisson_build, model_poisson_metrics},
+  {"negbin", model_negbin_build, model_negbin_metrics},
   /* one builder, two types: the held-out metrics differ by family */
   {"mlp_regression", model_mlp_build, model_mlp_regression_metrics},
   {"mlp_classification", model_mlp_build, model_mlp_classification_metrics},

@@ -154,22 +154,26 @@ static void read_draws(SEXP chains, SEXP pick, int p, pred_draws *D) {
 /*
  * X: n x p design (double matrix); chains: list of draws matrices whose first
  * p columns are the coefficients; pick: NULL or 1-based pooled indices of the
- * draws to use; offset: NULL or n numbers; logistic: TRUE for probabilities;
+ * draws to use; offset: NULL or n numbers; link: the inverse link applied to each
+ * linear predictor (PRED_IDENTITY, PRED_LOGIT: probabilities, PRED_LOG: means
+ * exp(eta));
  * keep: TRUE for the n x draws matrix instead of the mean over draws.
  */
-SEXP sgld_predict(SEXP X, SEXP chains, SEXP pick, SEXP offset, SEXP logistic_flag,
+enum { PRED_IDENTITY = 0, PRED_LOGIT = 1, PRED_LOG = 2 };
+
+SEXP sgld_predict(SEXP X, SEXP chains, SEXP pick, SEXP offset, SEXP link_code,
                   SEXP keep_flag, SEXP threads) {
   if (!isReal(X) || !isMatrix(X)) error("`X` must be a double matrix");
   const R_xlen_t n = nrows(X);
   const int p = ncols(X);
-  if (!isLogical(logistic_flag) || XLENGTH(logistic_flag) != 1 ||
-      LOGICAL(logistic_flag)[0] == NA_LOGICAL)
-    error("`logistic` must be TRUE or FALSE");
+  if (!isInteger(link_code) || XLENGTH(link_code) != 1 || INTEGER(link_code)[0] < PRED_IDENTITY
+      || INTEGER(link_code)[0] > PRED_LOG)
+    error("`link` must be 0 (identity), 1 (logit) or 2 (log)");
   if (!isLogical(keep_flag) || XLENGTH(keep_flag) != 1 || LOGICAL(keep_flag)[0] == NA_LOGICAL)
     error("`keep` must be TRUE or FALSE");
   if (!isInteger(threads) || XLENGTH(threads) != 1 || INTEGER(threads)[0] < 1)
     error("`threads` must be a positive integer");
-  const int is_logistic = LOGICAL(logistic_flag)[0], keep = LOGICAL(keep_flag)[0];
+  const int link = INTEGER(link_code)[0], keep = LOGICAL(keep_flag)[0];
   int nth = INTEGER(threads)[0];
 #ifndef _OPENMP
   nth = 1;
@@ -221,7 +225,9 @@ SEXP sgld_predict(SEXP X, SEXP chains, SEXP pick, SEXP offset, SEXP logistic_fla
         const R_xlen_t i = i0 + r;
         linear_row(col + start[i], val + start[i], (int) (start[i + 1] - start[i]),
                    off ? off[i] : 0.0, Wb, eta);
-        if (is_logistic) {
+        if (link == PRED_LOG) {
+          for (int b = 0; b < nb; b++) eta[b] = exp(eta[b]);
+        } else if (link == PRED_LOGIT) {
           /* 1 / (1 + exp(-eta)) as R's plogis computes it (exp(-eta) may be
              Inf, giving 0); the division in a loop of its own, which the
              compiler vectorizes */

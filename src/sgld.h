@@ -201,6 +201,12 @@ typedef struct sgld_model {
      grad_loglik. */
   double (*loglik_grad)(const void *data, const double *w, const R_xlen_t *idx, R_xlen_t m,
                         double *g, double *work);
+  /* Optional (NULL: loglik one row at a time). out[i - from] = log f(z_i | w),
+     case weight included, for rows from <= i < to. Reads nothing but data
+     and w and calls no R, so threads may share it (model_contract.c:
+     sgld_pointwise_loglik). */
+  void (*loglik_rows)(const void *data, const double *w, R_xlen_t from, R_xlen_t to,
+                      double *out);
 } sgld_model;
 
 enum { MODEL_OK = 0, MODEL_FAILED = 1, MODEL_INTERRUPTED = 2 };
@@ -238,6 +244,8 @@ sgld_model model_sv_build(SEXP spec);
 sgld_model model_mlp_build(SEXP spec);      /* types mlp_regression, mlp_classification */
 sgld_model model_compiled_build(SEXP spec);   /* another package's (sgld_model.h) */
 sgld_model model_r_build(SEXP spec);
+sgld_model model_poisson_build(SEXP spec);
+sgld_model model_negbin_build(SEXP spec);
 /* for t ~ N(a, v): out[0] = E[log sigmoid(t)], out[1] = E[sigmoid(-t)],
    out[2] = E[sigmoid(t) sigmoid(-t)] (logistic_normal.c) */
 void logistic_normal(double a, double v, double *out);
@@ -245,7 +253,8 @@ void logistic_normal(double a, double v, double *out);
    NULL-terminated; the model table sets n_metrics from them */
 extern const char *const model_linear_metrics[], *const model_logistic_metrics[],
   *const model_mixture_metrics[], *const model_ica_metrics[],
-  *const model_mlp_regression_metrics[], *const model_mlp_classification_metrics[];
+  *const model_mlp_regression_metrics[], *const model_mlp_classification_metrics[],
+  *const model_poisson_metrics[], *const model_negbin_metrics[];
 
 /* --------------------------------------------------------- updates -- */
 

@@ -29,6 +29,9 @@ run_cases <- function(seed, first, last) {
     weighted = model_linear(y ~ x, data = cbind(df, w = rep(1:4, 10)), weights = w, offset = x),
     counts = model_logistic(cbind(s, f) ~ x, data = cbind(df, s = rep(0:3, 10), f = rep(1:2, 20)),
                             weights = f, offset = x / 2),
+    poisson = model_poisson(s ~ x, data = cbind(df, s = rep(0:3, 10)), offset = x / 2),
+    negbin = model_negbin(s ~ x, data = cbind(df, s = rep(0:3, 10), f = rep(1:2, 20)),
+                          weights = f),
     mixture = model_mixture(df$x),
     ica = model_ica(cbind(df$x, df$y, rnorm(40))),
     sv = model_sv(df$y, type = "ar1", errors = "t"),
@@ -198,6 +201,8 @@ run_cases <- function(seed, first, last) {
         loglik_draws = {
           a <- mutate(list(W = matrix(rnorm(2 * m$d), m$d), items = c(1, 3, 40)), sample(1:2, 1))
           .Call(sgld:::C_sgld_loglik_draws, mutate(unclass(m), sample(0:1, 1)), a$W, a$items)
+          .Call(sgld:::C_sgld_pointwise_loglik, mutate(unclass(m), sample(0:1, 1)), a$W,
+                mutate(list(threads = 2L), sample(0:1, 1))$threads)
         },
         mode = {
           a <- mutate(list(init = rnorm(m$d), maxit = 20L, tol = 1e-12), sample(1:2, 1))
@@ -255,7 +260,7 @@ run_cases <- function(seed, first, last) {
         },
         predict = {
           a <- list(X = cbind(1, rnorm(6)), chains = list(matrix(rnorm(10), 5)), pick = c(1, 4),
-                    offset = NULL, logistic = TRUE, keep = FALSE, threads = 1L)
+                    offset = NULL, link = 1L, keep = FALSE, threads = 1L)
           a <- mutate(a, sample(1:3, 1))
           do.call(.Call, c(list(sgld:::C_sgld_predict), unname(a)))
         },

@@ -17,6 +17,8 @@ df$w <- rep(1:4, 5)
 df$s <- rep(0:3, 5)
 models$weighted <- model_linear(y ~ x, data = df, weights = w, offset = x / 2)
 models$counts <- model_logistic(cbind(s, w) ~ x, data = df, offset = x / 3, sparse = TRUE)
+models$poisson <- model_poisson(s ~ x, data = df, weights = w, offset = x / 4)
+models$negbin <- model_negbin(s ~ x, data = df, offset = x / 4)
 # model_custom(): the linear model in R functions, on w = (beta, log sigma2),
 # whose callbacks allocate at every step; and one whose gradient breaks its
 # contract whenever row 7 is in the batch, for the failure path
@@ -177,9 +179,14 @@ calls[["code of"]] <- list(sgld:::C_sgld_code_of, "schedule", "piecewise")
 calls[["rng"]] <- list(sgld:::C_sgld_rng_draws, 10, 0L, 0, 2L)
 calls[["predict"]] <- list(sgld:::C_sgld_predict, cbind(1, df$x[1:7]),
                            list(matrix(rnorm(6), 3), matrix(rnorm(8), 4)), c(1, 5, 7),
-                           rnorm(7), TRUE, FALSE, 1L)
+                           rnorm(7), 1L, FALSE, 1L)
 calls[["predict draws"]] <- list(sgld:::C_sgld_predict, cbind(1, df$x[1:7]),
-                                 list(matrix(rnorm(6), 3)), NULL, NULL, FALSE, TRUE, 2L)
+                                 list(matrix(rnorm(6), 3)), NULL, NULL, 2L, TRUE, 2L)
+calls[["model info"]] <- list(sgld:::C_sgld_model_info, models$negbin)
+calls[["pointwise loglik"]] <- list(sgld:::C_sgld_pointwise_loglik, models$negbin,
+                                matrix(rnorm(3 * models$negbin$d), models$negbin$d), 2L)
+calls[["pointwise loglik, one row at a time"]] <- list(sgld:::C_sgld_pointwise_loglik, models$mixture,
+                                                   matrix(rnorm(3 * models$mixture$d), models$mixture$d), 1L)
 calls[["predict mixture"]] <- list(sgld:::C_sgld_predict_mixture, df$x[1:5],
                                    list(matrix(rnorm(6), 3), matrix(rnorm(4), 2)), c(2, 5), 2, FALSE)
 calls[["predict mixture draws"]] <- list(sgld:::C_sgld_predict_mixture, df$x[1:5],

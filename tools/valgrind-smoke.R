@@ -96,6 +96,11 @@ f <- bbb(m, iter = 200, local = TRUE, elbo_batch = TRUE, chains = 2, threads = 2
 nl <- data.frame(a = rnorm(40), b = rnorm(40)); nl$y <- nl$a - nl$b + rnorm(40)
 f <- bbb(model_mlp(y ~ a + b, data = nl, hidden = 4), iter = 200, batch_size = 20, local = TRUE,
          draws = 10, elbo_draws = 5)
+# the count regressions, and every row's log likelihood at many draws by two threads
+mq <- model_negbin(Days ~ Eth + Sex + Age + Lrn, data = MASS::quine)
+f <- sgld(mq, lr = 1e-4, batch_size = 20, iter = 300, chains = 2, threads = 2)
+print(dim(sgld:::model_loglik_rows(mq, as.matrix(f, scale = "sampler"), threads = 2L)))
+f <- bbb(model_poisson(breaks ~ wool + tension, data = warpbreaks), iter = 200, draws = 10)
 # one chain's minibatch gradient shared by two threads (gradient.c's pieces)
 xw <- matrix(rnorm(300 * 50), 300)
 f <- sgld(model_logistic(xw, rbinom(300, 1, 0.5), sparse = FALSE), lr = 1e-5, batch_size = 100,

@@ -81,6 +81,12 @@ test_that("a logistic regression on a file gives the draws of the same data in m
   expect_identical(f1$monitor, f2$monitor)
   expect_error(predict(f1), "reads it from the file .*give `newdata`")
   expect_identical(predict(f1, newdata = dat$X[1:5, ]), predict(f2, newdata = dat$X[1:5, ]))
+  # each row's log likelihood is read from the file's rows by C
+  skip_if_not_installed("rstantools")
+  set.seed(2)
+  ll1 <- rstantools::log_lik(f1, ndraws = 5)
+  set.seed(2)
+  expect_equal(ll1, rstantools::log_lik(f2, ndraws = 5), ignore_attr = TRUE)
 })
 
 test_that("a linear regression on a float file gives the draws of the float data in memory", {

@@ -44,8 +44,7 @@ test_that("linpred, epred and fitted are x'beta and its expected response", {
     expect_equal(rstantools::posterior_epred(fit), mu, ignore_attr = TRUE)
     expect_equal(rstantools::posterior_linpred(fit, transform = TRUE), mu, ignore_attr = TRUE)
     expect_equal(fitted(fit), colMeans(mu), tolerance = 1e-12, ignore_attr = TRUE)
-    rows <- sgld:::likelihood_rows(fit$model, NULL)
-    y <- if (inherits(fit$model, "sgld_model_logistic")) rows$events else rows$y
+    y <- sgld:::model_observed(fit$model)
     expect_equal(residuals(fit), y - colMeans(mu), tolerance = 1e-12, ignore_attr = TRUE)
   }
 })

@@ -108,7 +108,10 @@ test_that("warnings are re-issued after the run, and are errors under options(wa
   m <- failing_model("grad_logprior", function(v) { warning("prior is odd"); v }, 5L)
   set.seed(3)
   out <- with_warnings(sgld(m, lr = 1e-5, batch_size = 10, iter = 20, burnin = 0))
-  expect_identical(out$warnings, "`grad_logprior`: prior is odd (16 times)")
+  # the model's warning once, with its count (a run this short also warns
+  # that its effective sample size is small)
+  expect_identical(grep("grad_logprior", out$warnings, value = TRUE),
+                   "`grad_logprior`: prior is odd (16 times)")
   expect_identical(out$value$status, "done")
   m <- failing_model("grad_logprior", function(v) { warning("prior is odd"); v }, 5L)
   old <- options(warn = 2)

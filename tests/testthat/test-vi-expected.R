@@ -111,7 +111,7 @@ test_that("the expectation is the mean of local reparameterisation's draws", {
 
 test_that("local = \"expected\" refuses what it cannot do, by name", {
   expect_error(bbb(model_mixture(mixture_data(50)), iter = 10, local = "expected"),
-               "`local = \"expected\"`.*model_logistic\\(\\) or model_linear\\(\\)")
+               "`local = \"expected\"`.*expected log likelihoods \\(model_linear\\(\\), model_logistic\\(\\), model_poisson\\(\\)\\)")
   m <- model_logistic(type ~ glu + bmi, data = pima())
   expect_error(bbb(m, iter = 10, family = "fullrank", local = "expected"),
                "`local = \"expected\"`.*mean-field")

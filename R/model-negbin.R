@@ -1,0 +1,91 @@
+#' Bayesian negative-binomial regression
+#'
+#' The NB2 model with the log link: \eqn{y_i}{y_i} has mean
+#' \eqn{\mu_i = e^{\eta_i}}{mu_i = exp(eta_i)}, \eqn{\eta_i = x_i^\top \beta + o_i}{eta_i = x_i' beta + o_i},
+#' and variance \eqn{\mu_i + \mu_i^2 / \phi}{mu_i + mu_i^2 / phi}, as
+#' [MASS::glm.nb()] (whose `theta` is \eqn{\phi}{phi}) and rstanarm's
+#' `neg_binomial_2` (whose `reciprocal_dispersion` is \eqn{\phi}{phi}). The
+#' coefficients have independent normal priors; the overdispersion
+#' \eqn{1/\phi}{1/phi} has a half-normal prior of scale `prior_overdispersion`,
+#' whose mode is at \eqn{1/\phi = 0}{1/phi = 0}, the Poisson model: the prior
+#' shrinks towards the simpler model and lets the data ask for
+#' overdispersion (the penalised-complexity argument of Simpson et al. 2017).
+#' Samplers move \eqn{\log\phi}{log(phi)} (`log_phi`); draws are reported as
+#' `phi`.
+#'
+#' @inheritParams model_poisson
+#' @param prior_overdispersion The scale of the half-normal prior of
+#'   \eqn{1/\phi}{1/phi}: a positive number (default 1, which leaves
+#'   \eqn{1/\phi}{1/phi} below about 2 a priori).
+#' @return An object of class `sgld_model_negbin` (and `sgld_model`).
+#' @section Starting values:
+#' Unless `init` is given, samplers start every chain at the coefficients'
+#' prior centre and \eqn{\phi = 1}{phi = 1}.
+#' @references Simpson, D., Rue, H., Riebler, A., Martins, T. G. and
+#'   Sorbye, S. H. (2017). Penalising model component complexity: a principled,
+#'   practical approach to constructing priors. Statistical Science 32, 1-28.
+#' @examples
+#' m <- model_negbin(Days ~ Eth + Sex + Age + Lrn, data = MASS::quine)
+#' m
+#' @export
+model_negbin <- function(x, ...) UseMethod("model_negbin")
+
+#' @rdname model_negbin
+#' @export
+model_negbin.formula <- function(x, data, prior = prior_normal(0, 10), prior_intercept = NULL,
+                                 prior_overdispersion = 1, subset, weights, offset,
+                                 na.action = na.fail, ...) {
+  check_dots_empty(...)
+  design <- design_from_formula(x, data, frame_extras(match.call()), na.action)
+  y <- count_response(design$y, "the response of `x`")
+  count_model_parts(new_model_negbin(design$X, y, prior, prior_intercept, prior_overdispersion),
+                    design)
+}
+
+#' @rdname model_negbin
+#' @export
+model_negbin.default <- function(x, y, prior = prior_normal(0, 10), prior_intercept = NULL,
+                                 prior_overdispersion = 1, ...) {
+  check_dots_empty(...)
+  x <- check_design_matrix(x)
+  check_response_length(y, x)
+  new_model_negbin(x, count_response(y, "`y`"), prior, prior_intercept, prior_overdispersion)
+}
+
+new_model_negbin <- function(X, y, prior, prior_intercept, prior_overdispersion) {
+  check_number(prior_overdispersion, "prior_overdispersion", lower = 0, lower_open = TRUE)
+  m <- new_count_model("negbin", X, y, prior, prior_intercept)
+  m$prior_aux_scale <- as.double(prior_overdispersion)
+  m$d <- ncol(X) + 1L
+  m$names <- c(colnames(X), "phi")
+  m$sampler_names <- c(colnames(X), "log_phi")
+  m$default_init <- c(m$prior_loc, 1)
+  m$log_scale <- m$d   # phi is sampled as its logarithm
+  class(m) <- c("sgld_model_negbin", "sgld_model")
+  set_model_data(m, X, y)
+}
+
+#' @export
+print.sgld_model_negbin <- function(x, ...) {
+  print_count_model(x, "Bayesian negative-binomial regression (NB2, log link)")
+  cat("Overdispersion 1/phi: half-normal(0, ", format(x$prior_aux_scale), ")\n", sep = "")
+  invisible(x)
+}
+
+model_capabilities.sgld_model_negbin <- function(model) {
+  modifyList(NextMethod(), list(regression = TRUE, smooth_likelihood = TRUE))
+}
+model_family.sgld_model_negbin <- function(model) {
+  structure(list(family = "neg_binomial_2", link = "log", linkfun = log, linkinv = exp),
+            class = "family")
+}
+model_link.sgld_model_negbin <- function(model) "log"
+model_mean.sgld_model_negbin <- function(model, eta, W) exp(eta)
+model_response_draws.sgld_model_negbin <- function(model, eta, W, rows) {
+  phi <- exp(W[, model$d])          # one per draw, recycled down the columns
+  matrix(stats::rnbinom(length(eta), size = phi, mu = exp(eta)), nrow(eta))
+}
+check_user_values.sgld_model_negbin <- function(model, w, arg) {
+  if (any(w[, model$d] <= 0)) abort("`", arg, "`: phi must be positive.")
+}
+response_like.sgld_model_negbin <- function(model, y) count_response(y, "`newdata`: the response")

@@ -1,0 +1,123 @@
+#' Bayesian Poisson regression
+#'
+#' The model \eqn{y_i \sim \mathrm{Poisson}(e^{\eta_i})}{y_i ~ Poisson(exp(eta_i))},
+#' \eqn{\eta_i = x_i^\top \beta + o_i}{eta_i = x_i' beta + o_i}, with the log link,
+#' an optional offset \eqn{o_i}{o_i} (the logarithm of each row's exposure,
+#' such as `offset = log(Holders)` or a term `offset(log(time))` in the
+#' formula) and independent normal priors on the coefficients.
+#'
+#' The response must be counts: non-negative whole numbers. As with
+#' [model_linear()] there is a formula face (with `weights`, `offset` and
+#' `subset` as in [glm()]) and a matrix face, to which no intercept is added.
+#' The pointwise log likelihood (for [log_lik()][posterior_predict.sgld_fit]
+#' and `loo::loo()`) includes \eqn{-\log y_i!}{-log y_i!}, as
+#' [dpois()] does.
+#'
+#' @inheritParams model_logistic
+#' @param y The counts, for the matrix face.
+#' @param prior Prior of the coefficients: [prior_normal()] (the default,
+#'   `prior_normal(0, 10)`).
+#' @param prior_intercept `NULL` to give the intercept the same prior as the
+#'   other coefficients, or its own [prior_normal()].
+#' @return An object of class `sgld_model_poisson` (and `sgld_model`).
+#' @section Starting values:
+#' Unless `init` is given, samplers start every chain at the prior's centre.
+#' @seealso [model_negbin()] for counts more variable than Poisson.
+#' @examples
+#' m <- model_poisson(Claims ~ District + Group + Age, data = MASS::Insurance,
+#'                    offset = log(Holders))
+#' m
+#' @export
+model_poisson <- function(x, ...) UseMethod("model_poisson")
+
+#' @rdname model_poisson
+#' @export
+model_poisson.formula <- function(x, data, prior = prior_normal(0, 10), prior_intercept = NULL,
+                                  subset, weights, offset, na.action = na.fail, ...) {
+  check_dots_empty(...)
+  design <- design_from_formula(x, data, frame_extras(match.call()), na.action)
+  y <- count_response(design$y, "the response of `x`")
+  count_model_parts(new_model_poisson(design$X, y, prior, prior_intercept), design)
+}
+
+#' @rdname model_poisson
+#' @export
+model_poisson.default <- function(x, y, prior = prior_normal(0, 10), prior_intercept = NULL,
+                                  ...) {
+  check_dots_empty(...)
+  x <- check_design_matrix(x)
+  check_response_length(y, x)
+  new_model_poisson(x, count_response(y, "`y`"), prior, prior_intercept)
+}
+
+new_model_poisson <- function(X, y, prior, prior_intercept) {
+  m <- new_count_model("poisson", X, y, prior, prior_intercept)
+  m$names <- m$sampler_names <- colnames(X)
+  m$d <- ncol(X)
+  m$default_init <- m$prior_loc
+  class(m) <- c("sgld_model_poisson", "sgld_model")
+  set_model_data(m, X, y)
+}
+
+# A count response as doubles, or an error naming `what` and the rule.
+count_response <- function(y, what) {
+  if (is.matrix(y) || !(is.numeric(y) || is.logical(y)))
+    abort(what, " must be counts (a numeric vector), not ", class(y)[1], ".")
+  bad <- which(is.na(y) | !is.finite(y) | y < 0 | y != round(y))
+  if (length(bad))
+    abort(what, " must be counts, non-negative whole numbers; it has ", format(y[bad[1]]),
+          " at position ", bad[1], ".")
+  as.double(y)
+}
+
+# The fields the count models share: sizes and the normal coefficient prior.
+new_count_model <- function(type, X, y, prior, prior_intercept) {
+  n <- nrow(X)
+  if (n < 2L) abort("`data` must have at least 2 observations, not ", n, ".")
+  pr <- resolve_coef_prior(prior, prior_intercept, colnames(X))
+  if (any(pr$type != 0L))
+    abort("`prior` and `prior_intercept` must be made by prior_normal() for model_", type,
+          "().")
+  check_rank(X)  # R/design.R
+  list(type = type, p = ncol(X), n = as.double(n),
+       prior_loc = pr$loc, prior_scale = pr$scale,
+       prior = prior, prior_intercept = prior_intercept)
+}
+
+# The formula's parts, with the case weights and offsets of the rows.
+count_model_parts <- function(model, design) {
+  m <- add_formula_parts(model, design)
+  m$obs_weight <- design$weights
+  m$obs_offset <- design$offset
+  m
+}
+
+print_count_model <- function(x, what) {
+  cat(what, ": ", format(x$n, big.mark = ","), " observations, ", x$p, " coefficient",
+      if (x$p > 1) "s", "\n", sep = "")
+  if (!is.null(x$formula)) cat("Formula: ", deparse(x$formula), "\n", sep = "")
+  print_observation_fields(x)
+  cat("Prior: ")
+  print(x$prior)
+  if (!is.null(x$prior_intercept)) {
+    cat("Intercept: ")
+    print(x$prior_intercept)
+  }
+}
+
+#' @export
+print.sgld_model_poisson <- function(x, ...) {
+  print_count_model(x, "Bayesian Poisson regression (log link)")
+  invisible(x)
+}
+
+model_capabilities.sgld_model_poisson <- function(model) {
+  modifyList(NextMethod(), list(regression = TRUE, smooth_likelihood = TRUE))
+}
+model_family.sgld_model_poisson <- function(model) stats::poisson()
+model_link.sgld_model_poisson <- function(model) "log"
+model_mean.sgld_model_poisson <- function(model, eta, W) exp(eta)
+model_response_draws.sgld_model_poisson <- function(model, eta, W, rows) {
+  matrix(stats::rpois(length(eta), exp(eta)), nrow(eta))
+}
+response_like.sgld_model_poisson <- function(model, y) count_response(y, "`newdata`: the response")

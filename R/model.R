@@ -1,0 +1,136 @@
+# The contract between a model and the rest of the package. A model is a C
+# table (src/model_table.c: densities, gradients, each row's log likelihood)
+# and an R object of class c("sgld_model_<type>", "sgld_model") whose S3
+# methods answer the generics below; the generic code (methods.R, predict.R,
+# run.R, vi.R, auto.R, warnings.R, monitor.R) asks these generics and never
+# tests a model's class. Each generic has a default, so a model implements
+# only where it differs.
+
+# ---- what a model can do ------------------------------------------------------
+
+# A named list of flags:
+#   regression         predictions from a linear predictor x'beta (+ offset):
+#                      predict(), log_lik(), posterior_predict(), fitted(),
+#                      residuals(), family() and loo()
+#   laplace            one mode, so that a Laplace approximation describes the
+#                      posterior (lr = "auto", bbb()'s start); FALSE where the
+#                      posterior has several modes by construction
+#   smooth_likelihood  log density twice differentiable everywhere (the Stein
+#                      check of warnings.R uses finite differences of it)
+#   exact_posterior    the posterior in closed form (linear_exact_posterior())
+#   natural_gradient   a square matrix parameter (the "natural" rule)
+#   portable           can be sent to another R process (parallel = "future")
+#   calls_r            its densities are R functions, so each evaluation costs
+#                      R's overhead and may have side effects
+#   mixing_transform   a user transform that may mix the parameters
+model_capabilities <- function(model) UseMethod("model_capabilities")
+
+model_capabilities.default <- function(model) {
+  list(regression = FALSE, laplace = TRUE, smooth_likelihood = FALSE,
+       exact_posterior = FALSE, natural_gradient = FALSE, portable = TRUE,
+       calls_r = FALSE, mixing_transform = FALSE)
+}
+
+# Which optional functions the model's C table has (src/model_contract.c):
+# loglik_rows, grad_loglik_local, expected_loglik, local_params,
+# main_thread_only, path_gaussian.
+model_engine <- function(model) .Call(C_sgld_model_info, model)
+
+# ---- the regression face --------------------------------------------------------
+
+# The model's family (stats::family() object) for family().
+model_family <- function(model) UseMethod("model_family")
+model_family.default <- function(model) {
+  abort("family() is defined for regression models, not ", class(model)[1], ".")
+}
+
+# The link function of the expected response: "identity", "logit" or "log"
+# (predict() applies its inverse in C, src/predict.c).
+model_link <- function(model) UseMethod("model_link")
+model_link.default <- function(model) "identity"
+
+# The expected response given draws x observations linear predictors `eta`
+# and the draws W (sampler scale, one per row).
+model_mean <- function(model, eta, W) UseMethod("model_mean")
+model_mean.default <- function(model, eta, W) eta
+
+# One draw of the response per entry of `eta` (draws x observations), given
+# the draws W and the rows' likelihood fields `rows` (model_rows()).
+model_response_draws <- function(model, eta, W, rows) UseMethod("model_response_draws")
+
+# The observed response in the scale of model_mean(), for residuals().
+model_observed <- function(model) UseMethod("model_observed")
+model_observed.default <- function(model) model$z[model$p + 1L, ]
+
+# ---- each row's log likelihood ---------------------------------------------------
+
+# The draws x rows matrix of log f(z_i | w_s), W one draw per row (sampler
+# scale), over the model's own rows (each with its case weight; in memory or
+# on a file), computed in C by the model's table, `threads` threads sharing
+# the rows.
+model_loglik_rows <- function(model, W, threads = getOption("sgld.threads", 1L)) {
+  W <- t(W)
+  storage.mode(W) <- "double"
+  .Call(C_sgld_pointwise_loglik, model, W, as.integer(threads))
+}
+
+# The model holding other rows of the same kind, given as a data frame with
+# the formula's variables (or, for a model built from a matrix, a list with
+# `x` and `y`), the response coded as in training, and their offsets.
+held_out_model <- function(model, newdata) UseMethod("held_out_model")
+
+held_out_model.default <- function(model, newdata) {
+  if (is.null(model$terms)) {
+    if (!is.list(newdata) || is.data.frame(newdata) || !all(c("x", "y") %in% names(newdata)))
+      abort("`newdata` must be a list with `x` and `y` for a model built from a matrix.")
+    X <- design_for_newdata(model, newdata$x)
+    y <- newdata$y
+  } else {
+    X <- design_for_newdata(model, newdata)
+    resp <- model$formula[[2L]]
+    missing_resp <- setdiff(all.vars(resp), names(newdata))
+    if (length(missing_resp))
+      abort("`newdata` has no response column '", missing_resp[1], "'.")
+    y <- eval(resp, newdata, environment(model$formula))
+  }
+  if (NROW(y) != nrow(X))
+    abort("`newdata`: the response has length ", NROW(y), " but there are ", nrow(X), " rows.")
+  with_offset(set_model_data(in_memory(model), X, response_like(model, y)), attr(X, "offset"))
+}
+
+# The model with per-row offsets `offset` (NULL: none) in the likelihood.
+with_offset <- function(model, offset) UseMethod("with_offset")
+with_offset.default <- function(model, offset) {
+  model$obs_offset <- offset
+  model
+}
+
+# A held-out response coded as the model's C side reads it.
+response_like <- function(model, y) UseMethod("response_like")
+
+# ---- the two scales and the starting values -------------------------------------
+# Samplers move unconstrained parameters; users see them on their natural
+# scale. Each model says how to go from one to the other, one draw per row;
+# by default the columns model$log_scale are sampled as their logarithms.
+
+to_user_scale <- function(model, w) UseMethod("to_user_scale")
+to_user_scale.default <- function(model, w) {
+  for (j in model$log_scale) w[, j] <- exp(w[, j])
+  w
+}
+
+to_sampler_scale <- function(model, w) UseMethod("to_sampler_scale")
+to_sampler_scale.default <- function(model, w) {
+  for (j in model$log_scale) w[, j] <- log(w[, j])
+  w
+}
+
+# Stops unless every row of w is a valid point on the user scale (for init).
+check_user_values <- function(model, w, arg) UseMethod("check_user_values")
+check_user_values.default <- function(model, w, arg) invisible()
+
+# The model's default start on the user's scale: a vector for every chain, or
+# (models whose chains should start apart, such as networks) a matrix with one
+# row per chain.
+initial_values <- function(model, chains) UseMethod("initial_values")
+initial_values.default <- function(model, chains) model$default_init

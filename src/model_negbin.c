@@ -1,0 +1,217 @@
+/*
+ * Bayesian negative-binomial regression (NB2) with the log link:
+ *   y_i | beta, phi ~ NB(mean mu_i = exp(eta_i), size phi),
+ *   Var(y_i) = mu_i + mu_i^2 / phi,  eta_i = x_i' beta + o_i,
+ * with an optional offset o_i, optional case weights c_i, independent
+ * normal priors on the coefficients and a half-normal prior of scale s on
+ * the overdispersion 1/phi, which puts its mode at the Poisson limit
+ * 1/phi = 0 (Simpson et al. 2017, penalised-complexity priors).
+ *
+ * The sampler's parameters are (beta, log phi). Row i's log likelihood is
+ *   c_i [lgamma(y_i + phi) - lgamma(phi) - log y_i!
+ *        + phi (log phi - log(phi + mu_i)) + y_i (eta_i - log(phi + mu_i))],
+ * with log(phi + mu_i) taken as log(e^u + e^eta_i) (u = log phi) without
+ * overflow. Its derivatives, with r_i = (y_i + phi) / (phi + mu_i):
+ *   d/d eta_i = y_i - r_i mu_i,
+ *   d/d u = phi [psi(y_i + phi) - psi(phi) + log phi - log(phi + mu_i) + 1 - r_i].
+ */
+#include <R.h>
+#include <Rmath.h>
+#include "sgld.h"
+
+typedef struct negbin_data {
+  int p;
+  R_xlen_t n;
+  const double *z;            /* (p + 1) x n: covariates, then the count */
+  const double *log_fact;     /* log y_i!, per row */
+  const double *offset, *wt;  /* per row, or NULL */
+  const double *prior_loc, *prior_scale;
+  double aux_scale;           /* s: 1/phi ~ half-normal(0, s) */
+} negbin_data;
+
+/* the per-draw quantities of the dispersion */
+typedef struct dispersion {
+  double u, phi, lgamma_phi, digamma_phi;
+} dispersion;
+
+static inline dispersion dispersion_of(double u, int derivatives) {
+  const double phi = exp(u);
+  return (dispersion) {u, phi, lgammafn(phi), derivatives ? digamma(phi) : 0.0};
+}
+
+static inline double eta_of(const negbin_data *L, R_xlen_t i, const double *w) {
+  const double *zi = L->z + i * (L->p + 1);
+  double eta = L->offset ? L->offset[i] : 0.0;
+  for (int j = 0; j < L->p; j++) eta += zi[j] * w[j];
+  return eta;
+}
+
+static inline double y_of(const negbin_data *L, R_xlen_t i) {
+  return L->z[i * (L->p + 1) + L->p];
+}
+
+static inline double wt_of(const negbin_data *L, R_xlen_t i) {
+  return L->wt ? L->wt[i] : 1.0;
+}
+
+/* row i's log likelihood at linear predictor eta, without its case weight */
+static inline double nb_loglik(const negbin_data *L, R_xlen_t i, double eta, const dispersion *D) {
+  const double y = y_of(L, i), lse = logspace_add(D->u, eta);
+  return lgammafn(y + D->phi) - D->lgamma_phi - L->log_fact[i] + D->phi * (D->u - lse)
+         + y * (eta - lse);
+}
+
+/* its derivatives in eta (*c) and in u (*du), without the case weight */
+static inline void nb_slopes(const negbin_data *L, R_xlen_t i, double eta, const dispersion *D,
+                             double *c, double *du) {
+  const double y = y_of(L, i), lse = logspace_add(D->u, eta);
+  const double r = (y + D->phi) * exp(-lse);
+  *c = y - (y + D->phi) * exp(eta - lse);
+  *du = D->phi * (digamma(y + D->phi) - D->digamma_phi + D->u - lse + 1.0 - r);
+}
+
+static void negbin_grad_loglik(const void *data, const double *w, const R_xlen_t *idx,
+                               int m, double *g, double *work) {
+  (void) work;
+  const negbin_data *L = data;
+  const int p = L->p;
+  const dispersion D = dispersion_of(w[p], 1);
+  for (int k = 0; k < m; k++) {
+    const R_xlen_t i = idx[k];
+    const double *zi = L->z + i * (p + 1), c_i = wt_of(L, i);
+    double c, du;
+    nb_slopes(L, i, eta_of(L, i, w), &D, &c, &du);
+    for (int j = 0; j < p; j++) g[j] += c_i * c * zi[j];
+    g[p] += c_i * du;
+  }
+}
+
+static double negbin_loglik(const void *data, const double *w, const R_xlen_t *idx,
+                            R_xlen_t m, double *work) {
+  (void) work;
+  const negbin_data *L = data;
+  const dispersion D = dispersion_of(w[L->p], 0);
+  if (!idx) m = L->n;
+  double ll = 0.0;
+  for (R_xlen_t k = 0; k < m; k++) {
+    const R_xlen_t i = idx ? idx[k] : k;
+    ll += wt_of(L, i) * nb_loglik(L, i, eta_of(L, i, w), &D);
+  }
+  return ll;
+}
+
+static void negbin_loglik_rows(const void *data, const double *w, R_xlen_t from,
+                               R_xlen_t to, double *out) {
+  const negbin_data *L = data;
+  const dispersion D = dispersion_of(w[L->p], 0);
+  for (R_xlen_t i = from; i < to; i++)
+    out[i - from] = wt_of(L, i) * nb_loglik(L, i, eta_of(L, i, w), &D);
+}
+
+/* Normal coefficients; for u = log phi, the half-normal density of
+   a = 1/phi = e^-u times the Jacobian |da/du| = a:
+   log 2 - log s - log sqrt(2 pi) - a^2 / (2 s^2) - u, whose derivative in u
+   is a^2 / s^2 - 1. */
+static double negbin_logprior(const void *data, const double *w) {
+  const negbin_data *L = data;
+  double lp = 0.0;
+  for (int j = 0; j < L->p; j++) {
+    const double s = L->prior_scale[j], u = (w[j] - L->prior_loc[j]) / s;
+    lp += -0.5 * u * u - log(s) - M_LN_SQRT_2PI;
+  }
+  const double a = exp(-w[L->p]) / L->aux_scale;
+  return lp + M_LN2 - log(L->aux_scale) - M_LN_SQRT_2PI - 0.5 * a * a - w[L->p];
+}
+
+static void negbin_grad_logprior(const void *data, const double *w, double *g) {
+  const negbin_data *L = data;
+  for (int j = 0; j < L->p; j++) {
+    const double s = L->prior_scale[j];
+    g[j] -= (w[j] - L->prior_loc[j]) / (s * s);
+  }
+  const double a = exp(-w[L->p]) / L->aux_scale;
+  g[L->p] += a * a - 1.0;
+}
+
+/* phi = e^u must be a positive finite number whose lgamma is finite */
+static int negbin_in_domain(const void *data, const double *w) {
+  const negbin_data *L = data;
+  return fabs(w[L->p]) < 700.0;
+}
+
+const char *const model_negbin_metrics[] = {"test_loglik", NULL};
+
+static void negbin_metrics(const void *data, const double *w, double *out, double *work) {
+  const negbin_data *L = data;
+  out[0] = negbin_loglik(data, w, NULL, 0, work) / (double) L->n;
+}
+
+/* Local reparameterisation (sgld.h: grad_loglik_local): each row's linear
+   predictor drawn from N(a_i, v_i), its distribution under q = N(mu,
+   diag(sd^2)), a_i = x_i' mu + o_i and v_i = sum_j x_ij^2 sd_j^2; u = log phi
+   is no weight, so it is drawn once for the batch, u = mu_p + sd_p e_u. */
+static double negbin_grad_loglik_local(const void *data, const double *mu, const double *sd,
+                                       const R_xlen_t *idx, int m, sgld_rng *rng,
+                                       double *g_mu, double *g_sd, double *work) {
+  (void) work;
+  const negbin_data *L = data;
+  const int p = L->p;
+  const double e_u = rng_norm(rng);
+  const dispersion D = dispersion_of(mu[p] + sd[p] * e_u, 1);
+  double ll = 0.0, G = 0.0;
+  for (int k = 0; k < m; k++) {
+    const R_xlen_t i = idx[k];
+    const double *zi = L->z + i * (p + 1), c_i = wt_of(L, i);
+    double a = L->offset ? L->offset[i] : 0.0, v = 0.0;
+    for (int j = 0; j < p; j++) {
+      const double xs = zi[j] * sd[j];
+      a += zi[j] * mu[j];
+      v += xs * xs;
+    }
+    const double s = sqrt(v), e = rng_norm(rng), eta = a + s * e;
+    double c, du;
+    nb_slopes(L, i, eta, &D, &c, &du);
+    c *= c_i;
+    const double f = s > 0 ? c * e / s : 0.0;
+    for (int j = 0; j < p; j++) {
+      g_mu[j] += c * zi[j];
+      g_sd[j] += f * zi[j] * zi[j] * sd[j];
+    }
+    G += c_i * du;
+    ll += c_i * nb_loglik(L, i, eta, &D);
+  }
+  g_mu[p] += G;
+  g_sd[p] += G * e_u;
+  return ll;
+}
+
+sgld_model model_negbin_build(SEXP spec) {
+  negbin_data *L = (negbin_data *) R_alloc(1, sizeof(negbin_data));
+  L->p = list_int(spec, "p");
+  L->n = (R_xlen_t) list_real(spec, "n");
+  if (L->p < 1 || L->n < 1) error("internal: negative-binomial model needs p >= 1 and n >= 1");
+  L->z = model_rows(spec, (R_xlen_t) (L->p + 1) * L->n);
+  double *lf = (double *) R_alloc((size_t) L->n, sizeof(double));
+  for (R_xlen_t i = 0; i < L->n; i++) lf[i] = lgammafn(y_of(L, i) + 1.0);
+  L->log_fact = lf;
+  L->offset = list_optional_doubles(spec, "obs_offset", L->n);
+  L->wt = list_optional_doubles(spec, "obs_weight", L->n);
+  L->prior_loc = list_doubles(spec, "prior_loc", L->p);
+  L->prior_scale = list_doubles(spec, "prior_scale", L->p);
+  L->aux_scale = list_real(spec, "prior_aux_scale");
+  if (!(L->aux_scale > 0)) error("internal: 'prior_aux_scale' must be positive");
+
+  return (sgld_model) {
+    .d = L->p + 1,
+    .n = L->n,
+    .data = L,
+    .grad_loglik = negbin_grad_loglik,
+    .loglik = negbin_loglik,
+    .loglik_rows = negbin_loglik_rows,
+    .grad_logprior = negbin_grad_logprior,
+    .logprior = negbin_logprior,
+    .in_domain = negbin_in_domain,
+    .metrics = negbin_metrics,
+    .grad_loglik_local = negbin_grad_loglik_local
+  };
+}

@@ -1,0 +1,209 @@
+/*
+ * Bayesian Poisson regression with the log link:
+ *   y_i | beta ~ Poisson(exp(eta_i)),  eta_i = x_i' beta + o_i,
+ * o_i an optional offset (log exposure), optional case weights c_i (row i's
+ * log likelihood counts c_i times), and an independent normal prior on each
+ * coefficient.
+ *
+ * The data are one (p + 1) x n matrix whose column i is (x_i, y_i). Row i's
+ * log likelihood is c_i (y_i eta_i - e^eta_i - log y_i!); log y_i! is
+ * computed once, when the model is built.
+ */
+#include <R.h>
+#include <Rmath.h>
+#include "sgld.h"
+
+typedef struct poisson_data {
+  int p;
+  R_xlen_t n;
+  const double *z;            /* (p + 1) x n: covariates, then the count */
+  const double *log_fact;     /* log y_i!, per row */
+  const double *offset, *wt;  /* per row, or NULL */
+  const double *prior_loc, *prior_scale;
+} poisson_data;
+
+static inline double eta_of(const poisson_data *L, R_xlen_t i, const double *w) {
+  const double *zi = L->z + i * (L->p + 1);
+  double eta = L->offset ? L->offset[i] : 0.0;
+  for (int j = 0; j < L->p; j++) eta += zi[j] * w[j];
+  return eta;
+}
+
+static inline double y_of(const poisson_data *L, R_xlen_t i) {
+  return L->z[i * (L->p + 1) + L->p];
+}
+
+static inline double wt_of(const poisson_data *L, R_xlen_t i) {
+  return L->wt ? L->wt[i] : 1.0;
+}
+
+static inline double row_loglik(const poisson_data *L, R_xlen_t i, const double *w) {
+  const double eta = eta_of(L, i, w);
+  return wt_of(L, i) * (y_of(L, i) * eta - exp(eta) - L->log_fact[i]);
+}
+
+static void poisson_grad_loglik(const void *data, const double *w, const R_xlen_t *idx,
+                                int m, double *g, double *work) {
+  (void) work;
+  const poisson_data *L = data;
+  const int p = L->p;
+  for (int k = 0; k < m; k++) {
+    const R_xlen_t i = idx[k];
+    const double *zi = L->z + i * (p + 1);
+    const double c = wt_of(L, i) * (zi[p] - exp(eta_of(L, i, w)));
+    for (int j = 0; j < p; j++) g[j] += c * zi[j];
+  }
+}
+
+static double poisson_loglik(const void *data, const double *w, const R_xlen_t *idx,
+                             R_xlen_t m, double *work) {
+  (void) work;
+  const poisson_data *L = data;
+  if (!idx) m = L->n;
+  double ll = 0.0;
+  for (R_xlen_t k = 0; k < m; k++) ll += row_loglik(L, idx ? idx[k] : k, w);
+  return ll;
+}
+
+static void poisson_loglik_rows(const void *data, const double *w, R_xlen_t from,
+                                R_xlen_t to, double *out) {
+  const poisson_data *L = data;
+  for (R_xlen_t i = from; i < to; i++) out[i - from] = row_loglik(L, i, w);
+}
+
+static double poisson_logprior(const void *data, const double *w) {
+  const poisson_data *L = data;
+  double lp = 0.0;
+  for (int j = 0; j < L->p; j++) {
+    const double s = L->prior_scale[j], u = (w[j] - L->prior_loc[j]) / s;
+    lp += -0.5 * u * u - log(s) - M_LN_SQRT_2PI;
+  }
+  return lp;
+}
+
+static void poisson_grad_logprior(const void *data, const double *w, double *g) {
+  const poisson_data *L = data;
+  for (int j = 0; j < L->p; j++) {
+    const double s = L->prior_scale[j];
+    g[j] -= (w[j] - L->prior_loc[j]) / (s * s);
+  }
+}
+
+const char *const model_poisson_metrics[] = {"test_loglik", NULL};
+
+static void poisson_metrics(const void *data, const double *w, double *out, double *work) {
+  const poisson_data *L = data;
+  out[0] = poisson_loglik(data, w, NULL, 0, work) / (double) L->n;
+}
+
+/* Under q = N(mu, diag(sd^2)) row i's linear predictor is N(a_i, v_i),
+   a_i = x_i' mu + o_i, v_i = sum_j x_ij^2 sd_j^2. */
+static inline void row_moments(const poisson_data *L, R_xlen_t i, const double *mu,
+                               const double *sd, double *a, double *v) {
+  const double *zi = L->z + i * (L->p + 1);
+  double m = L->offset ? L->offset[i] : 0.0, s2 = 0.0;
+  for (int j = 0; j < L->p; j++) {
+    const double xs = zi[j] * sd[j];
+    m += zi[j] * mu[j];
+    s2 += xs * xs;
+  }
+  *a = m;
+  *v = s2;
+}
+
+/* g_mu += c x_i and g_sd += f x_i^2 sd (elementwise) */
+static inline void add_row_gradients(const poisson_data *L, R_xlen_t i, double c, double f,
+                                     const double *sd, double *g_mu, double *g_sd) {
+  const double *zi = L->z + i * (L->p + 1);
+  for (int j = 0; j < L->p; j++) {
+    g_mu[j] += c * zi[j];
+    g_sd[j] += f * zi[j] * zi[j] * sd[j];
+  }
+}
+
+/* Local reparameterisation (sgld.h: grad_loglik_local): eta_i = a_i +
+   sqrt(v_i) e_i, one e_i per row; with c_i = d/d eta of the row's log
+   likelihood, d/d mu_j = c_i x_ij and d/d sd_j = c_i e_i x_ij^2 sd_j / sqrt(v_i). */
+static double poisson_grad_loglik_local(const void *data, const double *mu, const double *sd,
+                                        const R_xlen_t *idx, int m, sgld_rng *rng,
+                                        double *g_mu, double *g_sd, double *work) {
+  (void) work;
+  const poisson_data *L = data;
+  double ll = 0.0;
+  for (int k = 0; k < m; k++) {
+    const R_xlen_t i = idx[k];
+    double a, v;
+    row_moments(L, i, mu, sd, &a, &v);
+    const double s = sqrt(v), e = rng_norm(rng), eta = a + s * e, rate = exp(eta);
+    const double y = y_of(L, i), c = wt_of(L, i) * (y - rate);
+    ll += wt_of(L, i) * (y * eta - rate - L->log_fact[i]);
+    add_row_gradients(L, i, c, s > 0 ? c * e / s : 0.0, sd, g_mu, g_sd);
+  }
+  return ll;
+}
+
+/* The expectation under q (sgld.h: expected_loglik), in closed form: with
+   eta_i ~ N(a_i, v_i), E[e^eta_i] = e^(a_i + v_i / 2), so row i's expected
+   log likelihood is c_i (y_i a_i - e^(a_i + v_i / 2) - log y_i!); its
+   derivative in a_i is c_i (y_i - e^(a_i + v_i/2)), and twice that in v_i is
+   -c_i e^(a_i + v_i/2), which times x_ij^2 sd_j is d/d sd_j. */
+static double poisson_expected_loglik(const void *data, const double *mu, const double *sd,
+                                      const R_xlen_t *idx, int m, double *g_mu, double *g_sd,
+                                      double *work) {
+  (void) work;
+  const poisson_data *L = data;
+  double ll = 0.0;
+  for (int k = 0; k < m; k++) {
+    const R_xlen_t i = idx[k];
+    double a, v;
+    row_moments(L, i, mu, sd, &a, &v);
+    const double c = wt_of(L, i), y = y_of(L, i), rate = exp(a + 0.5 * v);
+    ll += c * (y * a - rate - L->log_fact[i]);
+    add_row_gradients(L, i, c * (y - rate), -c * rate, sd, g_mu, g_sd);
+  }
+  return ll;
+}
+
+/* E_q[log N(w_j; l_j, s_j^2)] = -((mu_j - l_j)^2 + sd_j^2) / (2 s_j^2) - log s_j - log sqrt(2 pi) */
+static double poisson_expected_logprior(const void *data, const double *mu, const double *sd,
+                                        double *g_mu, double *g_sd) {
+  const poisson_data *L = data;
+  double lp = 0.0;
+  for (int j = 0; j < L->p; j++) {
+    const double s2 = L->prior_scale[j] * L->prior_scale[j], delta = mu[j] - L->prior_loc[j];
+    lp += -0.5 * (delta * delta + sd[j] * sd[j]) / s2 - log(L->prior_scale[j]) - M_LN_SQRT_2PI;
+    g_mu[j] -= delta / s2;
+    g_sd[j] -= sd[j] / s2;
+  }
+  return lp;
+}
+
+sgld_model model_poisson_build(SEXP spec) {
+  poisson_data *L = (poisson_data *) R_alloc(1, sizeof(poisson_data));
+  L->p = list_int(spec, "p");
+  L->n = (R_xlen_t) list_real(spec, "n");
+  if (L->p < 1 || L->n < 1) error("internal: Poisson model needs p >= 1 and n >= 1");
+  L->z = model_rows(spec, (R_xlen_t) (L->p + 1) * L->n);
+  double *lf = (double *) R_alloc((size_t) L->n, sizeof(double));
+  for (R_xlen_t i = 0; i < L->n; i++) lf[i] = lgammafn(y_of(L, i) + 1.0);
+  L->log_fact = lf;
+  L->offset = list_optional_doubles(spec, "obs_offset", L->n);
+  L->wt = list_optional_doubles(spec, "obs_weight", L->n);
+  L->prior_loc = list_doubles(spec, "prior_loc", L->p);
+  L->prior_scale = list_doubles(spec, "prior_scale", L->p);
+
+  return (sgld_model) {
+    .d = L->p,
+    .n = L->n,
+    .data = L,
+    .grad_loglik = poisson_grad_loglik,
+    .loglik = poisson_loglik,
+    .loglik_rows = poisson_loglik_rows,
+    .grad_logprior = poisson_grad_logprior,
+    .logprior = poisson_logprior,
+    .metrics = poisson_metrics,
+    .grad_loglik_local = poisson_grad_loglik_local,
+    .expected_loglik = poisson_expected_loglik,
+    .expected_logprior = poisson_expected_logprior
+  };
+}
