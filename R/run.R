@@ -263,6 +263,8 @@ sgld <- function(model, lr = "auto", batch_size = NULL, iter = NULL, ...,
                  parallel = getOption("sgld.parallel", "threads"), tune = NULL) {
   check_dots_empty(...)
   check_model(model)
+  # before anything reads it (burnin's default is computed from it)
+  if (!is.null(iter)) check_count(iter, "iter", lower = 1)
   # settings from tune_sgld() (R/tune.R), under those given here
   if (!is.null(tune)) {
     given <- setdiff(names(match.call())[-1], c("model", "tune"))
@@ -625,6 +627,7 @@ mala <- function(model, lr = "auto", iter = NULL, ..., burnin = floor(iter / 2),
                  parallel = getOption("sgld.parallel", "threads")) {
   check_dots_empty(...)
   check_model(model)
+  if (!is.null(iter)) check_count(iter, "iter", lower = 1)
   check_number(temperature, "temperature", lower = 0, lower_open = TRUE)
   # lr = "auto" (R/auto.R): the Laplace preconditioner and a piloted step
   if (identical(lr, "auto"))

@@ -77,6 +77,9 @@ bad_calls <- list(
   list(quote(sgld(m, lr = 1e-4, iter = 1e300)), "`iter` must be a whole number between 1 and"),
   list(quote(sgld(m, lr = 1e-4, iter = 0)), "`iter` must be a whole number between 1 and"),
   list(quote(sgld(m, lr = 1e-4, iter = list(10))), "`iter` must be a single whole number"),
+  # with lr = "auto" too, before burnin's default reads it
+  list(quote(sgld(m, iter = "1000")), "`iter` must be a single whole number"),
+  list(quote(mala(m, iter = "1000")), "`iter` must be a single whole number"),
   list(quote(sgld(m, lr = 1e-4, iter = 100, thin = 1000)), "`thin` must be at most iter - burnin = 50"),
   list(quote(sgld(m, lr = 1e-4, iter = 100, burnin = 100)), "`burnin` must be smaller than `iter`"),
   list(quote(sgld(m, lr = 1e-4, burnin = -1)), "`burnin` must be a whole number"),
