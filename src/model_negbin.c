@@ -54,9 +54,16 @@ static inline double wt_of(const negbin_data *L, R_xlen_t i) {
   return L->wt ? L->wt[i] : 1.0;
 }
 
+/* log(e^a + e^b) without overflow, for finite a and b; written here rather
+   than taken from R's logspace_add() because it runs inside the threads of
+   a parallel gradient, where no R API may be reached (tools/parallel-calls.R) */
+static inline double log_sum_exp(double a, double b) {
+  return fmax(a, b) + log1p(exp(-fabs(a - b)));
+}
+
 /* row i's log likelihood at linear predictor eta, without its case weight */
 static inline double nb_loglik(const negbin_data *L, R_xlen_t i, double eta, const dispersion *D) {
-  const double y = y_of(L, i), lse = logspace_add(D->u, eta);
+  const double y = y_of(L, i), lse = log_sum_exp(D->u, eta);
   return lgammafn(y + D->phi) - D->lgamma_phi - L->log_fact[i] + D->phi * (D->u - lse)
          + y * (eta - lse);
 }
@@ -64,7 +71,7 @@ static inline double nb_loglik(const negbin_data *L, R_xlen_t i, double eta, con
 /* its derivatives in eta (*c) and in u (*du), without the case weight */
 static inline void nb_slopes(const negbin_data *L, R_xlen_t i, double eta, const dispersion *D,
                              double *c, double *du) {
-  const double y = y_of(L, i), lse = logspace_add(D->u, eta);
+  const double y = y_of(L, i), lse = log_sum_exp(D->u, eta);
   const double r = (y + D->phi) * exp(-lse);
   *c = y - (y + D->phi) * exp(eta - lse);
   *du = D->phi * (digamma(y + D->phi) - D->digamma_phi + D->u - lse + 1.0 - r);
