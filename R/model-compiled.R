@@ -113,5 +113,5 @@ check_densities.sgld_model_compiled <- function(model, what) invisible()
 # compiled densities hold a pointer into another package's code, which cannot
 # travel to another process
 model_capabilities.sgld_model_compiled <- function(model) {
-  modifyList(NextMethod(), list(calls_r = FALSE, portable = FALSE))
+  utils::modifyList(NextMethod(), list(calls_r = FALSE, portable = FALSE))
 }

@@ -244,5 +244,5 @@ check_densities.sgld_model_custom <- function(model, what) {
 
 # densities in R functions; a transform of the user's may mix the parameters
 model_capabilities.sgld_model_custom <- function(model) {
-  modifyList(NextMethod(), list(calls_r = TRUE, mixing_transform = !is.null(model$transform)))
+  utils::modifyList(NextMethod(), list(calls_r = TRUE, mixing_transform = !is.null(model$transform)))
 }

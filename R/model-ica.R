@@ -243,5 +243,5 @@ ica_instability <- function(fit) {
 # the sources' order and signs: several modes by construction; W is a square
 # matrix parameter, for the natural gradient
 model_capabilities.sgld_model_ica <- function(model) {
-  modifyList(NextMethod(), list(laplace = FALSE, natural_gradient = TRUE))
+  utils::modifyList(NextMethod(), list(laplace = FALSE, natural_gradient = TRUE))
 }

@@ -137,7 +137,7 @@ print.sgld_model_linear <- function(x, ...) {
 # ---- the model's contract (R/model.R) ------------------------------------------
 
 model_capabilities.sgld_model_linear <- function(model) {
-  modifyList(NextMethod(), list(regression = TRUE, smooth_likelihood = TRUE,
+  utils::modifyList(NextMethod(), list(regression = TRUE, smooth_likelihood = TRUE,
                                 exact_posterior = TRUE))
 }
 model_family.sgld_model_linear <- function(model) stats::gaussian()

@@ -207,7 +207,7 @@ design_matrix.sgld_model_logistic <- function(model) {
 
 model_capabilities.sgld_model_logistic <- function(model) {
   # the Laplace prior has a kink at its location
-  modifyList(NextMethod(), list(regression = TRUE,
+  utils::modifyList(NextMethod(), list(regression = TRUE,
                                 smooth_likelihood = all(model$prior_type == 0L)))
 }
 model_family.sgld_model_logistic <- function(model) stats::binomial()

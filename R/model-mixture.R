@@ -133,5 +133,5 @@ model_predict.sgld_model_mixture <- function(model, object, newdata, type, draws
 
 # label switching: two modes by construction
 model_capabilities.sgld_model_mixture <- function(model) {
-  modifyList(NextMethod(), list(laplace = FALSE))
+  utils::modifyList(NextMethod(), list(laplace = FALSE))
 }

@@ -457,7 +457,7 @@ response_like.sgld_model_mlp <- function(model, y) {
 # can be permuted, so the posterior has several modes by construction.
 # permutations of the hidden units: several modes by construction
 model_capabilities.sgld_model_mlp <- function(model) {
-  modifyList(NextMethod(), list(laplace = FALSE))
+  utils::modifyList(NextMethod(), list(laplace = FALSE))
 }
 
 model_predict.sgld_model_mlp <- function(model, object, newdata, type, draws, ndraws, threads) {

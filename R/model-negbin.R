@@ -73,7 +73,7 @@ print.sgld_model_negbin <- function(x, ...) {
 }
 
 model_capabilities.sgld_model_negbin <- function(model) {
-  modifyList(NextMethod(), list(regression = TRUE, smooth_likelihood = TRUE))
+  utils::modifyList(NextMethod(), list(regression = TRUE, smooth_likelihood = TRUE))
 }
 model_family.sgld_model_negbin <- function(model) {
   structure(list(family = "neg_binomial_2", link = "log", linkfun = log, linkinv = exp),

@@ -112,7 +112,7 @@ print.sgld_model_poisson <- function(x, ...) {
 }
 
 model_capabilities.sgld_model_poisson <- function(model) {
-  modifyList(NextMethod(), list(regression = TRUE, smooth_likelihood = TRUE))
+  utils::modifyList(NextMethod(), list(regression = TRUE, smooth_likelihood = TRUE))
 }
 model_family.sgld_model_poisson <- function(model) stats::poisson()
 model_link.sgld_model_poisson <- function(model) "log"
