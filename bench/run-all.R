@@ -14,8 +14,10 @@ scripts <- if (length(args)) args else c(
   "bench/scaling.R",           # time per iteration against n and d
   "bench/sgld-throughput.R",   # engine vs whole call, thinning
   "bench/logistic-adult.R",    # sparse vs dense storage, 2 threads vs 1
+  "bench/sparse-density.R",    # a full pass sparse vs dense against the design's density
   "bench/memory.R",            # peak resident memory
   "bench/defaults.R",          # sgld(model) with every setting left to its default
+  "bench/adult-samplers.R",    # Adult's default profiled; MALA and HMC passes per ESS
   "bench/conditioning.R",      # pSGLD vs SGLD on a badly conditioned posterior
   "bench/control-variates.R",  # gradient noise and accuracy with control variates
   "bench/ica.R",               # Welling and Teh's ICA experiment at full length
