@@ -170,7 +170,7 @@ test_that("sgld(m) alone is accurate on a nearly separated regression, by Metrop
 })
 
 test_that("sgld(m) alone is accurate on Adult (a9a design)", {
-  # about 2 minutes on a quiet core (about 106,000 full-data steps, see
+  # about a minute of CPU (about 70,000 full-data steps, see
   # bench/defaults.md): the longest test of the suite, run everywhere but on CRAN
   skip_on_cran()
   d <- sgld::adult[sgld::adult$set == "train", ]
