@@ -102,7 +102,8 @@ hmc <- function(iter, eps, traj, seed) {
   list(x = out, acceptance = acc / iter, passes = passes)
 }
 for (cfg in list(c(0.3, 1.5, 800, 11), c(0.4, 1.5, 800, 11), c(0.3, 2.5, 800, 11),
-                 c(0.35, 2.5, 1500, 12))) {
+                 c(0.35, 2.5, 1500, 12), c(0.35, 3.5, 800, 12), c(0.45, 3, 800, 12),
+                 c(0.35, 2.5, 3000, 13))) {
   r <- hmc(cfg[3], cfg[1], cfg[2], cfg[4])
   h <- r$x[-(1:100), ]
   e <- sgld:::ess(coda::mcmc(h))
