@@ -31,6 +31,12 @@ design_from_formula <- function(formula, data, extras = list(), na.action = NULL
     if (nrow(mf) < 1L) abort("`na.action` leaves no rows of `data`.")
     check_frame_values(mf, na_fail = FALSE)
   }
+  # a regression needs two rows; said before the response's own checks,
+  # which would otherwise blame the response of a one-row data set
+  if (nrow(mf) < 2L)
+    abort("`data` must have at least 2 observations",
+          if ("subset" %in% names(extras) || !is.null(na_fun))
+            " left after `subset` and `na.action`", ", not ", nrow(mf), ".")
   y <- model.response(mf)
   if (is.null(y)) abort("`x` must be a formula with a response, such as y ~ x.")
   weights <- stats::model.weights(mf)
