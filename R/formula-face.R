@@ -37,6 +37,13 @@
 #' `sgld(y ~ x, d)`. [bbb()]'s own `family` names the variational family;
 #' with a formula, `family` is the response's and the variational family is
 #' given as `vi_family` (`"meanfield"` or `"fullrank"`).
+#'
+#' The priors are sgld's defaults unless given; `vignette("rstanarm")`, its
+#' section "rstanarm's default priors in sgld", writes rstanarm's
+#' (autoscaled, with the intercept's prior on centred predictors) with
+#' [prior_normal()].
+#' @seealso [glm()], whose `family`, `weights`, `offset`, `subset` and
+#'   `na.action` these follow.
 #' @name sgld_formula
 #' @examples
 #' d <- MASS::Pima.tr

@@ -155,7 +155,8 @@
 #' 0.01 (with a `batch_size` you give, the step shrinks instead). The number
 #' of iterations gives about 2,000 effective draws (the
 #' autocorrelation time of such a chain is about \eqn{(2 - \eta)/\eta}{(2 - eta)/eta}), a
-#' tenth of them as burn-in (at least 200), thinned by a quarter of that time.
+#' tenth of them as burn-in (at least 200; half of an `iter` you give that is
+#' shorter), thinned by a quarter of that time.
 #' One chain starts at the mode; several start over-dispersed, from
 #' \eqn{N(\hat w, 4S)}{N(w_hat, 4S)}, so that R-hat can tell whether they agree. Each
 #' choice is replaced by the argument that sets it (`batch_size`, `iter`,
@@ -207,7 +208,8 @@
 #' samples with the path whitened given the globals (`precondition =
 #' "whiten"`; for the AR(1) model the level \eqn{\mu}{mu} is whitened with
 #' the path), in Leimkuhler-Matthews steps of 0.4 in those coordinates; a
-#' warm-up of 5,000 iterations (or `burnin`) from the globals' approximate
+#' warm-up of 5,000 iterations (or `burnin`, or half of an `iter` of at most
+#' 5,000 given alone) from the globals' approximate
 #' marginal mode sets the globals' step covariance from its own draws and
 #' measures the effective draws per iteration of the slowest global, and the
 #' run continues the warm-up for about 2,000 of them (at most 2 million
@@ -613,7 +615,8 @@ resolve_init <- function(model, init, chains) {
 #'   and the step \eqn{1.65^2 / (2 d^{1/3})}{1.65^2 / (2 d^(1/3))} of the optimal scaling of
 #'   Roberts and Rosenthal (1998), halved or grown by short pilot runs until
 #'   the acceptance rate is between 0.45 and 0.85; then 11,000 iterations, the
-#'   first 1,000 burn-in, from the mode (several chains: over-dispersed
+#'   first 1,000 burn-in (an `iter` given alone: half of it when it is 1,000
+#'   or fewer), from the mode (several chains: over-dispersed
 #'   around it, as in [sgld()]). For a model with a latent path
 #'   ([model_sv()]) the path whitened at step 0.1, as for [sgld()] (its section
 #'   "Automatic settings").
