@@ -48,13 +48,18 @@
 #' @examples
 #' d <- MASS::Pima.tr
 #' set.seed(1)
-#' fit <- sgld(type ~ glu + bmi, data = d, family = binomial(), lr = 0.05,
-#'             iter = 2000, precondition = "rmsprop")
+#' fit <- sgld(type ~ glu + bmi, data = d, family = binomial())
+#' coef(fit)
 #' # the same draws as building the model first
 #' m <- model_logistic(type ~ glu + bmi, data = d)
 #' set.seed(1)
-#' fit2 <- sgld(m, lr = 0.05, iter = 2000, precondition = "rmsprop")
-#' all.equal(as.matrix(fit$draws), as.matrix(fit2$draws))
+#' fit2 <- sgld(m)
+#' identical(as.matrix(fit), as.matrix(fit2))
+#' # counts with an exposure, on part of the data
+#' set.seed(2)
+#' d2 <- data.frame(x = rnorm(100), t = runif(100, 1, 3))
+#' d2$k <- rpois(100, d2$t * exp(0.5 * d2$x))
+#' fit3 <- sgld(k ~ x, data = d2, family = poisson(), offset = log(t), subset = x > -2)
 NULL
 
 # The arguments the formula face hands to the model's function.
