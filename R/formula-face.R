@@ -17,11 +17,12 @@
 #'   `gaussian` \tab identity \tab [model_linear()] \cr
 #'   `binomial` \tab logit \tab [model_logistic()] \cr
 #'   `poisson` \tab log \tab [model_poisson()] \cr
-#'   `"negbin"`, `"neg_binomial_2"`, `"negative_binomial"`, rstanarm's
-#'   `neg_binomial_2()`, [MASS::negative.binomial()] \tab log \tab [model_negbin()]
+#'   negative binomial \tab log \tab [model_negbin()]
 #' }
 #' Other families and links are an error naming `family`. The negative
-#' binomial's dispersion \eqn{\phi}{phi} is a parameter of the model, sampled
+#' binomial is `"negbin"`, `"neg_binomial_2"` or `"negative_binomial"`, or
+#' the family object of rstanarm's `neg_binomial_2()` or of
+#' [MASS::negative.binomial()]. Its dispersion \eqn{\phi}{phi} is a parameter of the model, sampled
 #' under its prior (`prior_overdispersion`), as in rstanarm's
 #' `neg_binomial_2`: the `theta` of a [MASS::negative.binomial()] family,
 #' which [glm()] holds fixed, is not used.
@@ -34,7 +35,8 @@
 #' them: `prior`, `prior_intercept`, `prior_overdispersion` (negative
 #' binomial), `sparse` and `storage` (binomial). A data frame given as the
 #' second argument without a name is taken as `data`, as in
-#' `sgld(y ~ x, d)`. [bbb()]'s own `family` names the variational family;
+#' `sgld(y ~ x, d)`; the formula may be named `formula`, as in
+#' `glm(formula = y ~ x)`. [bbb()]'s own `family` names the variational family;
 #' with a formula, `family` is the response's and the variational family is
 #' given as `vi_family` (`"meanfield"` or `"fullrank"`).
 #'
@@ -74,6 +76,14 @@ is_formula <- function(x) inherits(x, "formula")
 # `call` is the sampler's match.call(), `env` the caller's frame.
 formula_face <- function(sampler, call, env) {
   args <- as.list(call)[-1L]
+  # glm()'s and rstanarm's name for the first argument
+  if (is.null(args$model) && !is.null(args$formula)) {
+    args$model <- args$formula
+    args$formula <- NULL
+  }
+  if (is.null(args$model))
+    abort("`model` is missing: give a model made by a model_*() function, or a formula ",
+          "with `data` and `family`.")
   # a data frame where `lr` stands (the second argument) is `data`, as in lm(y ~ x, d)
   if (!"data" %in% names(args) && "lr" %in% names(args)) {
     lr <- eval(args$lr, env)   # evaluated once, here

@@ -208,8 +208,7 @@
 #' samples with the path whitened given the globals (`precondition =
 #' "whiten"`; for the AR(1) model the level \eqn{\mu}{mu} is whitened with
 #' the path), in Leimkuhler-Matthews steps of 0.4 in those coordinates; a
-#' warm-up of 5,000 iterations (or `burnin`, or half of an `iter` of at most
-#' 5,000 given alone) from the globals' approximate
+#' warm-up of 5,000 iterations (or `burnin`) from the globals' approximate
 #' marginal mode sets the globals' step covariance from its own draws and
 #' measures the effective draws per iteration of the slowest global, and the
 #' run continues the warm-up for about 2,000 of them (at most 2 million
@@ -271,7 +270,8 @@ sgld <- function(model, lr = "auto", batch_size = NULL, iter = NULL, ...,
                  diagnostics = NULL, threads = getOption("sgld.threads", 1L), pars = NULL,
                  progress = getOption("sgld.progress", interactive()),
                  parallel = getOption("sgld.parallel", "threads"), tune = NULL) {
-  if (is_formula(model)) return(formula_face(sgld, match.call(), parent.frame()))
+  if (missing(model) || is_formula(model))
+    return(formula_face(sgld, match.call(), parent.frame()))  # R/formula-face.R
   check_dots_empty(...)
   check_model(model)
   # before anything reads it (burnin's default is computed from it)
@@ -328,7 +328,8 @@ sgld <- function(model, lr = "auto", batch_size = NULL, iter = NULL, ...,
 #' @export
 psgld <- function(model, lr = "auto", batch_size = NULL, iter = 10000, ..., alpha = 0.99,
                   lambda = NULL, v_init = 0) {
-  if (is_formula(model)) return(formula_face(psgld, match.call(), parent.frame()))
+  if (missing(model) || is_formula(model))
+    return(formula_face(psgld, match.call(), parent.frame()))  # R/formula-face.R
   if (identical(lr, "auto")) auto_unsupported("psgld()")  # R/auto.R
   if (is.null(lambda)) lambda <- psgld_lambda(model)
   fit <- sgld(model, lr = lr, batch_size = batch_size, iter = iter, ...,
@@ -386,7 +387,8 @@ sghmc <- function(model, lr = "auto", batch_size = NULL, iter = 10000, ..., fric
                   threads = getOption("sgld.threads", 1L), pars = NULL,
                   progress = getOption("sgld.progress", interactive()),
                   parallel = getOption("sgld.parallel", "threads")) {
-  if (is_formula(model)) return(formula_face(sghmc, match.call(), parent.frame()))
+  if (missing(model) || is_formula(model))
+    return(formula_face(sghmc, match.call(), parent.frame()))  # R/formula-face.R
   if (identical(lr, "auto")) auto_unsupported("sghmc()")  # R/auto.R
   check_dots_empty(...)
   check_number(friction, "friction", lower = 0, upper = 1, lower_open = TRUE)
@@ -432,7 +434,8 @@ sgd <- function(model, lr = "auto", batch_size = NULL, iter = 1000, ..., optimiz
                 threads = getOption("sgld.threads", 1L), pars = NULL,
                 progress = getOption("sgld.progress", interactive()),
                 parallel = getOption("sgld.parallel", "threads")) {
-  if (is_formula(model)) return(formula_face(sgd, match.call(), parent.frame()))
+  if (missing(model) || is_formula(model))
+    return(formula_face(sgd, match.call(), parent.frame()))  # R/formula-face.R
   if (identical(lr, "auto")) auto_unsupported("sgd()")  # R/auto.R
   check_dots_empty(...)
   run_sampler(model, lr = lr, batch_size = batch_size, iter = iter, burnin = 0,
@@ -447,7 +450,8 @@ sgd <- function(model, lr = "auto", batch_size = NULL, iter = 1000, ..., optimiz
 #' @export
 gd <- function(model, lr = "auto", iter = 1000, ..., thin = 1, init = NULL, clip = NULL,
                pars = NULL, progress = getOption("sgld.progress", interactive())) {
-  if (is_formula(model)) return(formula_face(gd, match.call(), parent.frame()))
+  if (missing(model) || is_formula(model))
+    return(formula_face(gd, match.call(), parent.frame()))  # R/formula-face.R
   if (identical(lr, "auto")) auto_unsupported("gd()")  # R/auto.R
   check_dots_empty(...)
   check_model(model)
@@ -641,7 +645,8 @@ mala <- function(model, lr = "auto", iter = NULL, ..., burnin = floor(iter / 2),
                  monitor = NULL, threads = getOption("sgld.threads", 1L), pars = NULL,
                  progress = getOption("sgld.progress", interactive()),
                  parallel = getOption("sgld.parallel", "threads")) {
-  if (is_formula(model)) return(formula_face(mala, match.call(), parent.frame()))
+  if (missing(model) || is_formula(model))
+    return(formula_face(mala, match.call(), parent.frame()))  # R/formula-face.R
   check_dots_empty(...)
   check_model(model)
   if (!is.null(iter)) check_count(iter, "iter", lower = 1)

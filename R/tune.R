@@ -76,7 +76,8 @@
 tune_sgld <- function(model, step = c(0.01, 0.05, 0.1, 0.25, 0.5), batch_size = NULL,
                       precondition = c("laplace", "none"), control_variates = c(TRUE, FALSE),
                       iter = 2000, max_draws = 500, target_ess = 2000, ...) {
-  if (is_formula(model)) return(formula_face(tune_sgld, match.call(), parent.frame()))
+  if (missing(model) || is_formula(model))
+    return(formula_face(tune_sgld, match.call(), parent.frame()))  # R/formula-face.R
   check_dots_empty(...)
   check_model(model)
   if (!is.numeric(step) || !length(step) || any(!is.finite(step)) || any(step <= 0 | step >= 2))

@@ -134,12 +134,7 @@ auto_whiten <- function(model, args, given, call, method) {
                 replace = FALSE, clip = NULL, monitor = monitor, threads = args$threads,
                 mala = sampler == "mala", rule = rule_used, method = sampler, call = call,
                 pars = pars, progress = args$progress, parallel = args$parallel)
-  # the warm-up is five parts; an `iter` given alone shorter than the
-  # planned warm-up gives half of itself to it, as `burnin`'s default does
-  iter_given <- "iter" %in% given && !is.null(args$iter)
   part <- if ("burnin" %in% given && !is.null(args$burnin)) max(2, ceiling(args$burnin / 5))
-          else if (iter_given && args$iter <= 5 * whiten_auto_warmup[[method]])
-            max(2, ceiling(args$iter / 10))
           else whiten_auto_warmup[[method]]
   done <- function(f) all(f$status == "done")
   # 1. the approach, at a growing step, with Euler's steps (the rule without
@@ -171,7 +166,7 @@ auto_whiten <- function(model, args, given, call, method) {
     }
   }
   measured <- done(warm) && burnin == 5 * part
-  if (measured && iter_given) {
+  if (measured && "iter" %in% given && !is.null(args$iter)) {
     kept <- max(1, args$iter - burnin)
   } else if (measured) {
     # effective draws per iteration of the slowest global; below

@@ -255,13 +255,6 @@ test_that("defaults computed from other arguments follow the values the user gav
   auto <- suppressWarnings(mala(m, iter = 300))
   expect_equal(c(auto$auto$iter, auto$auto$burnin), c(300, 150))
   expect_equal(auto$settings$iter, 300)
-  # the whitened path's warm-up (model_sv()) too, when iter is shorter than it
-  set.seed(1)
-  sv <- model_sv(rnorm(200) * exp(cumsum(rnorm(200, 0, 0.1))))
-  auto <- suppressWarnings(sgld(sv, iter = 200))
-  expect_equal(c(auto$auto$iter, auto$auto$burnin), c(200, 100))
-  auto <- suppressWarnings(mala(sv, iter = 300))
-  expect_equal(c(auto$auto$iter, auto$auto$burnin), c(300, 150))
   # a burn-in the user gives is theirs to get right
   expect_error(mala(m, iter = 300, burnin = 400), "`burnin` must be smaller than `iter`")
 })

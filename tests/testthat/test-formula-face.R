@@ -67,6 +67,11 @@ test_that("lr = \"auto\" and the fit's call follow the formula face", {
   set.seed(2)
   positional <- suppressWarnings(sgld(b ~ x1 + x2, d, family = "binomial", iter = 400))
   same_fit(positional, by_model)
+  # and glm()'s name for the formula
+  set.seed(2)
+  named <- suppressWarnings(sgld(formula = b ~ x1 + x2, data = d, family = binomial,
+                                 iter = 400))
+  same_fit(named, by_model)
   # mala()'s automatic settings too
   set.seed(4)
   a <- suppressWarnings(mala(m, iter = 300))
@@ -154,6 +159,8 @@ test_that("bad families, links and model arguments are errors naming the argumen
   expect_error(mala(y ~ x1, data = d, vi_family = "fullrank"), "`vi_family`")
   expect_error(sgld(y ~ x1, data = d, lr = 1e-3, foo = 1), "unknown argument: `foo`")
   expect_error(sgld(y ~ x1, family = gaussian), "`data` must be a data frame")
+  expect_error(sgld(), "`model` is missing: give a model made by a model_\\*\\(\\) function, or a formula")
+  expect_error(bbb(data = d), "`model` is missing")
   expect_error(sgld(b ~ x1, data = d[1, ], family = binomial),
                "`data` must have at least 2 observations, not 1")
   expect_error(sgld(b ~ x1, data = d, family = binomial, subset = x1 > 10),
