@@ -578,6 +578,8 @@ auto_mala_phases <- function(model, args, given, call, made) {
   }
   iter <- if ("iter" %in% given && !is.null(args$iter)) args$iter else 11000
   burnin <- if ("burnin" %in% given) args$burnin else 1000
+  # an `iter` given alone shorter than the planned burn-in: half of it
+  if (burnin >= iter && !"burnin" %in% given) burnin <- floor(iter / 2)
   init <- if ("init" %in% given && !is.null(args$init)) args$init else auto_init(model, pm, chains)
   setup <- proc.time()[["elapsed"]] - start
   fit <- run_sampler(model, lr = eta, batch_size = model$n, iter = iter, burnin = burnin,

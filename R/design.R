@@ -14,6 +14,7 @@ design_from_formula <- function(formula, data, extras = list(), na.action = NULL
   used <- if ("." %in% vars) names(data) else intersect(vars, names(data))
   for (v in used) check_data_column(data[[v]], v, values = FALSE)
   na_fun <- resolve_na_action(na.action)
+  if (!is.null(extras$subset)) check_subset(extras$subset, data, formula)
   # subset, weights and offset are evaluated in `data` (then in the formula's
   # environment), as model.frame() does for lm() and glm()
   cl <- as.call(c(list(quote(stats::model.frame), formula = formula, data = quote(data),
@@ -31,6 +32,12 @@ design_from_formula <- function(formula, data, extras = list(), na.action = NULL
     if (nrow(mf) < 1L) abort("`na.action` leaves no rows of `data`.")
     check_frame_values(mf, na_fail = FALSE)
   }
+  # a regression needs two rows; said before the response's own checks,
+  # which would otherwise blame the response of a one-row data set
+  if (nrow(mf) < 2L)
+    abort("`data` must have at least 2 observations",
+          if ("subset" %in% names(extras) || !is.null(na_fun))
+            " left after `subset` and `na.action`", ", not ", nrow(mf), ".")
   y <- model.response(mf)
   if (is.null(y)) abort("`x` must be a formula with a response, such as y ~ x.")
   weights <- stats::model.weights(mf)
@@ -48,6 +55,22 @@ design_from_formula <- function(formula, data, extras = list(), na.action = NULL
        weights = if (!is.null(weights)) as.double(weights),
        offset = if (!is.null(offset)) as.double(offset),
        offset_expr = extras$offset)
+}
+
+# `subset`: logical (one per row of `data`, no NA) or row numbers, all
+# positive or all negative; model.frame() turns anything else into rows of
+# NA, which would be reported as missing values of the response
+check_subset <- function(expr, data, formula) {
+  s <- tryCatch(eval(expr, data, environment(formula)), error = function(e)
+    abort("`subset` cannot be evaluated on `data`: ", conditionMessage(e)))
+  n <- nrow(data)
+  ok <- if (is.logical(s)) length(s) %in% c(1L, n) && !anyNA(s)
+        else is.numeric(s) && !anyNA(s) && all(s == round(s)) && all(abs(s) <= n) &&
+          (all(s >= 0) || all(s <= 0))
+  if (!ok)
+    abort("`subset` must be TRUE/FALSE for each of the ", n, " rows of `data` (no NA) or ",
+          "row numbers between 1 and ", n, ", not ", describe(s), ".")
+  invisible(s)
 }
 
 # subset, weights and offset as the caller wrote them (unevaluated), from the

@@ -12,7 +12,11 @@
 #' Decaying schedules ([lr_poly()]) remove that bias asymptotically; weight the
 #' draws by their learning rate (`summary()` reports both averages).
 #'
-#' @param model A model, e.g. from [model_linear()].
+#' @param model A model from a `model_*()` function (e.g. [model_linear()]) or
+#'   a formula; with a formula give `data` and `family` (default
+#'   `gaussian()`), and `weights`, `offset`, `subset`, `na.action` and the
+#'   model's prior arguments as for its `model_*()` function: see
+#'   [sgld_formula] for the families and what goes where.
 #' @param lr `"auto"` (the default) to choose every setting not given from
 #'   the posterior itself (see the section "Automatic settings"); or a
 #'   learning rate: a positive number or a schedule ([lr_constant()],
@@ -22,8 +26,9 @@
 #' @param iter Number of iterations (updates) per chain; `NULL` (the default)
 #'   means 10,000 when `lr` is given, and with `lr = "auto"` enough for about
 #'   2,000 effective draws.
-#' @param ... Not used: every argument after `iter` must be given by its full
-#'   name, and unknown names are an error.
+#' @param ... With a formula for `model`: `data`, `family` and the model's
+#'   arguments ([sgld_formula]). Otherwise not used: every argument after
+#'   `iter` must be given by its full name, and unknown names are an error.
 #' @param burnin Number of initial iterations whose states are discarded
 #'   (default: half of `iter`), or [sampling_threshold()] to start keeping
 #'   draws once the sampling threshold is reached.
@@ -150,7 +155,8 @@
 #' 0.01 (with a `batch_size` you give, the step shrinks instead). The number
 #' of iterations gives about 2,000 effective draws (the
 #' autocorrelation time of such a chain is about \eqn{(2 - \eta)/\eta}{(2 - eta)/eta}), a
-#' tenth of them as burn-in (at least 200), thinned by a quarter of that time.
+#' tenth of them as burn-in (at least 200; half of an `iter` you give that is
+#' shorter), thinned by a quarter of that time.
 #' One chain starts at the mode; several start over-dispersed, from
 #' \eqn{N(\hat w, 4S)}{N(w_hat, 4S)}, so that R-hat can tell whether they agree. Each
 #' choice is replaced by the argument that sets it (`batch_size`, `iter`,
@@ -253,6 +259,9 @@
 #' set.seed(1)
 #' fit <- sgld(m, lr = 2e-7, batch_size = 1000, iter = 20000, thin = 10)
 #' summary(fit)
+#' # a formula, data and family, as for glm(): the model is built for you
+#' d <- MASS::Pima.tr
+#' fit <- sgld(type ~ ., data = d, family = binomial())
 #' @export
 sgld <- function(model, lr = "auto", batch_size = NULL, iter = NULL, ...,
                  burnin = floor(iter / 2), thin = 1, temperature = 1, chains = 1,
@@ -261,6 +270,8 @@ sgld <- function(model, lr = "auto", batch_size = NULL, iter = NULL, ...,
                  diagnostics = NULL, threads = getOption("sgld.threads", 1L), pars = NULL,
                  progress = getOption("sgld.progress", interactive()),
                  parallel = getOption("sgld.parallel", "threads"), tune = NULL) {
+  if (missing(model) || is_formula(model))
+    return(formula_face(sgld, match.call(), parent.frame()))  # R/formula-face.R
   check_dots_empty(...)
   check_model(model)
   # before anything reads it (burnin's default is computed from it)
@@ -317,6 +328,8 @@ sgld <- function(model, lr = "auto", batch_size = NULL, iter = NULL, ...,
 #' @export
 psgld <- function(model, lr = "auto", batch_size = NULL, iter = 10000, ..., alpha = 0.99,
                   lambda = NULL, v_init = 0) {
+  if (missing(model) || is_formula(model))
+    return(formula_face(psgld, match.call(), parent.frame()))  # R/formula-face.R
   if (identical(lr, "auto")) auto_unsupported("psgld()")  # R/auto.R
   if (is.null(lambda)) lambda <- psgld_lambda(model)
   fit <- sgld(model, lr = lr, batch_size = batch_size, iter = iter, ...,
@@ -374,6 +387,8 @@ sghmc <- function(model, lr = "auto", batch_size = NULL, iter = 10000, ..., fric
                   threads = getOption("sgld.threads", 1L), pars = NULL,
                   progress = getOption("sgld.progress", interactive()),
                   parallel = getOption("sgld.parallel", "threads")) {
+  if (missing(model) || is_formula(model))
+    return(formula_face(sghmc, match.call(), parent.frame()))  # R/formula-face.R
   if (identical(lr, "auto")) auto_unsupported("sghmc()")  # R/auto.R
   check_dots_empty(...)
   check_number(friction, "friction", lower = 0, upper = 1, lower_open = TRUE)
@@ -419,6 +434,8 @@ sgd <- function(model, lr = "auto", batch_size = NULL, iter = 1000, ..., optimiz
                 threads = getOption("sgld.threads", 1L), pars = NULL,
                 progress = getOption("sgld.progress", interactive()),
                 parallel = getOption("sgld.parallel", "threads")) {
+  if (missing(model) || is_formula(model))
+    return(formula_face(sgd, match.call(), parent.frame()))  # R/formula-face.R
   if (identical(lr, "auto")) auto_unsupported("sgd()")  # R/auto.R
   check_dots_empty(...)
   run_sampler(model, lr = lr, batch_size = batch_size, iter = iter, burnin = 0,
@@ -433,6 +450,8 @@ sgd <- function(model, lr = "auto", batch_size = NULL, iter = 1000, ..., optimiz
 #' @export
 gd <- function(model, lr = "auto", iter = 1000, ..., thin = 1, init = NULL, clip = NULL,
                pars = NULL, progress = getOption("sgld.progress", interactive())) {
+  if (missing(model) || is_formula(model))
+    return(formula_face(gd, match.call(), parent.frame()))  # R/formula-face.R
   if (identical(lr, "auto")) auto_unsupported("gd()")  # R/auto.R
   check_dots_empty(...)
   check_model(model)
@@ -600,7 +619,8 @@ resolve_init <- function(model, init, chains) {
 #'   and the step \eqn{1.65^2 / (2 d^{1/3})}{1.65^2 / (2 d^(1/3))} of the optimal scaling of
 #'   Roberts and Rosenthal (1998), halved or grown by short pilot runs until
 #'   the acceptance rate is between 0.45 and 0.85; then 11,000 iterations, the
-#'   first 1,000 burn-in, from the mode (several chains: over-dispersed
+#'   first 1,000 burn-in (an `iter` given alone: half of it when it is 1,000
+#'   or fewer), from the mode (several chains: over-dispersed
 #'   around it, as in [sgld()]). For a model with a latent path
 #'   ([model_sv()]) the path whitened at step 0.1, as for [sgld()] (its section
 #'   "Automatic settings").
@@ -625,6 +645,8 @@ mala <- function(model, lr = "auto", iter = NULL, ..., burnin = floor(iter / 2),
                  monitor = NULL, threads = getOption("sgld.threads", 1L), pars = NULL,
                  progress = getOption("sgld.progress", interactive()),
                  parallel = getOption("sgld.parallel", "threads")) {
+  if (missing(model) || is_formula(model))
+    return(formula_face(mala, match.call(), parent.frame()))  # R/formula-face.R
   check_dots_empty(...)
   check_model(model)
   if (!is.null(iter)) check_count(iter, "iter", lower = 1)

@@ -38,7 +38,8 @@
 #' [sgld()]'s automatic settings), the temperature correction is no longer
 #' exact, and steps above 0.1 are left out, as `sgld()` itself does.
 #'
-#' @param model A model, e.g. from [model_logistic()].
+#' @param model A model, e.g. from [model_logistic()], or a formula with
+#'   `data` and `family` as for [sgld()] (see [sgld_formula]).
 #' @param step Learning rates relative to the stiffest direction (see Details).
 #' @param batch_size Batch sizes; those above the number of observations are
 #'   dropped. The default: the full data if n is at most 100,000, and 100 and
@@ -51,6 +52,8 @@
 #' @param max_draws Draws used for each KSD ([ksd()]).
 #' @param target_ess Effective draws the recommended run aims at, which sets
 #'   its `iter` from the autocorrelation time of the chosen step.
+#' @param ... With a formula for `model`: `data`, `family` and the model's
+#'   arguments ([sgld_formula]); otherwise an error.
 #' @return An object of class `sgld_tune`: `table`, a data frame with one row
 #'   per setting (`step`, `lr`, `batch_size`, `precondition`,
 #'   `control_variates`, `alpha`, `ksd`, `cost`, `score`), best first; `best`, a list
@@ -72,7 +75,10 @@
 #' @export
 tune_sgld <- function(model, step = c(0.01, 0.05, 0.1, 0.25, 0.5), batch_size = NULL,
                       precondition = c("laplace", "none"), control_variates = c(TRUE, FALSE),
-                      iter = 2000, max_draws = 500, target_ess = 2000) {
+                      iter = 2000, max_draws = 500, target_ess = 2000, ...) {
+  if (missing(model) || is_formula(model))
+    return(formula_face(tune_sgld, match.call(), parent.frame()))  # R/formula-face.R
+  check_dots_empty(...)
   check_model(model)
   if (!is.numeric(step) || !length(step) || any(!is.finite(step)) || any(step <= 0 | step >= 2))
     abort("`step` must be numbers between 0 and 2 (learning rates relative to the ",

@@ -222,6 +222,8 @@ bbb <- function(model, lr = "auto", batch_size = NULL, iter = "auto", ...,
                 control_variates = "auto", clip = NULL, monitor = NULL,
                 threads = getOption("sgld.threads", 1L),
                 progress = getOption("sgld.progress", interactive())) {
+  if (missing(model) || is_formula(model))
+    return(formula_face(bbb, match.call(), parent.frame()))  # R/formula-face.R
   check_dots_empty(...)
   check_model(model)
   start <- proc.time()[["elapsed"]]

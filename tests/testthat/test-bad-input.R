@@ -80,6 +80,21 @@ bad_calls <- list(
   # with lr = "auto" too, before burnin's default reads it
   list(quote(sgld(m, iter = "1000")), "`iter` must be a single whole number"),
   list(quote(mala(m, iter = "1000")), "`iter` must be a single whole number"),
+  list(quote(sghmc(m, lr = 1e-4, iter = "1000")), "`iter` must be a single whole number"),
+  list(quote(psgld(m, lr = 1e-4, iter = "1000")), "`iter` must be a single whole number"),
+  list(quote(sgd(m, lr = 1e-4, iter = "1000")), "`iter` must be a single whole number"),
+  list(quote(gd(m, lr = 1e-4, iter = "1000")), "`iter` must be a single whole number"),
+  list(quote(bbb(m, iter = "1000")), "`iter` must be a single whole number"),
+  # a one-row data set: `data` and the rule, not the response's checks
+  list(quote(model_linear(y ~ x, data = df[1, ])), "`data` must have at least 2 observations, not 1"),
+  list(quote(model_logistic(g ~ x, data = df[1, ])), "`data` must have at least 2 observations, not 1"),
+  list(quote(model_poisson(round(exp(x)) ~ 1, data = df[1, ])), "`data` must have at least 2 observations, not 1"),
+  list(quote(model_negbin(round(exp(x)) ~ 1, data = df[1, ])), "`data` must have at least 2 observations, not 1"),
+  list(quote(model_linear(y ~ x, data = df, subset = x >= max(x))), "`data` must have at least 2 observations left after `subset` and `na.action`, not 1"),
+  list(quote(sgld(g ~ x, data = df[1, ], family = binomial)), "`data` must have at least 2 observations, not 1"),
+  list(quote(model_linear(y ~ x, data = df, subset = "a")), "`subset` must be TRUE/FALSE for each of the 30 rows"),
+  list(quote(model_linear(y ~ x, data = df, subset = c(NA, x[-1] > 0))), "`subset` must be TRUE/FALSE .* \\(no NA\\)"),
+  list(quote(model_linear(y ~ x, data = df, subset = 31)), "`subset` must be .* row numbers between 1 and 30"),
   list(quote(sgld(m, lr = 1e-4, iter = 100, thin = 1000)), "`thin` must be at most iter - burnin = 50"),
   list(quote(sgld(m, lr = 1e-4, iter = 100, burnin = 100)), "`burnin` must be smaller than `iter`"),
   list(quote(sgld(m, lr = 1e-4, burnin = -1)), "`burnin` must be a whole number"),
@@ -226,4 +241,20 @@ test_that("extreme data give finite draws or a clear divergence report, never Na
   # mixture data far from both means, and ICA data of very different scales
   run(sgld(model_mixture(c(1e8, -1e8, 0)), lr = 1e-3, batch_size = 1, iter = 1000))
   run(sgld(model_ica(cbind(rnorm(100) * 1e8, rnorm(100))), lr = 1e-3, batch_size = 10, iter = 1000))
+})
+
+test_that("defaults computed from other arguments follow the values the user gave", {
+  m <- suppressWarnings(bad_input_fixtures())$m
+  # burnin's default is half of the user's iter, for a given lr and for lr = "auto"
+  set.seed(1)
+  expect_equal(suppressWarnings(sgld(m, lr = 1e-4, iter = 100))$settings$burnin, 50)
+  expect_equal(suppressWarnings(sghmc(m, lr = 1e-5, iter = 100))$settings$burnin, 50)
+  expect_equal(suppressWarnings(psgld(m, lr = 1e-4, iter = 100))$settings$burnin, 50)
+  auto <- suppressWarnings(sgld(m, iter = 100))
+  expect_equal(c(auto$auto$iter, auto$auto$burnin), c(100, 50))
+  auto <- suppressWarnings(mala(m, iter = 300))
+  expect_equal(c(auto$auto$iter, auto$auto$burnin), c(300, 150))
+  expect_equal(auto$settings$iter, 300)
+  # a burn-in the user gives is theirs to get right
+  expect_error(mala(m, iter = 300, burnin = 400), "`burnin` must be smaller than `iter`")
 })
