@@ -33,11 +33,12 @@
 # than dropout's 2.97 / -2.46 on Boston within a standard error). The other
 # methods were not rerun with these settings (their rows above are dd1cad1's).
 # sgld(model), automatic (model_mlp()'s defaults and lr = "auto", nothing
-# else), splits 1-5 only (bench/uci-auto.md, 2026-11-26, load 1-10; 35-56 CPU
-# s a fit on one core), against the tuned SGLD on the same splits:
-#   Boston    auto 2.56 +- 0.15 / -2.35 +- 0.04   tuned 2.52 +- 0.15 / -2.35 +- 0.04
-#   Concrete  auto 4.93 +- 0.34 / -2.99 +- 0.04   tuned 4.89 +- 0.37 / -2.99 +- 0.05
-#   (paired, automatic minus tuned: RMSE +0.04 +- 0.02 and +0.04 +- 0.04)
+# else), all 20 splits (bench/uci-auto.md, 2026-11-26, load 3-6; at most 39 /
+# 50 CPU s a fit on one core), against the tuned SGLD on the same splits:
+#   Boston    auto 3.03 +- 0.18 / -2.49 +- 0.05   tuned 2.98 +- 0.17 / -2.47 +- 0.05
+#   Concrete  auto 4.57 +- 0.15 / -2.93 +- 0.02   tuned 4.60 +- 0.15 / -2.95 +- 0.02
+#   (paired, automatic minus tuned: RMSE +0.049 +- 0.020 and -0.031 +- 0.020)
+# and over 5 splits against lm():
 #   biomass   auto 1.18 +- 0.11 / -1.46 +- 0.06   lm() 1.40 +- 0.15 / -1.77 +- 0.11
 #   car_prices auto 2068 +- 136 / -9.06 +- 0.05   lm() 2959 +- 150 / -9.42 +- 0.05
 
