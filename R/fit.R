@@ -17,6 +17,11 @@
 #'   \item{chain_ids, partial}{which chains `draws` holds: all of them, unless
 #'     some stopped early (see [sgld()]); `partial` holds the draws of chains
 #'     that stopped early, as [coda::mcmc] objects named by chain.}
+#'   \item{pars, storage, moments}{the indices of the stored parameters
+#'     (`NULL`: all); when fewer draws or parameters were stored than a
+#'     default run stores, why (see `pars` in [sgld()]), else `NULL`; and each
+#'     chain's running means, step-weighted means and variances of every
+#'     parameter over every iteration after burn-in (`n` of them).}
 #'   \item{last}{the final state of each chain (one row per chain, user's scale).}
 #'   \item{state}{everything needed to continue the chains (see `init` in
 #'     [sgld()]): `w`, the final parameters on the sampler's scale; `update`, the
@@ -151,6 +156,7 @@ new_sgld_fit <- function(engine, model, settings, lr, method, call, time,
     diagnostics = diagnostics_frame(res, settings),
     state = chain_state(res, settings, rule, model, status),
     pars = keep,
+    storage = settings$storage,
     moments = moments_of(res, model),
     expected_time = res$expected_seconds,
     rule = rule$label,
@@ -505,7 +511,10 @@ as.array.sgld_fit <- function(x, scale = c("user", "sampler"), ...) {
 #' @rdname as.matrix.sgld_fit
 #' @method as.mcmc.list sgld_fit
 #' @export
-as.mcmc.list.sgld_fit <- function(x, ...) x$draws
+as.mcmc.list.sgld_fit <- function(x, ...) {
+  require_stored_draws(x, "as.mcmc.list()")
+  x$draws
+}
 
 #' @rdname as.matrix.sgld_fit
 #' @method as.mcmc sgld_fit
@@ -513,6 +522,7 @@ as.mcmc.list.sgld_fit <- function(x, ...) x$draws
 as.mcmc.sgld_fit <- function(x, ...) {
   if (length(x$draws) > 1)
     abort("the fit has ", length(x$draws), " chains; use as.mcmc.list() to keep them apart.")
+  require_stored_draws(x, "as.mcmc()")
   x$draws[[1]]
 }
 

@@ -61,7 +61,7 @@ test_that("results do not depend on the order in which chains run", {
   expect_identical(forward$last, shuffled$last)
   # and chain 1 is the same whether or not other chains run beside it
   set.seed(9)
-  alone <- sgld(m, lr = 1e-7, batch_size = 50, iter = 3000, burnin = 0, chains = 1)
+  alone <- sgld(m, lr = 1e-7, batch_size = 50, iter = 3000, burnin = 0, chains = 1, thin = 1)
   expect_identical(unclass(alone$draws[[1]]), {
     x <- forward$draws[[1]]; x[, 3] <- exp(x[, 3]); colnames(x) <- m$names; x
   }, ignore_attr = TRUE)
@@ -104,7 +104,7 @@ test_that("a run that diverges stops there and keeps what it had", {
   m <- handout_model()
   set.seed(8)
   # a deliberately huge step (50 times the handout's): the chain blows up mid-run
-  r <- with_warnings(sgld(m, lr = 5e-4, batch_size = 10, iter = 5000, burnin = 0))
+  r <- with_warnings(sgld(m, lr = 5e-4, batch_size = 10, iter = 5000, burnin = 0, thin = 1))
   fit <- r$value
   expect_match(r$warnings[1], "chain 1 diverged at iteration [0-9]+")
   expect_match(r$warnings[1], "smaller learning rate")
