@@ -312,6 +312,7 @@ summary.sgld_fit <- function(object, probs = c(0.025, 0.25, 0.5, 0.75, 0.975),
     }
   }
   if (!all_kept(object)) stats <- add_moment_rows(object, stats, probs)
+  stats <- rbind(stats, derived_statistics(object, probs, k, colnames(stats)))
   structure(list(statistics = stats, method = object$method, chains = length(object$draws),
                  draws = K, diagnostics_thin = k,
                  constant_lr = length(unique(as.vector(object$lr))) <= 1L,
@@ -336,6 +337,22 @@ kept_statistics <- function(object, probs, k) {
     stats <- cbind(stats, ess = NA_real_)
   }
   stats
+}
+
+# The summary's rows for the model's derived quantities (sigma of
+# model_linear()), from their draws as for a stored parameter; none when the
+# draws they are computed from were not stored.
+derived_statistics <- function(object, probs, k, columns) {
+  first <- model_derived(object$model, pooled(object)[seq_len(min(1L, ndraws(object))), ,
+                                                      drop = FALSE])
+  if (is.null(first)) return(NULL)
+  derived <- object
+  derived$draws <- coda::mcmc.list(lapply(object$draws, function(ch) {
+    m <- unclass(ch)
+    coda::mcmc(model_derived(object$model, m), start = stats::start(ch), thin = coda::thin(ch))
+  }))
+  stats <- kept_statistics(derived, probs, k)
+  stats[, intersect(columns, colnames(stats)), drop = FALSE]
 }
 
 # Means (plain and step-weighted), sds and quantiles over every kept draw.
@@ -486,8 +503,16 @@ as.matrix.sgld_fit <- function(x, scale = c("user", "sampler"), ...) {
   if (scale == "sampler") {
     m <- kept_to_sampler_scale(x$model, m, x$pars)
     colnames(m) <- x$model$sampler_names[kept_indices(x)]
+    return(m)
   }
-  m
+  with_derived(x$model, m)
+}
+
+# The user's draws with the model's derived quantities appended (sigma for
+# model_linear(), see model_derived()).
+with_derived <- function(model, m) {
+  extra <- model_derived(model, m)
+  if (is.null(extra)) m else cbind(m, extra)
 }
 
 #' @rdname as.matrix.sgld_fit
@@ -497,14 +522,17 @@ as.array.sgld_fit <- function(x, scale = c("user", "sampler"), ...) {
   K <- ndraws(x)
   chains <- length(x$draws)
   nm <- (if (scale == "user") x$model$names else x$model$sampler_names)[kept_indices(x)]
+  per_chain <- lapply(x$draws, function(ch) {
+    m <- unclass(ch)
+    attr(m, "mcpar") <- NULL
+    if (scale == "sampler") kept_to_sampler_scale(x$model, m, x$pars)
+    else with_derived(x$model, m)
+  })
+  if (scale == "user" && chains) nm <- colnames(per_chain[[1]])
   a <- array(NA_real_, c(K, chains, length(nm)),
              dimnames = list(iteration = NULL, chain = paste0("chain:", seq_len(chains)),
                              parameter = nm))
-  for (c in seq_len(chains)) {
-    m <- unclass(x$draws[[c]])
-    if (scale == "sampler") m <- kept_to_sampler_scale(x$model, m, x$pars)
-    a[, c, ] <- m
-  }
+  for (c in seq_len(chains)) a[, c, ] <- per_chain[[c]]
   a
 }
 
