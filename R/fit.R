@@ -253,6 +253,7 @@ print.sgld_fit <- function(x, digits = 4, ...) {
       if (!all_kept(x))
         cat("Draws stored for ", length(kept_indices(x)), " of ", x$model$d, " parameters ",
             "(`pars`); the others' means and sds are from running moments.\n", sep = "")
+      if (!is.null(x$storage)) cat("Draws: ", x$storage, ".\n", sep = "")
     } else {
       cat("Final iterate:\n")
       print(coef(x), digits = digits)

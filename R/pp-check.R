@@ -20,7 +20,7 @@
 #' @examples
 #' if (requireNamespace("bayesplot", quietly = TRUE)) {
 #'   set.seed(1)
-#'   fit <- sgld(model_logistic(type ~ ., data = pima()), chains = 2)
+#'   fit <- sgld(model_linear(y ~ x, data = handout[1:500, ]))
 #'   bayesplot::pp_check(fit)
 #' }
 #' @exportS3Method bayesplot::pp_check

@@ -14,8 +14,7 @@
 #' @return A data frame with columns `parameter` and `prior` (of class
 #'   `sgld_prior_summary`, printed as a table), invisibly when printed.
 #' @examples
-#' m <- model_logistic(type ~ glu + bmi, data = pima(),
-#'                     prior = prior_normal(0, 2.5), prior_intercept = prior_normal(0, 10))
+#' m <- model_linear(y ~ x, data = handout, prior = prior_nig(V = 10, shape = 2))
 #' if (requireNamespace("rstantools", quietly = TRUE)) rstantools::prior_summary(m)
 #' @exportS3Method rstantools::prior_summary
 prior_summary.sgld_fit <- function(object, ...) {

@@ -90,6 +90,7 @@ test_that("the memory budget thins a default run further, or stores nothing", {
   none <- sgld(m, lr = 1e-5, batch_size = 50, iter = 3000, burnin = 1000)
   expect_identical(none$pars, integer())
   expect_match(none$storage, "storing every parameter's draws would take 0.0335 GiB")
+  expect_output(print(none), "Draws: storing every parameter's draws")
   expect_error(coda::as.mcmc.list(none), "stored no draws \\(storing every parameter's")
   # the moments are the same whatever was stored
   expect_identical(none$moments$mean, fit$moments$mean)
