@@ -393,13 +393,19 @@ as.data.frame.sgld_fit <- function(x, row.names = NULL, optional = FALSE, ...) {
 #' @export
 sigma.sgld_fit <- function(object, ...) {
   check_dots_empty(...)
-  if (!inherits(object$model, "sgld_model_linear"))
-    abort("sigma() is the residual sd of model_linear(); this fit is of ",
+  # the residual sd is one of the model's derived quantities (model_derived())
+  derived <- function(x) {
+    extra <- model_derived(object$model, x)
+    if (!is.null(extra) && "sigma" %in% colnames(extra)) extra[, "sigma"]
+  }
+  if (is.null(derived(object$last)))
+    abort("sigma() is the residual sd of a Gaussian model (model_linear()); this fit is of ",
           class(object$model)[1], ".")
-  if (!is_sampler(object)) return(sqrt(mean(object$last[, "sigma2"])))
-  if (ndraws(object) == 0 || !"sigma2" %in% colnames(object$draws[[1]]))
+  if (!is_sampler(object)) return(mean(derived(object$last)))
+  s <- if (ndraws(object) > 0) derived(pooled(object))
+  if (is.null(s))
     abort("sigma() needs the draws of sigma2, which this fit did not store (`pars`).")
-  stats::median(sqrt(pooled(object)[, "sigma2"]))
+  stats::median(s)
 }
 
 #' @rdname sgld_fit_methods

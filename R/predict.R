@@ -104,8 +104,9 @@ predict_interval <- function(object, newdata, type, interval, level, se.fit, dra
     rownames(fit) <- colnames(mu)
   }
   if (!se.fit) return(fit)
-  sigma <- if (inherits(object$model, "sgld_model_linear"))
-    mean(sqrt(pooled(object)[, "sigma2"])) else 1
+  # the residual sd of a Gaussian model (model_derived(): model_linear()'s sigma)
+  extra <- model_derived(object$model, pooled(object))
+  sigma <- if (!is.null(extra) && "sigma" %in% colnames(extra)) mean(extra[, "sigma"]) else 1
   list(fit = fit, se.fit = apply(mu, 2, stats::sd), residual.scale = sigma)
 }
 

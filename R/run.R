@@ -465,12 +465,15 @@ run_sampler <- function(model, lr, batch_size, iter, burnin, thin, temperature, 
                         init, replace, clip, monitor, threads, method, call,
                         rule = plain_rule("SGLD"), control_variates = FALSE,
                         diagnostics = NULL, mala = FALSE, pars = NULL, progress = FALSE,
-                        parallel = "threads", gradient = NULL, checks = TRUE) {
+                        parallel = "threads", gradient = NULL, checks = TRUE,
+                        thin_auto = NULL) {
   parallel <- check_parallel(parallel, model)
-  # a sampler's run for the user (not an internal warm-up) with no `thin`
-  # given keeps about default_draws draws a chain (R/pars.R)
-  thin_auto <- !isFALSE(checks) && method %in% c("sgld", "psgld", "sghmc", "mala") &&
-    !"thin" %in% names(call)
+  # a sampler's run for the user (not an internal warm-up, checks = FALSE)
+  # with no `thin` given keeps about default_draws draws a chain (R/pars.R);
+  # the automatic settings' phases say so themselves
+  if (is.null(thin_auto))
+    thin_auto <- !isFALSE(checks) && method %in% c("sgld", "psgld", "sghmc", "mala") &&
+      !"thin" %in% names(call)
   settings <- run_settings(model, lr = lr, batch_size = batch_size, iter = iter,
                            burnin = burnin, thin = thin, temperature = temperature,
                            chains = chains, init = init, replace = replace, clip = clip,

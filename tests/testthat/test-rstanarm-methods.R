@@ -123,5 +123,5 @@ test_that("the linear model reports sigma beside sigma2", {
   expect_length(coef(fit_lin), 5)
   if (requireNamespace("posterior", quietly = TRUE))
     expect_true("sigma" %in% posterior::variables(posterior::as_draws_df(fit_lin)))
-  expect_error(sigma(fit_log), "sigma\\(\\) is the residual sd of model_linear\\(\\)")
+  expect_error(sigma(fit_log), "sigma\\(\\) is the residual sd of a Gaussian model")
 })
