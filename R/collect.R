@@ -88,7 +88,9 @@ diagnostics_every <- function(every, sample = 10000) {
 
 # The collection policy and diagnostics settings, and how many rows of draws
 # each chain may need.
-resolve_collection <- function(burnin, thin, diagnostics, iter, schedule) {
+# `thin_auto`: the user gave no `thin`, so keep about default_draws a chain
+# (R/pars.R), or every `thin`-th when that is fewer.
+resolve_collection <- function(burnin, thin, diagnostics, iter, schedule, thin_auto = FALSE) {
   # the modes by their names in src/codes.c
   out <- list(burnin = 0, burnin_mode = "count", alpha0 = 0, thin = 1, thin_mode = "count",
               distance = 0, diag_every = 0, diag_sample = 10000)
@@ -122,8 +124,13 @@ resolve_collection <- function(burnin, thin, diagnostics, iter, schedule) {
     capacity <- floor(lr_total(schedule, iter) / thin$D0) + 1
   } else {
     check_count(thin, "thin", lower = 1)
-    out$thin <- thin
     span <- iter - out$burnin
+    if (thin_auto) {
+      thin <- max(thin, floor(span / default_draws))
+      if (!is.null(phases)) thin <- min(thin, phases$sampling)
+    }
+    out$thin <- thin
+    out$span <- span
     if (thin > span)
       abort("`thin` must be at most iter - burnin = ", span, " so that a draw is kept.")
     capacity <- floor(span / thin)

@@ -17,6 +17,11 @@
 #'   \item{chain_ids, partial}{which chains `draws` holds: all of them, unless
 #'     some stopped early (see [sgld()]); `partial` holds the draws of chains
 #'     that stopped early, as [coda::mcmc] objects named by chain.}
+#'   \item{pars, storage, moments}{the indices of the stored parameters
+#'     (`NULL`: all); when fewer draws or parameters were stored than a
+#'     default run stores, why (see `pars` in [sgld()]), else `NULL`; and each
+#'     chain's running means, step-weighted means and variances of every
+#'     parameter over every iteration after burn-in (`n` of them).}
 #'   \item{last}{the final state of each chain (one row per chain, user's scale).}
 #'   \item{state}{everything needed to continue the chains (see `init` in
 #'     [sgld()]): `w`, the final parameters on the sampler's scale; `update`, the
@@ -151,6 +156,7 @@ new_sgld_fit <- function(engine, model, settings, lr, method, call, time,
     diagnostics = diagnostics_frame(res, settings),
     state = chain_state(res, settings, rule, model, status),
     pars = keep,
+    storage = settings$storage,
     moments = moments_of(res, model),
     expected_time = res$expected_seconds,
     rule = rule$label,
@@ -247,6 +253,7 @@ print.sgld_fit <- function(x, digits = 4, ...) {
       if (!all_kept(x))
         cat("Draws stored for ", length(kept_indices(x)), " of ", x$model$d, " parameters ",
             "(`pars`); the others' means and sds are from running moments.\n", sep = "")
+      if (!is.null(x$storage)) cat("Draws: ", x$storage, ".\n", sep = "")
     } else {
       cat("Final iterate:\n")
       print(coef(x), digits = digits)
@@ -306,6 +313,7 @@ summary.sgld_fit <- function(object, probs = c(0.025, 0.25, 0.5, 0.75, 0.975),
     }
   }
   if (!all_kept(object)) stats <- add_moment_rows(object, stats, probs)
+  stats <- rbind(stats, derived_statistics(object, probs, k, colnames(stats)))
   structure(list(statistics = stats, method = object$method, chains = length(object$draws),
                  draws = K, diagnostics_thin = k,
                  constant_lr = length(unique(as.vector(object$lr))) <= 1L,
@@ -330,6 +338,22 @@ kept_statistics <- function(object, probs, k) {
     stats <- cbind(stats, ess = NA_real_)
   }
   stats
+}
+
+# The summary's rows for the model's derived quantities (sigma of
+# model_linear()), from their draws as for a stored parameter; none when the
+# draws they are computed from were not stored.
+derived_statistics <- function(object, probs, k, columns) {
+  first <- model_derived(object$model, pooled(object)[seq_len(min(1L, ndraws(object))), ,
+                                                      drop = FALSE])
+  if (is.null(first)) return(NULL)
+  derived <- object
+  derived$draws <- coda::mcmc.list(lapply(object$draws, function(ch) {
+    m <- unclass(ch)
+    coda::mcmc(model_derived(object$model, m), start = stats::start(ch), thin = coda::thin(ch))
+  }))
+  stats <- kept_statistics(derived, probs, k)
+  stats[, intersect(columns, colnames(stats)), drop = FALSE]
 }
 
 # Means (plain and step-weighted), sds and quantiles over every kept draw.
@@ -480,8 +504,16 @@ as.matrix.sgld_fit <- function(x, scale = c("user", "sampler"), ...) {
   if (scale == "sampler") {
     m <- kept_to_sampler_scale(x$model, m, x$pars)
     colnames(m) <- x$model$sampler_names[kept_indices(x)]
+    return(m)
   }
-  m
+  with_derived(x$model, m)
+}
+
+# The user's draws with the model's derived quantities appended (sigma for
+# model_linear(), see model_derived()).
+with_derived <- function(model, m) {
+  extra <- model_derived(model, m)
+  if (is.null(extra)) m else cbind(m, extra)
 }
 
 #' @rdname as.matrix.sgld_fit
@@ -491,21 +523,27 @@ as.array.sgld_fit <- function(x, scale = c("user", "sampler"), ...) {
   K <- ndraws(x)
   chains <- length(x$draws)
   nm <- (if (scale == "user") x$model$names else x$model$sampler_names)[kept_indices(x)]
+  per_chain <- lapply(x$draws, function(ch) {
+    m <- unclass(ch)
+    attr(m, "mcpar") <- NULL
+    if (scale == "sampler") kept_to_sampler_scale(x$model, m, x$pars)
+    else with_derived(x$model, m)
+  })
+  if (scale == "user" && chains) nm <- colnames(per_chain[[1]])
   a <- array(NA_real_, c(K, chains, length(nm)),
              dimnames = list(iteration = NULL, chain = paste0("chain:", seq_len(chains)),
                              parameter = nm))
-  for (c in seq_len(chains)) {
-    m <- unclass(x$draws[[c]])
-    if (scale == "sampler") m <- kept_to_sampler_scale(x$model, m, x$pars)
-    a[, c, ] <- m
-  }
+  for (c in seq_len(chains)) a[, c, ] <- per_chain[[c]]
   a
 }
 
 #' @rdname as.matrix.sgld_fit
 #' @method as.mcmc.list sgld_fit
 #' @export
-as.mcmc.list.sgld_fit <- function(x, ...) x$draws
+as.mcmc.list.sgld_fit <- function(x, ...) {
+  require_stored_draws(x, "as.mcmc.list()")
+  x$draws
+}
 
 #' @rdname as.matrix.sgld_fit
 #' @method as.mcmc sgld_fit
@@ -513,6 +551,7 @@ as.mcmc.list.sgld_fit <- function(x, ...) x$draws
 as.mcmc.sgld_fit <- function(x, ...) {
   if (length(x$draws) > 1)
     abort("the fit has ", length(x$draws), " chains; use as.mcmc.list() to keep them apart.")
+  require_stored_draws(x, "as.mcmc()")
   x$draws[[1]]
 }
 

@@ -215,7 +215,8 @@ lost_chain <- function(template, settings, c, rng, d) {
   r$draws <- lapply(template$draws, na_like)
   r$status <- engine_status_code("model_failed")
   for (k in c("kept", "stop_iter", "clip_count", "monitored", "diagnosed", "accepted",
-              "collect_from", "moment_weight", "moment_mean", "moment_m2", "moment_wmean"))
+              "collect_from", "moment_weight", "moment_count", "moment_mean", "moment_m2",
+              "moment_wmean"))
     r[[k]][] <- 0
   r$last <- matrix(settings$init[(c - 1) * d + seq_len(d)], d, 1)
   r$rng <- c(stream_of(rng, c, settings$chains), stream_of(rng, settings$chains + c, settings$chains))
@@ -243,7 +244,7 @@ bind_results <- function(res, chains) {
   for (name in c("eta", "trace", "iteration", "last", "state", "moment_mean", "moment_m2", "moment_wmean"))
     out[[name]] <- col(name)
   for (name in c("kept", "stop_iter", "clip_count", "monitored", "diagnosed", "accepted",
-                 "collect_from", "moment_weight", "monitor", "diagnostics"))
+                 "collect_from", "moment_weight", "moment_count", "monitor", "diagnostics"))
     out[[name]] <- cat_of(name)
   out$status <- as.integer(cat_of("status"))
   out$rng <- c(unlist(lapply(seq_len(chains), function(c) stream_of(res[[c]]$rng, 1, 1))),

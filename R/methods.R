@@ -42,6 +42,7 @@
 #'   training data.
 #' @param ndraws `NULL` for every kept draw, or how many to take at random
 #'   (without replacement; `set.seed()` makes the choice reproducible).
+#' @param draws rstanarm's name for `ndraws`; give one or the other.
 #' @param transform For `posterior_linpred()`: return the expected response
 #'   instead of the linear predictor?
 #' @param prob The probability mass of each central interval.
@@ -70,8 +71,9 @@ NULL
 #' @rdname posterior_predict.sgld_fit
 #' @exportS3Method rstantools::posterior_linpred
 posterior_linpred.sgld_fit <- function(object, transform = FALSE, newdata = NULL,
-                                       ndraws = NULL, ...) {
+                                       ndraws = NULL, draws = NULL, ...) {
   check_dots_empty(...)
+  ndraws <- ndraws_or_draws(ndraws, draws)
   check_flag(transform, "transform")
   W <- prediction_draws(object, ndraws, "posterior_linpred()")
   eta <- linpred_draws(object$model, W, newdata)
@@ -80,16 +82,20 @@ posterior_linpred.sgld_fit <- function(object, transform = FALSE, newdata = NULL
 
 #' @rdname posterior_predict.sgld_fit
 #' @exportS3Method rstantools::posterior_epred
-posterior_epred.sgld_fit <- function(object, newdata = NULL, ndraws = NULL, ...) {
+posterior_epred.sgld_fit <- function(object, newdata = NULL, ndraws = NULL, draws = NULL,
+                                     ...) {
   check_dots_empty(...)
+  ndraws <- ndraws_or_draws(ndraws, draws)
   W <- prediction_draws(object, ndraws, "posterior_epred()")
   expected_response(object$model, linpred_draws(object$model, W, newdata), W)
 }
 
 #' @rdname posterior_predict.sgld_fit
 #' @exportS3Method rstantools::posterior_predict
-posterior_predict.sgld_fit <- function(object, newdata = NULL, ndraws = NULL, ...) {
+posterior_predict.sgld_fit <- function(object, newdata = NULL, ndraws = NULL, draws = NULL,
+                                       ...) {
   check_dots_empty(...)
+  ndraws <- ndraws_or_draws(ndraws, draws)
   model_posterior_predict(object$model, object, newdata, ndraws)
 }
 
@@ -108,8 +114,9 @@ model_posterior_predict.default <- function(model, object, newdata, ndraws) {
 
 #' @rdname posterior_predict.sgld_fit
 #' @exportS3Method rstantools::log_lik
-log_lik.sgld_fit <- function(object, newdata = NULL, ndraws = NULL, ...) {
+log_lik.sgld_fit <- function(object, newdata = NULL, ndraws = NULL, draws = NULL, ...) {
   check_dots_empty(...)
+  ndraws <- ndraws_or_draws(ndraws, draws)
   W <- prediction_draws(object, ndraws, "log_lik()")
   model <- object$model
   if (!is.null(newdata)) {
@@ -135,7 +142,7 @@ posterior_interval.sgld_fit <- function(object, prob = 0.9, pars = NULL, ...) {
   check_dots_empty(...)
   check_number(prob, "prob", lower = 0, upper = 1, lower_open = TRUE, upper_open = TRUE)
   need_draws(object, "posterior_interval()")
-  x <- pooled(object)
+  x <- as.matrix.sgld_fit(object)   # with sigma for model_linear(), as rstanarm's
   if (!is.null(pars)) {
     if (!is.character(pars) || !all(pars %in% colnames(x)))
       abort("`pars` must name parameters of the fit (",
@@ -149,8 +156,9 @@ posterior_interval.sgld_fit <- function(object, prob = 0.9, pars = NULL, ...) {
 #' @rdname posterior_predict.sgld_fit
 #' @exportS3Method rstantools::predictive_interval
 predictive_interval.sgld_fit <- function(object, newdata = NULL, ndraws = NULL,
-                                         prob = 0.9, ...) {
+                                         prob = 0.9, draws = NULL, ...) {
   check_dots_empty(...)
+  ndraws <- ndraws_or_draws(ndraws, draws)
   check_number(prob, "prob", lower = 0, upper = 1, lower_open = TRUE, upper_open = TRUE)
   yrep <- posterior_predict.sgld_fit(object, newdata = newdata, ndraws = ndraws)
   central_quantiles(yrep, prob)
@@ -169,6 +177,17 @@ loo.sgld_fit <- function(x, ..., r_eff = NULL) {
 waic.sgld_fit <- function(x, ...) loo::waic(log_lik.sgld_fit(x), ...)
 
 # ---- shared by the prediction methods ---------------------------------------
+
+# rstanarm calls the number of draws `draws`, posterior's and rstantools'
+# generics `ndraws`: either is taken, not both.
+ndraws_or_draws <- function(ndraws, draws) {
+  if (is.null(draws)) return(ndraws)
+  if (!is.null(ndraws))
+    abort("give `ndraws` or `draws` (rstanarm's name for it), not both (`ndraws` = ",
+          describe(ndraws), ", `draws` = ", describe(draws), ").")
+  check_count(draws, "draws", lower = 1)
+  draws
+}
 
 # Only a sampler's fit of a regression model has draws to predict from.
 need_draws <- function(object, what) {
@@ -243,7 +262,14 @@ central_quantiles <- function(x, prob) {
 #'     [poisson()] for [model_poisson()], and for [model_negbin()] a `family`
 #'     object named `"neg_binomial_2"` with the log link.}
 #'   \item{`as.data.frame()`}{the draws of every chain, one row per draw
-#'     (chain after chain) and one column per parameter on the user's scale.}
+#'     (chain after chain) and one column per parameter on the user's scale
+#'     (for [model_linear()], `sigma` too, as `as.matrix()` gives).}
+#'   \item{`sigma()`}{for [model_linear()], the posterior median of the
+#'     residual sd \eqn{\sigma = \sqrt{\sigma^2}}{sigma = sqrt(sigma2)}, as
+#'     rstanarm's `sigma()` (for [sgd()] and [gd()], the square root of the
+#'     final `sigma2`). `summary()`, `as.matrix()`, `as.array()` and
+#'     posterior's `as_draws()` report `sigma` beside `sigma2`; `coef()` holds
+#'     the parameters only (rstanarm's `coef()` holds only the coefficients).}
 #'   \item{`coef(summary(fit))`}{the summary's statistics as a matrix.}
 #'   \item{`tidy()`, `glance()`}{(generics' methods, registered when the
 #'     generics package is loaded, as with broom) one row per parameter with its
@@ -303,7 +329,7 @@ confint.sgld_fit <- function(object, parm, level = 0.95, ...) {
     abort("confint() needs posterior draws; `object` is a run of ", object$method,
           "(), an optimiser.")
   if (ndraws(object) == 0) abort("the fit has no kept draws.")
-  x <- pooled(object)
+  x <- as.matrix.sgld_fit(object)   # with sigma for model_linear()
   if (!missing(parm)) {
     ok <- if (is.numeric(parm)) all(parm %in% seq_len(ncol(x))) else
           is.character(parm) && all(parm %in% colnames(x))
@@ -359,7 +385,27 @@ df.residual.sgld_fit <- function(object, ...) {
 #' @export
 as.data.frame.sgld_fit <- function(x, row.names = NULL, optional = FALSE, ...) {
   check_dots_empty(...)
-  data.frame(pooled(x), check.names = FALSE)
+  data.frame(as.matrix.sgld_fit(x), check.names = FALSE)
+}
+
+#' @rdname sgld_fit_methods
+#' @importFrom stats sigma
+#' @export
+sigma.sgld_fit <- function(object, ...) {
+  check_dots_empty(...)
+  # the residual sd is one of the model's derived quantities (model_derived())
+  derived <- function(x) {
+    extra <- model_derived(object$model, x)
+    if (!is.null(extra) && "sigma" %in% colnames(extra)) extra[, "sigma"]
+  }
+  if (is.null(derived(object$last)))
+    abort("sigma() is the residual sd of a Gaussian model (model_linear()); this fit is of ",
+          class(object$model)[1], ".")
+  if (!is_sampler(object)) return(mean(derived(object$last)))
+  s <- if (ndraws(object) > 0) derived(pooled(object))
+  if (is.null(s))
+    abort("sigma() needs the draws of sigma2, which this fit did not store (`pars`).")
+  stats::median(s)
 }
 
 #' @rdname sgld_fit_methods
@@ -371,7 +417,7 @@ coef.summary.sgld_fit <- function(object, ...) object$statistics
 tidy.sgld_fit <- function(x, conf.int = FALSE, conf.level = 0.95, ...) {
   check_dots_empty(...)
   check_flag(conf.int, "conf.int")
-  x_draws <- pooled(x)
+  x_draws <- as.matrix.sgld_fit(x)   # with sigma for model_linear()
   out <- data.frame(term = colnames(x_draws), estimate = colMeans(x_draws),
                     std.error = apply(x_draws, 2, stats::sd), row.names = NULL)
   if (conf.int) {

@@ -146,6 +146,24 @@ model_response_draws.sgld_model_linear <- function(model, eta, W, newdata) {
   # the residual sd of each draw, recycled down the columns (one per draw)
   eta + matrix(stats::rnorm(length(eta)), nrow(eta)) * sqrt(exp(W[, model$d]))
 }
+# The normal-inverse-gamma prior (R/priors.R), per parameter in words.
+model_prior_rows.sgld_model_linear <- function(model) {
+  num <- function(v) format(v, digits = 4, trim = TRUE)
+  V <- as.matrix(model$prior_V)   # p x p
+  pr <- model$prior
+  mu <- rep_len(pr$mean, model$p)
+  off <- V
+  diag(off) <- 0
+  c(sprintf("normal(mean = %s, sd = %s * sigma), given sigma2%s", num(mu), num(sqrt(diag(V))),
+            if (any(off != 0)) ", correlated (V is not diagonal)" else ""),
+    sprintf("inverse-gamma(shape = %s, rate = %s)", num(pr$shape), num(pr$rate)))
+}
+
+# rstanarm and brms report the residual sd; sigma2 stays the parameter
+model_derived.sgld_model_linear <- function(model, x) {
+  if (!"sigma2" %in% colnames(x)) return(NULL)
+  cbind(sigma = sqrt(x[, "sigma2"]))
+}
 # the stored response is net of the offset
 model_observed.sgld_model_linear <- function(model) {
   model$z[model$p + 1L, ] + if (is.null(model$offset)) 0 else model$offset

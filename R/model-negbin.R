@@ -89,3 +89,9 @@ check_user_values.sgld_model_negbin <- function(model, w, arg) {
   if (any(w[, model$d] <= 0)) abort("`", arg, "`: phi must be positive.")
 }
 response_like.sgld_model_negbin <- function(model, y) count_response(y, "`newdata`: the response")
+
+# The coefficients' priors, and phi's: 1/phi ~ half-normal(0, prior_overdispersion).
+model_prior_rows.sgld_model_negbin <- function(model) {
+  c(coef_prior_rows(model),
+    sprintf("1/phi ~ half-normal(0, %s)", format(model$prior_aux_scale, digits = 4)))
+}

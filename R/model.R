@@ -58,6 +58,13 @@ model_mean.default <- function(model, eta, W) eta
 # the draws W and the rows' likelihood fields `rows` (model_rows()).
 model_response_draws <- function(model, eta, W, rows) UseMethod("model_response_draws")
 
+# Quantities derived from a model's parameters that users expect beside them
+# (model_linear(): sigma beside sigma2), as columns computed from the columns
+# of a user-scale draws matrix x; NULL when the model has none or x lacks
+# what they need.
+model_derived <- function(model, x) UseMethod("model_derived")
+model_derived.default <- function(model, x) NULL
+
 # The observed response in the scale of model_mean(), for residuals().
 model_observed <- function(model) UseMethod("model_observed")
 model_observed.default <- function(model) model$z[model$p + 1L, ]

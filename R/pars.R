@@ -1,22 +1,34 @@
 # Which parameters' draws a run stores (`pars`), and the running moments the
 # engine keeps of every parameter whatever is stored.
 
-# Up to this many parameters every draw of every parameter is stored by
-# default: 1000 parameters x 10^4 kept draws x 8 bytes is 80 MB a chain.
-# Above it, the default stores the draws of the model's own choice
-# (`model$default_pars`, e.g. the global parameters of a latent-path model),
-# or of none; means and sds of every parameter come from the running moments.
-max_default_pars <- 1000L
+# What a run stores by default is sized like rstanarm's (1,000 draws a chain,
+# 4,000 over its four chains): when the user gave no `thin`, a sampler keeps
+# about this many draws a chain, thinning evenly over the kept span. The
+# running moments still take every iteration after burn-in (src/moments.c),
+# so means and sds lose nothing; quantiles, ESS, loo() and predictions read
+# the stored draws, and 1,000 a chain put loo() of a logistic regression of
+# 750 rows at well under 2 s (bench/log-lik.md).
+default_draws <- 1000L
+
+# The stored draws of a default `pars` may take at most this share of the
+# memory available (memory_available()); draws_memory() counts the copies
+# made while the fit is built, so the rest of the session keeps the other half.
+draws_budget_share <- 0.5
+
+# Fewer stored draws than this a chain are of no use for quantiles or ESS:
+# over the budget with fewer, a default `pars` stores none.
+min_budget_draws <- 100L
 
 # `pars` as sorted 1-based indices, or NULL for all (the engine's fast path).
+# NULL (the default) is every parameter, unless the model makes its own
+# choice (`model$default_pars`: model_sv()'s globals, model_mlp()'s
+# precisions) or asks for summaries only; the memory budget may still drop
+# them (budget_storage()).
 resolve_pars <- function(pars, model) {
   d <- model$d
   if (is.null(pars)) {
-    # a model's own choice wins whatever d is (model_sv(): the globals;
-    # model_mlp(): the precisions and sigma2, no weights); without one, all up
-    # to max_default_pars, or none for a model that asks for summaries only
     keep <- model$default_pars
-    if (is.null(keep) && d <= max_default_pars && !isTRUE(model$summaries_only)) return(NULL)
+    if (is.null(keep) && !isTRUE(model$summaries_only)) return(NULL)
     if (is.null(keep)) keep <- integer()
     return(as.integer(keep))
   }
@@ -51,12 +63,64 @@ resolve_pars <- function(pars, model) {
   keep
 }
 
+# The default storage within the memory budget: when the user left `pars`
+# and `thin` at their defaults and every parameter would be stored, draws
+# whose fit would take more than draws_budget_share of the memory available
+# are thinned further (to no fewer than min_budget_draws a chain), or else
+# not stored. Returns the collection and `keep`, and `storage`: why
+# fewer draws or parameters were stored than asked, or NULL.
+budget_storage <- function(collect, keep, pars, model, chains, thin_auto) {
+  same <- list(collect = collect, keep = keep, storage = NULL)
+  # the user's `pars` or `thin`: stored as asked, or refused (check_draws_memory())
+  if (!is.null(pars) || !thin_auto) return(same)
+  if (!is.null(keep)) {
+    if (!length(keep)) same$storage <- paste0(
+      "its model (", class(model)[1], ") stores summaries only by default")
+    return(same)
+  }
+  d <- model$d
+  need <- draws_memory(collect$capacity, d, chains)
+  # below 256 MB not worth reading the system's figures, unless the user set a limit
+  if (need < 2^28 && is.null(getOption("sgld.memory_limit"))) return(same)
+  avail <- memory_available()
+  budget <- draws_budget_share * as.numeric(avail[["bytes"]])
+  if (need <= budget) return(same)
+  fits <- floor(budget / draws_memory(1, d, chains))
+  gib <- format(need / 2^30, digits = 3)
+  if (collect$regular && fits >= min_budget_draws) {
+    stored <- collect$capacity
+    collect$thin <- ceiling(collect$span / fits)
+    collect$capacity <- floor(collect$span / collect$thin)
+    same$collect <- collect
+    same$storage <- paste0("storing ", format(stored, big.mark = ","), " draws a chain of ",
+                           "every parameter would take ", gib, " GiB, over half the memory ",
+                           "available, so it stored every ", collect$thin, "-th iteration")
+    return(same)
+  }
+  same$keep <- integer()
+  same$storage <- paste0("storing every parameter's draws would take ", gib,
+                         " GiB, over half the memory available (", avail[["from"]], ")")
+  same
+}
+
 # indices of the stored parameters
 kept_indices <- function(fit) {
   if (is.null(fit$pars)) seq_len(fit$model$d) else fit$pars
 }
 
 all_kept <- function(fit) is.null(fit$pars) || length(fit$pars) == fit$model$d
+
+# coda's chains need at least one stored parameter: a fit that stored none
+# says why and how to store them, rather than handing coda 0-column chains.
+require_stored_draws <- function(fit, what) {
+  if (length(kept_indices(fit))) return(invisible())
+  why <- if (!is.null(fit$storage)) fit$storage
+         else "`pars = FALSE` was given"
+  abort(what, ": this fit stored no draws (", why, "); its means and sds are in ",
+        "summary() and coef(), from the running moments. To store draws, rerun with ",
+        "`pars = TRUE` (every parameter) or the names of the parameters you need, and a ",
+        "larger `thin` if memory is short.")
+}
 
 # Methods that need every parameter of every draw (prediction, vcov) say so.
 require_all_draws <- function(fit, what) {
@@ -93,10 +157,11 @@ apply_scales <- function(u, scales, forward) {
 }
 
 # The engine's running moments as matrices with one row per chain: mean,
-# step-weighted mean and variance over each chain's kept draws, on the user's
-# scale for coordinate-wise transforms (`scale` says which).
+# step-weighted mean and variance over every iteration of each chain after
+# burn-in (thinned or not), on the user's scale for coordinate-wise
+# transforms (`scale` says which).
 moments_of <- function(res, model) {
-  kept <- res$kept
+  kept <- res$moment_count
   nm <- list(paste("chain", seq_along(kept)), model$names)
   mat <- function(x) matrix(t(x), length(kept), model$d, dimnames = nm)
   custom <- model_capabilities(model)$mixing_transform
@@ -216,7 +281,8 @@ check_draws_memory <- function(capacity, n_keep, chains) {
   if (capacity * n_keep * chains > 2^31)
     abort(keeps, ", over the limit of 2^31 stored numbers (16 GiB)", remedy)
   need <- draws_memory(capacity, n_keep, chains)
-  if (need < 2^28) return(invisible())   # 256 MB: not worth reading the system's figures
+  # below 256 MB not worth reading the system's figures, unless the user set a limit
+  if (need < 2^28 && is.null(getOption("sgld.memory_limit"))) return(invisible())
   avail <- memory_available()
   have <- as.numeric(avail[["bytes"]])
   if (need > have)

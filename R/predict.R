@@ -37,18 +37,77 @@
 #'   (without replacement; `set.seed()` makes the choice reproducible).
 #' @param threads Number of OpenMP threads sharing the rows; the results are
 #'   the same for any number. The default is `getOption("sgld.threads", 1)`.
+#' @param interval For the regressions' samplers' fits, as in [predict.lm()]:
+#'   `"none"` (the default), `"confidence"` for a central credible interval
+#'   of the expected response (or, with `type = "link"`, of the linear
+#'   predictor): quantiles over the draws of [posterior_epred()][posterior_predict.sgld_fit]
+#'   (or `posterior_linpred()`); or `"prediction"` for a central interval of
+#'   a new observation: quantiles of `posterior_predict()`'s draws (random:
+#'   `set.seed()` makes them reproducible).
+#' @param level Probability of each interval.
+#' @param se.fit Also return the posterior sd of the prediction?
 #' @param ... Not used.
 #' @return A vector with one prediction per row of `newdata` (a factor for
-#'   `"class"`), or with `draws = TRUE` a matrix of rows x draws.
+#'   `"class"`), or with `draws = TRUE` a matrix of rows x draws. With an
+#'   `interval`, a matrix with columns `fit` (the posterior mean, as without
+#'   it), `lwr` and `upr`, as [predict.lm()]. With `se.fit = TRUE`, a list
+#'   as [predict.glm()]'s: `fit` (the vector or matrix above), `se.fit` (the
+#'   posterior sd over the draws of the expected response, or of the linear
+#'   predictor for `type = "link"`) and `residual.scale` (the posterior mean
+#'   of \eqn{\sigma}{sigma} for [model_linear()], 1 for the others).
 #' @export
 predict.sgld_fit <- function(object, newdata = NULL, type = c("response", "link", "class"),
                              draws = FALSE, ndraws = NULL,
-                             threads = getOption("sgld.threads", 1L), ...) {
+                             threads = getOption("sgld.threads", 1L),
+                             interval = c("none", "confidence", "prediction"), level = 0.95,
+                             se.fit = FALSE, ...) {
   check_dots_empty(...)
   check_count(threads, "threads", lower = 1, upper = 1024)
   type <- check_choice(type, c("response", "link", "class"), "type")
+  interval <- check_choice(interval, c("none", "confidence", "prediction"), "interval")
   check_flag(draws, "draws")
+  check_flag(se.fit, "se.fit")
+  if (interval != "none" || se.fit)
+    return(predict_interval(object, newdata, type, interval, level, se.fit, draws, ndraws,
+                            threads))
   model_predict(object$model, object, newdata, type, draws, ndraws, threads)
+}
+
+# predict() with an interval or standard errors: quantiles and sds over the
+# draws of each row's prediction (the rows x draws matrix of
+# predict(draws = TRUE)), or of posterior_predict() for new observations.
+predict_interval <- function(object, newdata, type, interval, level, se.fit, draws, ndraws,
+                             threads) {
+  what <- "predict() with `interval` or `se.fit`"
+  check_number(level, "level", lower = 0, upper = 1, lower_open = TRUE, upper_open = TRUE)
+  if (draws) abort("`draws = TRUE` returns every draw's prediction; an `interval` or ",
+                   "`se.fit` summarises them: give one or the other.")
+  if (type == "class") abort("`type` = \"class\" has no interval or standard error; use ",
+                             "type = \"response\".")
+  if (interval == "prediction" && type == "link")
+    abort("`interval` = \"prediction\" is an interval of a new observation, on the ",
+          "response's scale: use type = \"response\" (or interval = \"confidence\" for ",
+          "the linear predictor).")
+  need_draws(object, what)
+  require_all_draws(object, what)
+  # the draws are chosen here, once, so that the fit, the interval and se.fit
+  # (and posterior_predict() with the same seed) use the same ones
+  W <- prediction_draws(object, ndraws, what)
+  eta <- linpred_draws(object$model, W, newdata)
+  mu <- if (type == "link") eta else expected_response(object$model, eta, W)
+  fit <- colMeans(mu)
+  if (interval != "none") {
+    spread <- if (interval == "confidence") mu
+              else model_response_draws(object$model, eta, W, newdata)
+    q <- central_quantiles(spread, level)
+    fit <- cbind(fit = fit, lwr = q[, 1], upr = q[, 2])
+    rownames(fit) <- colnames(mu)
+  }
+  if (!se.fit) return(fit)
+  # the residual sd of a Gaussian model (model_derived(): model_linear()'s sigma)
+  extra <- model_derived(object$model, pooled(object))
+  sigma <- if (!is.null(extra) && "sigma" %in% colnames(extra)) mean(extra[, "sigma"]) else 1
+  list(fit = fit, se.fit = apply(mu, 2, stats::sd), residual.scale = sigma)
 }
 
 # predict() for each kind of model; the default is the regressions'

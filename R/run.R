@@ -32,8 +32,15 @@
 #' @param burnin Number of initial iterations whose states are discarded
 #'   (default: half of `iter`), or [sampling_threshold()] to start keeping
 #'   draws once the sampling threshold is reached.
-#' @param thin Keep every `thin`-th state after burn-in, or
-#'   [mixing_distance()] to keep draws a fixed summed learning rate apart.
+#' @param thin Store every `thin`-th state after burn-in, or
+#'   [mixing_distance()] to store draws a fixed summed learning rate apart.
+#'   When `thin` is not given, a run stores about 1,000 draws a chain, as
+#'   rstanarm does (every \eqn{\lfloor s / 1000 \rfloor}{floor(s / 1000)}-th of the
+#'   \eqn{s}{s} iterations after burn-in, or the automatic settings' own
+#'   thinning when that is larger), so that `loo()`, predictions and
+#'   quantiles stay quick; `thin = 1` stores every state. Thinning decides
+#'   only what is stored: the running means and variances in `fit$moments`
+#'   take every iteration after burn-in whatever `thin` is.
 #' @param temperature \eqn{\tau \ge 0}{tau >= 0}; 1 samples the posterior, 0 gives
 #'   stochastic gradient ascent.
 #' @param chains Number of chains. Each chain draws from its own random stream,
@@ -117,18 +124,26 @@
 #'   `TRUE` for all, `FALSE` for none, parameter names (e.g. `c("x", "sigma2")`; a name that is not a parameter's
 #'   is taken as a regular expression, e.g. `"^w"`), or indices. The default
 #'   stores the model's own choice when it has one (the global parameters
-#'   of [model_sv()], whatever the series' length), else every parameter
-#'   when the model has at most 1000 (see `model$d`), or none. Whatever is stored,
+#'   of [model_sv()], whatever the series' length; the precisions of
+#'   [model_mlp()]), else every parameter, within a memory budget: when
+#'   `thin` is not given either and the stored draws would take more than
+#'   half the memory available, the run is thinned further (to no fewer
+#'   than 100 draws a chain), or else stores none; `fit$storage` then says
+#'   so.
+#'   Whatever is stored,
 #'   the engine keeps running means, step-weighted means and variances of
-#'   every parameter over the kept iterations (`fit$moments`), from which
+#'   every parameter over every iteration after burn-in (`fit$moments`), from which
 #'   [summary()][summary.sgld_fit] and [coef()][coef.sgld_fit] report the
 #'   parameters without draws; memory then grows with the stored parameters
-#'   only. Quantiles, ESS, R-hat, `vcov()` and `predict()` need draws. A run
+#'   only. Quantiles, ESS, R-hat, `vcov()`, `predict()` and coda's
+#'   `as.mcmc.list()` need draws (on a fit without any, `as.mcmc.list()` is an
+#'   error that says why and how to store them). A run
 #'   whose stored draws would not fit in memory (about three copies of them
 #'   are held at once while its fit is built) is refused before it starts;
 #'   the memory counted on is what the system reports available (on Linux:
 #'   the available memory, the control group's limit and `ulimit -v`), or
-#'   `getOption("sgld.memory_limit")` bytes when set.
+#'   `getOption("sgld.memory_limit")` bytes when set. `pars = TRUE` with
+#'   `thin = 1` stores everything.
 #' @param progress Show a one-line progress display on the console (stderr):
 #'   iterations done of the total, iterations per second, time left, and
 #'   chains running, done and diverged; redrawn a few times a second, only for
@@ -156,7 +171,8 @@
 #' of iterations gives about 2,000 effective draws (the
 #' autocorrelation time of such a chain is about \eqn{(2 - \eta)/\eta}{(2 - eta)/eta}), a
 #' tenth of them as burn-in (at least 200; half of an `iter` you give that is
-#' shorter), thinned by a quarter of that time.
+#' shorter), thinned by a quarter of that time or to about 1,000 draws a
+#' chain, whichever thins more (see `thin`).
 #' One chain starts at the mode; several start over-dispersed, from
 #' \eqn{N(\hat w, 4S)}{N(w_hat, 4S)}, so that R-hat can tell whether they agree. Each
 #' choice is replaced by the argument that sets it (`batch_size`, `iter`,
@@ -468,15 +484,22 @@ run_sampler <- function(model, lr, batch_size, iter, burnin, thin, temperature, 
                         init, replace, clip, monitor, threads, method, call,
                         rule = plain_rule("SGLD"), control_variates = FALSE,
                         diagnostics = NULL, mala = FALSE, pars = NULL, progress = FALSE,
-                        parallel = "threads", gradient = NULL, checks = TRUE) {
+                        parallel = "threads", gradient = NULL, checks = TRUE,
+                        thin_auto = NULL) {
   parallel <- check_parallel(parallel, model)
+  # a sampler's run for the user (not an internal warm-up, checks = FALSE)
+  # with no `thin` given keeps about default_draws draws a chain (R/pars.R);
+  # the automatic settings' phases say so themselves
+  if (is.null(thin_auto))
+    thin_auto <- !isFALSE(checks) && method %in% c("sgld", "psgld", "sghmc", "mala") &&
+      !"thin" %in% names(call)
   settings <- run_settings(model, lr = lr, batch_size = batch_size, iter = iter,
                            burnin = burnin, thin = thin, temperature = temperature,
                            chains = chains, init = init, replace = replace, clip = clip,
                            monitor = monitor, threads = threads, rule = rule,
                            control_variates = control_variates,
                            diagnostics = diagnostics, mala = mala, pars = pars,
-                           progress = progress, gradient = gradient)
+                           progress = progress, gradient = gradient, thin_auto = thin_auto)
   engine <- new.env(parent = emptyenv())
   start <- proc.time()[["elapsed"]]
   lost <- NULL
@@ -510,7 +533,7 @@ run_settings <- function(model, lr, batch_size, iter, burnin, thin, temperature,
                          init, replace, clip, rule = plain_rule("SGLD"), threads = 1L,
                          monitor = NULL, diagnostics = NULL, mala = FALSE,
                          control_variates = FALSE, pars = NULL, progress = FALSE,
-                         gradient = NULL) {
+                         gradient = NULL, thin_auto = FALSE) {
   check_model(model)
   check_flag(progress, "progress")
   keep <- resolve_pars(pars, model)
@@ -526,9 +549,12 @@ run_settings <- function(model, lr, batch_size, iter, burnin, thin, temperature,
   schedule <- resolve_lr(lr, iter)
   if (mala && schedule$type == "cyclical" && schedule$gamma < 1)
     abort("`lr`: mala() samples at every iteration; use lr_cyclical(explore = \"sample\").")
-  collect <- resolve_collection(burnin, thin, diagnostics, iter, schedule)
+  collect <- resolve_collection(burnin, thin, diagnostics, iter, schedule, thin_auto)
   check_number(temperature, "temperature", lower = 0)
   check_count(chains, "chains", lower = 1, upper = 1000)
+  stored <- budget_storage(collect, keep, pars, model, chains, thin_auto)   # R/pars.R
+  collect <- stored$collect
+  keep <- stored$keep
   check_flag(replace, "replace")
   check_count(threads, "threads", lower = 1, upper = 1024)
   if (mala) check_densities(model, "mala()")
@@ -554,7 +580,7 @@ run_settings <- function(model, lr, batch_size, iter, burnin, thin, temperature,
     init_w <- if (is.null(init) && !is.null(cv_mode)) matrix(cv_mode, chains, d, byrow = TRUE)
               else resolve_init(model, init, chains)
   }
-  c(collect[setdiff(names(collect), "regular")], list(
+  c(collect[setdiff(names(collect), c("regular", "span"))], list(
     iter = iter, chains = chains, batch_size = batch_size,
     replace = as.integer(replace), temperature = temperature,
     lr = lr, schedule = schedule,
@@ -573,6 +599,7 @@ run_settings <- function(model, lr, batch_size, iter, burnin, thin, temperature,
     stop_file = NULL,   # a chain run as a future stops once this file exists (R/future.R)
     cv_mode = cv_mode,
     regular = collect$regular,
+    storage = stored$storage,
     # chains run in this order; each has its own stream, so the order cannot matter
     order = seq_len(chains)
   ))

@@ -148,7 +148,7 @@ tune_sgld <- function(model, step = c(0.01, 0.05, 0.1, 0.25, 0.5), batch_size = 
     start <- proc.time()[["elapsed"]]
     fit <- tryCatch(suppressWarnings(sgld(
       model, lr = g$lr, batch_size = g$batch_size, iter = iter, burnin = floor(iter / 2),
-      precondition = P, control_variates = if (g$control_variates) pm$mode else FALSE,
+      thin = 1, precondition = P, control_variates = if (g$control_variates) pm$mode else FALSE,
       temperature = if (is.null(P)) 1 else 1 - g$step / 2, init = start_at)),
       error = function(e) NULL)
     time[i] <- proc.time()[["elapsed"]] - start

@@ -127,13 +127,16 @@ auto_whiten <- function(model, args, given, call, method) {
   temperature <- if ("temperature" %in% given) args$temperature else 1
   init <- if ("init" %in% given && !is.null(args$init)) args$init
           else whiten_init(model, g, chains)
+  # the warm-ups keep every draw they are given (their rates are per
+  # iteration); the run stores about 1,000 draws a chain unless `thin` is given
   run <- function(iter, burnin, thin, init, step = lr, sampler = method, monitor = NULL,
-                  pars = NULL, rule_used = rule)
+                  pars = NULL, rule_used = rule, final = FALSE)
     run_sampler(model, lr = step, batch_size = model$n, iter = iter, burnin = burnin,
                 thin = thin, temperature = temperature, chains = chains, init = init,
                 replace = FALSE, clip = NULL, monitor = monitor, threads = args$threads,
                 mala = sampler == "mala", rule = rule_used, method = sampler, call = call,
-                pars = pars, progress = args$progress, parallel = args$parallel)
+                pars = pars, progress = args$progress, parallel = args$parallel,
+                thin_auto = final && !"thin" %in% given)
   part <- if ("burnin" %in% given && !is.null(args$burnin)) max(2, ceiling(args$burnin / 5))
           else whiten_auto_warmup[[method]]
   done <- function(f) all(f$status == "done")
@@ -193,7 +196,7 @@ auto_whiten <- function(model, args, given, call, method) {
           else if (is.finite(rate)) max(1, floor(1 / (4 * rate))) else 1
   setup <- proc.time()[["elapsed"]] - start - warm_time
   fit <- if (done(warm) && kept > 0)
-    run(kept, 0, thin, warm, monitor = args$monitor, pars = args$pars)
+    run(kept, 0, thin, warm, monitor = args$monitor, pars = args$pars, final = TRUE)
   else warm
   fit$auto <- list(
     lr = lr, iter = burnin + kept, burnin = burnin, thin = thin, temperature = temperature,

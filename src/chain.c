@@ -153,8 +153,8 @@ static int mala_step(const run_context *ctx, chain *ch, double eta, double t_abs
 }
 
 /* Offer the state after iteration t to the collector: burn-in, the
-   schedule's sampling phases, thinning, then store the kept parameters and
-   add every parameter to the moments. */
+   schedule's sampling phases, then every parameter into the moments, and
+   thinning decides whether the kept parameters are stored. */
 static void offer_state(const run_context *ctx, chain *ch, R_xlen_t t, double t_abs,
                         double eta) {
   const run_settings *s = ctx->s;
@@ -172,6 +172,8 @@ static void offer_state(const run_context *ctx, chain *ch, R_xlen_t t, double t_
     ch->eta_since_kept = 0.0;
     return;
   }
+  ch->res.moment_n++;
+  moments_add(&ch->out, &ch->res, ch->sc.w, eta, s->moment_scale, ctx->model->d);
   int keep;
   if (s->thin_mode == THIN_COUNT) {
     keep = ++ch->since_kept == s->thin;
@@ -193,7 +195,6 @@ static void offer_state(const run_context *ctx, chain *ch, R_xlen_t t, double t_
                                                    s->grad_opts);
   ch->out.iteration[ch->res.kept] = t_abs;
   ch->res.kept++;
-  moments_add(&ch->out, &ch->res, w, eta, s->moment_scale, ctx->model->d);
   ch->since_kept = 0;
   ch->eta_since_kept = 0.0;
 }

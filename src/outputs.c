@@ -32,6 +32,7 @@
   X(OUT_M2, "moment_m2")                                                             \
   X(OUT_WMEAN, "moment_wmean")                                                       \
   X(OUT_WEIGHT, "moment_weight")                                                     \
+  X(OUT_MOMENT_N, "moment_count")   /* iterations in each chain's moments */         \
   X(OUT_EXPECTED, "expected_seconds")                                               \
   X(OUT_SAMPLING, "sampling_seconds")   /* the iterations' own time (chunks.c) */
 
@@ -67,7 +68,8 @@ SEXP alloc_outputs(const run_settings *s, int d, size_t state_len) {
   SET_VECTOR_ELT(out, OUT_M2, allocMatrix(REALSXP, d, chains));
   SET_VECTOR_ELT(out, OUT_WMEAN, allocMatrix(REALSXP, d, chains));
   const int per_chain[] = {OUT_KEPT, OUT_STOP_ITER, OUT_CLIP_COUNT, OUT_MONITORED,
-                           OUT_DIAGNOSED, OUT_ACCEPTED, OUT_COLLECT_FROM, OUT_WEIGHT};
+                           OUT_DIAGNOSED, OUT_ACCEPTED, OUT_COLLECT_FROM, OUT_WEIGHT,
+                           OUT_MOMENT_N};
   for (size_t k = 0; k < sizeof per_chain / sizeof *per_chain; k++)
     SET_VECTOR_ELT(out, per_chain[k], allocVector(REALSXP, chains));
   SET_VECTOR_ELT(out, OUT_EXPECTED, allocVector(REALSXP, 1));
@@ -124,6 +126,7 @@ void write_results(SEXP out, const chain *chains, int n, run_times times) {
     slot(out, OUT_ACCEPTED)[c] = r->accepted;
     slot(out, OUT_COLLECT_FROM)[c] = r->collect_from;
     slot(out, OUT_WEIGHT)[c] = r->weight;
+    slot(out, OUT_MOMENT_N)[c] = (double) r->moment_n;
     /* the layout a continued run reads: every chain's stream, then every
        chain's diagnostics stream */
     memcpy(rng + c * sizeof(sgld_rng), &chains[c].rng, sizeof(sgld_rng));

@@ -84,7 +84,8 @@ typedef struct chain_result {
   R_xlen_t diagnosed;          /* diagnostic rows written */
   double accepted;             /* mala: accepted proposals */
   double collect_from;         /* first iteration eligible for keeping, 0 if never */
-  double weight;               /* summed learning rate of the kept draws */
+  double weight;               /* summed learning rate of the moments' iterations */
+  R_xlen_t moment_n;           /* iterations in the running moments */
 } chain_result;
 
 /* One chain between chunks: everything that carries over from one iteration

@@ -19,7 +19,7 @@ test_that("one sweep of SGLD at batch size 10 predicts Adult's test set (accurac
   expect_identical(m$sparse, 1L)
   set.seed(81)
   sweep <- ceiling(m$n / 10)
-  fit <- sgld(m, lr = 1e-5, batch_size = 10, iter = sweep, burnin = 0,
+  fit <- sgld(m, lr = 1e-5, batch_size = 10, iter = sweep, burnin = 0, thin = 1,
               monitor = monitor_every(sweep %/% 4, newdata = te))
   acc <- mean((predict(fit, te$x) > 0.5) == (te$y == 1))
   expect_gte(acc, 0.84)

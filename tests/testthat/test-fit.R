@@ -17,10 +17,11 @@ test_that("draws are an mcmc.list on the user's scale with named columns", {
 test_that("as.matrix and as.array arrange the same draws", {
   K <- nrow(fit2$draws[[1]])
   a <- as.array(fit2)
-  expect_identical(dim(a), c(K, 2L, 3L))
-  expect_identical(dimnames(a)$parameter, c("(Intercept)", "x", "sigma2"))
+  # the linear model's sigma is derived from sigma2 and reported beside it
+  expect_identical(dim(a), c(K, 2L, 4L))
+  expect_identical(dimnames(a)$parameter, c("(Intercept)", "x", "sigma2", "sigma"))
   expect_identical(as.matrix(fit2), rbind(a[, 1, ], a[, 2, ]), ignore_attr = TRUE)
-  expect_identical(dim(as.matrix(fit2)), c(2L * K, 3L))
+  expect_identical(dim(as.matrix(fit2)), c(2L * K, 4L))
 })
 
 test_that("summary gives plain and step-weighted means, sd, quantiles, ESS and R-hat", {
@@ -33,10 +34,14 @@ test_that("summary gives plain and step-weighted means, sd, quantiles, ESS and R
   expect_equal(s[, "weighted_mean"], colSums(x * w) / sum(w))
   expect_false(isTRUE(all.equal(s[, "mean"], s[, "weighted_mean"])))
   expect_equal(s[, "sd"], apply(x, 2, sd))
-  expect_equal(s[, "ess"], coda::effectiveSize(fit2$draws))
-  expect_equal(coef(fit2), s[, "mean"])
-  expect_equal(coef(fit2, weighted = TRUE), s[, "weighted_mean"])
-  expect_equal(vcov(fit2), cov(x))
+  expect_equal(s[1:3, "ess"], coda::effectiveSize(fit2$draws))
+  expect_equal(s["sigma", "ess"],
+               coda::effectiveSize(coda::mcmc.list(lapply(fit2$draws, function(ch)
+                 coda::mcmc(sqrt(unclass(ch)[, "sigma2"]))))), ignore_attr = TRUE)
+  # coef() and vcov() hold the parameters (sigma is derived)
+  expect_equal(coef(fit2), s[1:3, "mean"])
+  expect_equal(coef(fit2, weighted = TRUE), s[1:3, "weighted_mean"])
+  expect_equal(vcov(fit2), cov(x[, 1:3]))
   expect_output(print(summary(fit2)), "weighted_mean")
   expect_output(print(fit2), "SGLD on sgld_model_linear: 2 chains")
 })

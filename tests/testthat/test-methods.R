@@ -130,7 +130,7 @@ test_that("stats' generics: nobs, formula, family, logLik, as.data.frame, coef(s
   expect_equal(as.numeric(ll), log_posterior(fit_lin$model, w)$loglik)
   expect_identical(attr(ll, "df"), 5L)
   df <- as.data.frame(fit_lin)
-  expect_identical(names(df), fit_lin$model$names)
+  expect_identical(names(df), c(fit_lin$model$names, "sigma"))
   expect_identical(as.matrix(df), as.matrix(fit_lin), ignore_attr = TRUE)
   s <- summary(fit_lin)
   expect_true(is.matrix(coef(s)))
@@ -163,8 +163,11 @@ test_that("optimiser runs have no posterior to predict from", {
 test_that("summary thins long chains for ESS and R-hat and says so; print fits 80 columns", {
   s <- summary(fit_lin, max_draws = 100)
   expect_identical(s$diagnostics_thin, 6)
-  thinned <- coda::mcmc.list(lapply(fit_lin$draws, function(ch)
-    coda::mcmc(unclass(ch)[seq(1, nrow(ch), by = 6), ])))
+  # sigma (derived from sigma2) is thinned as the parameters are
+  thinned <- coda::mcmc.list(lapply(fit_lin$draws, function(ch) {
+    x <- unclass(ch)[seq(1, nrow(ch), by = 6), ]
+    coda::mcmc(cbind(x, sigma = sqrt(x[, "sigma2"])))
+  }))
   expect_equal(s$statistics[, "ess"], coda::effectiveSize(thinned), ignore_attr = TRUE)
   expect_equal(s$statistics[, "rhat"],
                coda::gelman.diag(thinned, autoburnin = FALSE, multivariate = FALSE)$psrf[, 1],

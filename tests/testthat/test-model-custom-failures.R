@@ -153,7 +153,7 @@ test_that("a real interrupt during a slow R function returns the draws made so f
         -nrow(batch) * w
       },
       grad_logprior = function(w) -w)
-    sgld(m, lr = 1e-3, batch_size = 5, iter = 1e6, burnin = 0)
+    sgld(m, lr = 1e-3, batch_size = 5, iter = 1e6, burnin = 0, thin = 1)
   }, settle = 1, flag_first = FALSE)
   expect_identical(out$fit$status, "interrupted")
   expect_gte(out$fit$kept, 10)

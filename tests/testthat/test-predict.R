@@ -61,7 +61,7 @@ test_that("fits convert to posterior's draws when posterior is installed", {
   fit <- sgld(m, lr = 1e-7, batch_size = 100, iter = 2000, chains = 2)
   d <- posterior::as_draws_array(fit)
   expect_identical(posterior::nchains(d), 2L)
-  expect_identical(posterior::variables(d), m$names)
+  expect_identical(posterior::variables(d), c(m$names, "sigma"))   # sigma derived
   expect_equal(unclass(d)[, 2, "x"], unname(as.array(fit)[, 2, "x"]), ignore_attr = TRUE)
   df <- posterior::as_draws_df(fit)
   expect_identical(nrow(df), 2L * 1000L)

@@ -25,7 +25,7 @@ test_that("sgd() with the full batch is gd(), and sgd() keeps the whole trajecto
   expect_identical(as.matrix(a), as.matrix(b))
   set.seed(3)
   s <- sgd(m, lr = 1e-5, batch_size = 10, iter = 1000, init = c(1.1, -2, 1))
-  expect_identical(dim(as.matrix(s)), c(1000L, 3L))
+  expect_identical(dim(as.matrix(s)), c(1000L, 4L))   # and sigma, from sigma2
   expect_identical(coda::mcpar(s$draws[[1]]), c(1, 1000, 1))
   # minibatch SGD from the handout's start ends near the least-squares fit
   expect_lt(max(abs(coef(s)[1:2] - coef(lm(y ~ x, sgld::handout)))), 0.1)
