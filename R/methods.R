@@ -186,7 +186,8 @@ ndraws_or_draws <- function(ndraws, draws) {
     abort("give `ndraws` or `draws` (rstanarm's name for it), not both (`ndraws` = ",
           describe(ndraws), ", `draws` = ", describe(draws), ").")
   check_count(draws, "draws", lower = 1)
-  draws
+  # so that a later check of the count names the argument the user wrote
+  structure(draws, argument = "draws")
 }
 
 # Only a sampler's fit of a regression model has draws to predict from.
@@ -205,8 +206,9 @@ prediction_draws <- function(object, ndraws, what) {
   require_all_draws(object, what)
   W <- as.matrix(object, scale = "sampler")
   if (!is.null(ndraws)) {
-    check_count(ndraws, "ndraws", lower = 1, upper = nrow(W))
-    W <- W[sort(sample.int(nrow(W), ndraws)), , drop = FALSE]
+    arg <- if (is.null(attr(ndraws, "argument"))) "ndraws" else attr(ndraws, "argument")
+    check_count(ndraws, arg, lower = 1, upper = nrow(W))
+    W <- W[sort(sample.int(nrow(W), as.vector(ndraws))), , drop = FALSE]
   }
   W
 }

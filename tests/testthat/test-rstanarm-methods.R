@@ -29,6 +29,10 @@ test_that("the prediction methods take rstanarm's `draws` as `ndraws`, not both"
   expect_identical(dim(same(rstantools::log_lik)), c(12L, 200L))
   expect_identical(dim(same(rstantools::predictive_interval)), c(200L, 2L))
   expect_error(rstantools::posterior_predict(fit_lin, draws = 0), "`draws`")
+  # more than the fit holds: the message names the argument that was given
+  too_many <- nrow(as.matrix(fit_lin)) + 1
+  expect_error(rstantools::posterior_predict(fit_lin, draws = too_many), "`draws`")
+  expect_error(rstantools::log_lik(fit_lin, ndraws = too_many), "`ndraws`")
 })
 
 test_that("predict()'s intervals are quantiles of posterior_epred() and posterior_predict()", {
