@@ -251,9 +251,7 @@ convergence_check <- function(fit, warn = TRUE, bounded = TRUE, max_draws = 1000
   k <- ceiling(coda::niter(q) / max_draws)
   if (k > 1) q <- thin_draws(q, k)
   e <- ess(q)
-  rhat <- if (coda::nchain(q) > 1)
-    tryCatch(coda::gelman.diag(q, autoburnin = FALSE, multivariate = FALSE)$psrf[, 1],
-             error = function(err) rep(NA_real_, coda::nvar(q)))
+  rhat <- if (coda::nchain(q) > 1) psrf(q)
   nm <- coda::varnames(q)
   names(e) <- nm
   if (!is.null(rhat)) names(rhat) <- nm

@@ -112,3 +112,21 @@ test_that("summary() and print() repeat the fit's convergence warnings", {
   set.seed(32)
   expect_null(sgd(m, lr = 1e-6, iter = 200, batch_size = 20)$checks$convergence)
 })
+
+test_that("psrf() is coda's R-hat point estimate, for every variable at once", {
+  set.seed(11)
+  for (m in 2:4) {
+    x <- coda::mcmc.list(lapply(seq_len(m), function(k) {
+      z <- matrix(rnorm(300 * 6), 300, 6)
+      z[, 2] <- z[, 2] + k            # chains that disagree
+      z[, 3] <- cumsum(z[, 3]) / 10   # a slowly mixing one
+      z[, 4] <- z[, 4] * k            # and unequal spreads
+      coda::mcmc(z)
+    }))
+    expect_equal(psrf(x),
+                 unname(coda::gelman.diag(x, autoburnin = FALSE, multivariate = FALSE)$psrf[, 1]),
+                 tolerance = 1e-12)
+  }
+  expect_gt(psrf(x)[2], 1.5)
+  expect_true(all(is.na(psrf(x[1]))))
+})
