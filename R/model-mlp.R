@@ -81,7 +81,7 @@
 #'    \eqn{\max(32, n/600)}{max(32, n/600)} (all rows up to 32), for about
 #'    \eqn{2\times 10^{10}}{2e10} multiply-adds of backpropagation (batch x
 #'    parameters x iterations x chains: about 25 s on one core) but at least
-#'    5 epochs a chain and at most 500,000 iterations; a quarter burn-in, the
+#'    10 epochs a chain and at most 500,000 iterations; a quarter burn-in, the
 #'    rest thinned to at most 1,000 draws a chain (fewer if the draws of
 #'    every weight would take more than 256 MB), every parameter stored
 #'    (`pars = TRUE`, for `predict()`).

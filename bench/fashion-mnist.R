@@ -154,8 +154,8 @@ runs <- list(
           burnin = 0, thin = thin, pars = TRUE),
   # every setting automatic: model_mlp()'s defaults (whose prior for classes
   # is the N(0, 0.3^2) above) and sgld()'s lr = "auto" (R/auto-mlp.R), which
-  # chooses its own batch, chains and epochs (4 chains of 5 epochs at 60,000
-  # images: 20 epochs in all, as the runs above)
+  # chooses its own batch, chains and epochs (4 chains of 10 epochs at 60,000
+  # images: 40 epochs in all, as the 40-epoch runs above)
   "sgld(model), automatic" = function()
     sgld(model_mlp(train$x, train$y, hidden = hidden)))
 if (length(args) >= 5) runs <- runs[trimws(strsplit(args[5], ";")[[1]])]
