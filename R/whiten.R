@@ -127,16 +127,19 @@ auto_whiten <- function(model, args, given, call, method) {
   temperature <- if ("temperature" %in% given) args$temperature else 1
   init <- if ("init" %in% given && !is.null(args$init)) args$init
           else whiten_init(model, g, chains)
-  # the warm-ups keep every draw they are given (their rates are per
-  # iteration); the run stores about 1,000 draws a chain unless `thin` is given
+  # every phase keeps every draw it is given: the warm-ups' rates are per
+  # iteration, and the run's precision check (whiten_precision()) judges the
+  # Monte Carlo error of the globals from all their draws (on the
+  # stochastic-volatility vignette's series, thinned to 1,000 draws a chain
+  # it reported mu and nu short of the bar); only the few globals are stored
   run <- function(iter, burnin, thin, init, step = lr, sampler = method, monitor = NULL,
-                  pars = NULL, rule_used = rule, final = FALSE)
+                  pars = NULL, rule_used = rule)
     run_sampler(model, lr = step, batch_size = model$n, iter = iter, burnin = burnin,
                 thin = thin, temperature = temperature, chains = chains, init = init,
                 replace = FALSE, clip = NULL, monitor = monitor, threads = args$threads,
                 mala = sampler == "mala", rule = rule_used, method = sampler, call = call,
                 pars = pars, progress = args$progress, parallel = args$parallel,
-                thin_auto = final && !"thin" %in% given)
+                thin_auto = FALSE)
   part <- if ("burnin" %in% given && !is.null(args$burnin)) max(2, ceiling(args$burnin / 5))
           else whiten_auto_warmup[[method]]
   done <- function(f) all(f$status == "done")
@@ -196,7 +199,7 @@ auto_whiten <- function(model, args, given, call, method) {
           else if (is.finite(rate)) max(1, floor(1 / (4 * rate))) else 1
   setup <- proc.time()[["elapsed"]] - start - warm_time
   fit <- if (done(warm) && kept > 0)
-    run(kept, 0, thin, warm, monitor = args$monitor, pars = args$pars, final = TRUE)
+    run(kept, 0, thin, warm, monitor = args$monitor, pars = args$pars)
   else warm
   fit$auto <- list(
     lr = lr, iter = burnin + kept, burnin = burnin, thin = thin, temperature = temperature,
