@@ -18,7 +18,8 @@ rows <- lapply(names(heldout_models), function(name) {
     warned <<- c(warned, conditionMessage(w))
     invokeRestart("muffleWarning")
   }))[["elapsed"]]
-  x <- as.matrix(fit)
+  # the model's parameters, as the reference (as.matrix() of a linear fit also has sigma)
+  x <- as.matrix(fit)[, fit$model$names]
   ess <- summary(fit)$statistics[, "ess"]
   data.frame(data = name, n = m$n, d = m$d, strategy = fit$auto$strategy,
              departure = signif(fit$auto$laplace_departure, 2), iter = fit$settings$iter,
