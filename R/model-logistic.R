@@ -205,6 +205,14 @@ design_matrix.sgld_model_logistic <- function(model) {
 
 # ---- the model's contract (R/model.R) ------------------------------------------
 
+# The rows where each coefficient j's covariate is not zero (R/model.R),
+# from the sparse storage's non-zeros; dense rows as every regression's.
+model_coordinate_rows.sgld_model_logistic <- function(model, j) {
+  if (!model$sparse) return(NextMethod())
+  row <- rep(seq_len(model$n), diff(model$sp_start)) - 1
+  lapply(j, function(k) row[model$sp_col == k - 1L])
+}
+
 model_capabilities.sgld_model_logistic <- function(model) {
   # the Laplace prior has a kink at its location
   utils::modifyList(NextMethod(), list(regression = TRUE,

@@ -33,8 +33,20 @@ model_capabilities.default <- function(model) {
 
 # Which optional functions the model's C table has (src/model_contract.c):
 # loglik_rows, grad_loglik_local, expected_loglik, local_params,
-# main_thread_only, path_gaussian.
+# main_thread_only, path_gaussian, logpost_coordinate.
 model_engine <- function(model) .Call(C_sgld_model_info, model)
+
+# For the coordinate updates (src/coordinate.c), in models whose C table has
+# logpost_coordinate: a list with, per coefficient j, the rows where its
+# covariate is not zero (0-based), all that its full conditional reads, or
+# NULL where j is no coefficient (a dispersion: it reads every row); NULL
+# for the whole where the rows cannot be listed (data in a file). The
+# default reads the regressions' dense (p + 1) x n rows `z`.
+model_coordinate_rows <- function(model, j) UseMethod("model_coordinate_rows")
+model_coordinate_rows.default <- function(model, j) {
+  if (is.null(model$z) || is.null(model$p)) return(NULL)
+  lapply(j, function(k) if (k <= model$p) which(model$z[k, ] != 0) - 1)
+}
 
 # ---- the regression face --------------------------------------------------------
 

@@ -262,6 +262,7 @@ static int iterate(const run_context *ctx, chain *ch, R_xlen_t t) {
     ctx->rule->step(sc->w, sc->g, ctx->rule->needs_g_bar ? sc->g_bar : NULL, eta, tau,
                     sc->state, &ch->rng, p, s->opts);
   }
+  if (s->n_coord) coordinate_sweep(model, s, sc->w, &ch->rng);
   if (!all_finite(sc->w, p) || (model->in_domain && !model->in_domain(model->data, sc->w)) ||
       (ctx->grad->in_domain && !ctx->grad->in_domain(sc->w, d, s->grad_opts))) {
     memcpy(sc->w, sc->w_prev, p * sizeof(double));   /* leave the last finite state */

@@ -13,11 +13,12 @@
 SEXP sgld_model_info(SEXP model_spec) {
   const sgld_model model = find_model(model_spec);
   const char *names[] = {"loglik_rows", "grad_loglik_local", "expected_loglik",
-                         "local_params", "main_thread_only", "path_gaussian", ""};
+                         "local_params", "main_thread_only", "path_gaussian",
+                         "logpost_coordinate", ""};
   const int has[] = {model.loglik_rows != NULL, model.grad_loglik_local != NULL,
                      model.expected_loglik != NULL && model.expected_logprior != NULL,
                      model.local_params != 0, model.main_thread_only != 0,
-                     model.path_gaussian != NULL};
+                     model.path_gaussian != NULL, model.logpost_coordinate != NULL};
   SEXP out = PROTECT(mkNamed(VECSXP, names));
   for (int k = 0; names[k][0]; k++) SET_VECTOR_ELT(out, k, ScalarLogical(has[k]));
   UNPROTECT(1);

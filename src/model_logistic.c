@@ -89,14 +89,26 @@ static inline double eta_offset(const logistic_data *L, R_xlen_t i, const double
   return eta_of(L, i, w) + (L->offset ? L->offset[i] : 0.0);
 }
 
-/* observation i's log likelihood */
-static inline double row_loglik(const logistic_data *L, R_xlen_t i, const double *w) {
-  const double eta = eta_offset(L, i, w);
+/* observation i's log likelihood at the linear predictor eta (offset included) */
+static inline double loglik_at(const logistic_data *L, R_xlen_t i, double eta) {
   if (!L->events) return log_sigmoid(y_of(L, i) * eta);
   double ll = 0.0;
   if (L->events[i] != 0.0) ll += L->events[i] * log_sigmoid(eta);
   if (L->nonevents[i] != 0.0) ll += L->nonevents[i] * log_sigmoid(-eta);
   return ll;
+}
+
+/* observation i's log likelihood */
+static inline double row_loglik(const logistic_data *L, R_xlen_t i, const double *w) {
+  return loglik_at(L, i, eta_offset(L, i, w));
+}
+
+/* x_ij, whichever the storage (a sparse row's non-zeros are few: a scan) */
+static inline double x_of(const logistic_data *L, R_xlen_t i, int j) {
+  if (L->z) return L->z[i * (L->p + 1) + j];
+  for (R_xlen_t k = (R_xlen_t) L->start[i]; k < (R_xlen_t) L->start[i + 1]; k++)
+    if (L->col[k] == j) return L->val ? L->val[k] : 1.0;
+  return 0.0;
 }
 
 /* g += c x_i, whichever the storage */
@@ -313,6 +325,25 @@ static double logistic_logprior(const void *data, const double *w) {
     const double s = L->prior_scale[j], u = (w[j] - L->prior_loc[j]) / s;
     if (L->prior_type[j] == PRIOR_LAPLACE) lp += -fabs(u) - log(2.0 * s);
     else lp += -0.5 * u * u - log(s) - M_LN_SQRT_2PI;
+  }
+  return lp;
+}
+
+/* coefficient j's log prior at v, up to a constant */
+static inline double coef_logprior(const logistic_data *L, int j, double v) {
+  const double u = (v - L->prior_loc[j]) / L->prior_scale[j];
+  return L->prior_type[j] == PRIOR_LAPLACE ? -fabs(u) : -0.5 * u * u;
+}
+
+/* the log posterior along coefficient j (sgld.h): the rows idx[0..m) with
+   beta_j = v, whose linear predictors move by x_ij (v - beta_j) */
+static double logistic_logpost_coordinate(const void *data, const double *w, int j, double v,
+                                          const R_xlen_t *idx, R_xlen_t m) {
+  const logistic_data *L = data;
+  double lp = coef_logprior(L, j, v);
+  for (R_xlen_t k = 0; k < m; k++) {
+    const R_xlen_t i = idx[k];
+    lp += loglik_at(L, i, eta_offset(L, i, w) + x_of(L, i, j) * (v - w[j]));
   }
   return lp;
 }
@@ -695,6 +726,7 @@ sgld_model model_logistic_build(SEXP spec) {
     .expected_logprior = logistic_expected_logprior,
     .hess_loglik = logistic_hess_loglik,
     .hess_logprior = logistic_hess_logprior,
-    .loglik_grad = logistic_loglik_grad
+    .loglik_grad = logistic_loglik_grad,
+    .logpost_coordinate = logistic_logpost_coordinate
   };
 }

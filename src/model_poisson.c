@@ -89,6 +89,21 @@ static void poisson_grad_logprior(const void *data, const double *w, double *g) 
   }
 }
 
+/* the log posterior along coefficient j (sgld.h), up to a constant: the rows
+   idx[0..m) with beta_j = v, whose linear predictors move by x_ij (v - beta_j) */
+static double poisson_logpost_coordinate(const void *data, const double *w, int j, double v,
+                                         const R_xlen_t *idx, R_xlen_t m) {
+  const poisson_data *L = data;
+  const double u = (v - L->prior_loc[j]) / L->prior_scale[j];
+  double lp = -0.5 * u * u;
+  for (R_xlen_t k = 0; k < m; k++) {
+    const R_xlen_t i = idx[k];
+    const double eta = eta_of(L, i, w) + L->z[i * (L->p + 1) + j] * (v - w[j]);
+    lp += wt_of(L, i) * (y_of(L, i) * eta - exp(eta));
+  }
+  return lp;
+}
+
 const char *const model_poisson_metrics[] = {"test_loglik", NULL};
 
 static void poisson_metrics(const void *data, const double *w, double *out, double *work) {
@@ -204,6 +219,7 @@ sgld_model model_poisson_build(SEXP spec) {
     .metrics = poisson_metrics,
     .grad_loglik_local = poisson_grad_loglik_local,
     .expected_loglik = poisson_expected_loglik,
-    .expected_logprior = poisson_expected_logprior
+    .expected_logprior = poisson_expected_logprior,
+    .logpost_coordinate = poisson_logpost_coordinate
   };
 }

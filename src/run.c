@@ -107,6 +107,50 @@ static void read_stop_file(SEXP settings, run_settings *s) {
   s->stop_dir_seen = stat(s->stop_dir, &st) == 0;
 }
 
+/* the coordinate updates (coordinate.c), if any: settings$coordinates is
+   NULL or list(index (0-based), start, rows (0-based), width) */
+static void read_coordinates(SEXP settings, run_settings *s, const sgld_model *model) {
+  s->n_coord = 0;
+  s->coord = NULL;
+  s->coord_start = s->coord_rows = NULL;
+  s->coord_width = NULL;
+  SEXP spec = list_optional(settings, "coordinates");
+  if (spec == R_NilValue) return;
+  if (!model->logpost_coordinate) error("internal: this model has no coordinate updates");
+  if (s->mala) error("internal: coordinate updates go with unadjusted steps");
+  SEXP index = list_elt(spec, "index");
+  if (TYPEOF(index) != INTSXP || XLENGTH(index) < 1 || XLENGTH(index) > model->d)
+    error("internal: 'coordinates$index' must be 1 to d integers");
+  const int k = (int) XLENGTH(index);
+  const double *start = list_doubles(spec, "start", k + 1);
+  const double *width = list_doubles(spec, "width", k);
+  SEXP rows_x = list_elt(spec, "rows");
+  if (TYPEOF(rows_x) != REALSXP || start[0] != 0 || start[k] != (double) XLENGTH(rows_x))
+    error("internal: 'coordinates$rows' must hold start[k + 1] row numbers");
+  const double *rows = REAL(rows_x);
+  R_xlen_t *st = (R_xlen_t *) R_alloc(k + 1, sizeof(R_xlen_t));
+  R_xlen_t *rw = (R_xlen_t *) R_alloc(XLENGTH(rows_x) + 1, sizeof(R_xlen_t));
+  for (int q = 0; q < k; q++) {
+    const int j = INTEGER(index)[q];
+    if (j < 0 || j >= model->d) error("internal: 'coordinates$index' out of range");
+    if (!(start[q] <= start[q + 1])) error("internal: 'coordinates$start' must not decrease");
+    if (!(width[q] > 0) || !isfinite(width[q]))
+      error("internal: 'coordinates$width' must be positive");
+    st[q] = (R_xlen_t) start[q];
+  }
+  st[k] = (R_xlen_t) start[k];
+  for (R_xlen_t i = 0; i < XLENGTH(rows_x); i++) {
+    if (!(rows[i] >= 0 && rows[i] < (double) model->n) || rows[i] != floor(rows[i]))
+      error("internal: 'coordinates$rows' out of range");
+    rw[i] = (R_xlen_t) rows[i];
+  }
+  s->n_coord = k;
+  s->coord = INTEGER(index);
+  s->coord_start = st;
+  s->coord_rows = rw;
+  s->coord_width = width;
+}
+
 static run_settings read_settings(SEXP settings, const sgld_model *model,
                                   const sgld_update *rule, const sgld_gradient *grad) {
   run_settings s;
@@ -137,6 +181,7 @@ static run_settings read_settings(SEXP settings, const sgld_model *model,
   read_kept_parameters(settings, &s, d);
   read_starts(settings, &s, d, s.rule_state + s.grad_state);
   read_stop_file(settings, &s);
+  read_coordinates(settings, &s, model);
   if (s.m > model->n) error("internal: batch_size exceeds the number of data items");
   if (s.mala && s.m != model->n) error("internal: mala needs the full data in every step");
   if (!(s.tau >= 0)) error("internal: temperature must be >= 0");

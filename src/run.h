@@ -47,6 +47,12 @@ typedef struct run_settings {
   const double *init;          /* d x chains starting points */
   const double *state_init;    /* the rule's state per chain, or NULL for a fresh one */
   const int *order;            /* chains are offered to threads in this order (0-based) */
+  /* coordinates drawn again one at a time after each step (coordinate.c):
+     coord[k]'s rows are coord_rows[coord_start[k] .. coord_start[k + 1]) */
+  int n_coord;
+  const int *coord;
+  const R_xlen_t *coord_start, *coord_rows;
+  const double *coord_width;   /* slice sampling's first width, per coordinate */
   int n_keep;                  /* parameters whose draws are stored */
   const int *keep;             /* their 0-based indices, or NULL for all d in order */
   const int *moment_scale;     /* per parameter: the scale of its running moments */
@@ -123,6 +129,10 @@ typedef struct run_context {
 void chain_start(const run_context *ctx, chain *ch);
 void chain_advance(const run_context *ctx, chain *ch, R_xlen_t t_end);
 void chain_finish(const run_context *ctx, chain *ch);
+
+/* coordinate.c: the coordinate updates of one iteration */
+void coordinate_sweep(const sgld_model *model, const run_settings *s, double *w,
+                      sgld_rng *rng);
 
 /* chunks.c: run every chain to the end, or until interrupted */
 typedef struct {

@@ -18,7 +18,7 @@ SEXP list_elt(SEXP list, const char *name) {
 }
 
 /* the element, or R_NilValue when the list has none of that name */
-static SEXP optional_elt(SEXP list, const char *name) {
+SEXP list_optional(SEXP list, const char *name) {
   if (TYPEOF(list) != VECSXP) error("internal: expected a list holding '%s'", name);
   SEXP names = getAttrib(list, R_NamesSymbol);
   if (names == R_NilValue) return R_NilValue;
@@ -30,7 +30,7 @@ static SEXP optional_elt(SEXP list, const char *name) {
 /* the element, or NULL when the list has none of that name or it is empty:
    for the optional per-observation fields of a model */
 const double *list_optional_doubles(SEXP list, const char *name, R_xlen_t len) {
-  SEXP x = optional_elt(list, name);
+  SEXP x = list_optional(list, name);
   if (x == R_NilValue || XLENGTH(x) == 0) return NULL;
   return list_doubles(list, name, len);
 }
@@ -63,7 +63,7 @@ const double *list_doubles(SEXP list, const char *name, R_xlen_t len) {
    of 4 len bytes (the native byte order, as writeBin(size = 4) writes it), or
    NULL when the list has no such element */
 const float *list_optional_floats(SEXP list, const char *name, R_xlen_t len) {
-  SEXP x = optional_elt(list, name);
+  SEXP x = list_optional(list, name);
   if (x == R_NilValue) return NULL;
   if (TYPEOF(x) != RAWSXP || XLENGTH(x) != len * (R_xlen_t) sizeof(float))
     error("internal: '%s' must be a raw vector of %lld floats", name, (long long) len);

@@ -207,6 +207,16 @@ typedef struct sgld_model {
      sgld_pointwise_loglik). */
   void (*loglik_rows)(const void *data, const double *w, R_xlen_t from, R_xlen_t to,
                       double *out);
+  /* Optional (NULL: none), for models whose log likelihood depends on w
+     through each item's linear combination x_i'w and whose prior is
+     independent across parameters: the log posterior as a function of w_j
+     alone, the other parameters held at w, up to a constant: the log
+     likelihood of the items idx[0..m) with w_j replaced by v, plus w_j's
+     log prior at v. idx must hold every item whose x_ij is not zero (the
+     others do not depend on w_j). For the coordinate updates (coordinate.c);
+     reads nothing but data and w. */
+  double (*logpost_coordinate)(const void *data, const double *w, int j, double v,
+                               const R_xlen_t *idx, R_xlen_t m);
 } sgld_model;
 
 enum { MODEL_OK = 0, MODEL_FAILED = 1, MODEL_INTERRUPTED = 2 };
@@ -554,6 +564,7 @@ int chol_lower(const double *S, int D, double *L);
 /* ------------------------------------------------------ R helpers -- */
 
 SEXP list_elt(SEXP list, const char *name);          /* error if missing */
+SEXP list_optional(SEXP list, const char *name);     /* R_NilValue if missing */
 double list_real(SEXP list, const char *name);
 int list_int(SEXP list, const char *name);
 /* a double vector of the given length (any length when len < 0) */
