@@ -39,6 +39,11 @@ auto_alpha_max <- 0.01   # largest sampling threshold the batch may leave
 auto_spread <- 2         # starts of several chains from N(w_hat, spread^2 S)
 auto_max_d <- 2000       # largest d for a d x d Laplace covariance
 auto_max_spread <- 10    # longest lengthening of a run after its warm-up
+auto_coord_residual <- 2 # coordinates drawn alone: conditional residual above this,
+auto_coord_rows <- 0.1   # each on at most this fraction of the rows,
+auto_coord_max <- 50     # at most this many,
+auto_coord_rounds <- 3   # found in this many rounds,
+auto_coord_rho2 <- 0.5   # nearly independent of the rest (auto_coordinates())
 
 # The Laplace approximation, or a clear error saying why it is not available.
 auto_laplace <- function(model, what) {
@@ -80,17 +85,116 @@ auto_laplace <- function(model, what) {
 # errors of 0.31 sd and sds 23% off along education=Preschool, still 0.26
 # and 21% with three times the iterations (a bias, not Monte Carlo error);
 # 0.1 gave 0.094 sd and 4.2%.
-laplace_departure <- function(model, pm, points = 10) {
+laplace_departure <- function(model, pm, points = 10) laplace_check(model, pm, points)$departure
+
+# The departure, and per coordinate j the same residual of its conditional
+# score, g_j + (H (w - w_hat))_j, in units of its conditional Laplace sd
+# 1 / sqrt(H_jj) (H = S^{-1}): it blames the coordinates whose own
+# conditionals are far from Gaussian (on Adult education=Preschool 51,
+# native_country=Outlying-US 21, four more levels with 1-14 rows 3-5, then at
+# most 1.2), where the departure itself is a mix of them all.
+laplace_check <- function(model, pm, points = 10) {
   R <- chol(pm$covariance)
+  H <- chol2inv(R)
   # the points first: full_gradient() draws from R's stream too
   Z <- with_seed_kept({
     set.seed(1)
     lapply(seq_len(points), function(k) stats::rnorm(model$d))
   })
-  res <- with_seed_kept(t(vapply(Z, function(z)
-    drop(R %*% full_gradient(model, pm$sampler + drop(z %*% R))) + z, numeric(model$d))))
-  if (model$d == 1) res <- t(res)
-  max(sqrt(colMeans(res^2)))
+  d <- model$d
+  res <- with_seed_kept(vapply(Z, function(z) {
+    w <- drop(z %*% R)
+    g <- full_gradient(model, pm$sampler + w)
+    c(drop(R %*% g) + z, (g + drop(H %*% w)) / sqrt(diag(H)))
+  }, numeric(2 * d)))
+  rms <- sqrt(rowMeans(matrix(res, 2 * d)^2))
+  list(departure = max(rms[seq_len(d)]), conditional = rms[d + seq_len(d)])
+}
+
+# Coordinates drawn one at a time by slice sampling on their own rows
+# (src/coordinate.c), while the Langevin steps move the others: where a few
+# coordinates make the posterior far from Gaussian (departure > 1) and the
+# rest is close to it, the step need no longer be small for all. The set:
+# the coordinates whose conditionals are far from Gaussian
+# (auto_coord_residual) and whose columns are non-zero on few rows
+# (auto_coord_rows of n, so that their updates cost little); then, given
+# the set, the same residuals of the rest at 30 points of its own Laplace
+# approximation (30 passes), and so on for auto_coord_rounds rounds (fixing
+# a few levels can reveal another: its conditional was hidden behind theirs).
+# 30 points, as 10 missed a wall: on modeldata's ames (Central_Air by
+# neighbourhood), College_Creek's 267 rows all have central air, and its
+# residual was 0.84 at 10 points, 220-250 at 30 and 100.
+# The set is used only if the rest ends with every conditional residual at
+# most auto_coord_residual and the two blocks are nearly independent under
+# the Laplace approximation (the largest squared canonical correlation,
+# Gibbs' rate of convergence, at most auto_coord_rho2). The rest then takes
+# the step of a near-Gaussian posterior. (Not by its departure: on Adult
+# that was 1.1-6.5 over six sets of 10 points, against 40 for the whole,
+# driven by dense directions of the rest whose own conditionals are close to
+# Gaussian.) On Adult (bench/defaults.md) six levels with 1-51 rows qualify in
+# the first round, canonical correlation 0.27, the rest's largest residual
+# 1.5; steps of 0.25 then gave errors of at most 0.083 sd and 7% (20% at
+# 0.5). The 48 coefficients with fewer than 1% of the rows would have given
+# a correlation of 0.9985 (the levels of a factor and the intercept share a
+# direction that the prior alone pins down, which one-at-a-time updates
+# cross slowly). Returns NULL, or the engine's settings, the Langevin
+# steps' factor (zero for the set) and what print() reports.
+auto_coordinates <- function(model, pm, conditional) {
+  if (!isTRUE(model_engine(model)$logpost_coordinate)) return(NULL)
+  d <- model$d
+  S <- pm$covariance
+  H <- chol2inv(chol(S))
+  A <- seq_len(d)
+  B <- integer(0)
+  rows <- list()
+  residual <- conditional
+  for (round in seq_len(auto_coord_rounds)) {
+    far <- A[residual > auto_coord_residual]
+    if (!length(far)) break
+    r <- model_coordinate_rows(model, far)
+    if (is.null(r)) return(NULL)
+    few <- !vapply(r, is.null, NA) & lengths(r) <= auto_coord_rows * model$n
+    if (!any(few)) return(NULL)
+    B <- c(B, far[few])
+    rows <- c(rows, r[few])
+    if (length(B) > auto_coord_max || length(B) >= d) return(NULL)
+    A <- setdiff(seq_len(d), B)
+    residual <- rest_residuals(model, pm, H[A, A], A, points = 30)
+  }
+  if (!length(B) || any(residual > auto_coord_residual)) return(NULL)
+  rho2 <- max(Re(eigen(solve(S[A, A], S[A, B, drop = FALSE]) %*%
+                         solve(S[B, B, drop = FALSE], S[B, A, drop = FALSE]),
+                       only.values = TRUE)$values))
+  if (!(rho2 <= auto_coord_rho2)) return(NULL)
+  o <- order(B)
+  B <- B[o]
+  rows <- rows[o]
+  factor <- matrix(0, d, d)
+  factor[A, A] <- t(chol(chol2inv(chol(H[A, A]))))
+  list(settings = list(index = as.integer(B - 1L), start = c(0, cumsum(lengths(rows))),
+                       rows = as.double(unlist(rows)),
+                       # twice the conditional Laplace sd: stepping out widens it
+                       width = 2 / sqrt(diag(H)[B])),
+       factor = factor, names = model$sampler_names[B], residual = max(residual),
+       rho2 = rho2)
+}
+
+# The conditional residuals of the coordinates A (laplace_check()) with the
+# others held at the mode, at `points` points of A's Laplace approximation
+# given them, N(w_hat_A, HA^{-1}).
+rest_residuals <- function(model, pm, HA, A, points = 10) {
+  RA <- chol(chol2inv(chol(HA)))
+  Z <- with_seed_kept({
+    set.seed(1)
+    lapply(seq_len(points), function(k) stats::rnorm(length(A)))
+  })
+  res <- with_seed_kept(vapply(Z, function(z) {
+    u <- drop(z %*% RA)
+    w <- pm$sampler
+    w[A] <- w[A] + u
+    (full_gradient(model, w)[A] + drop(HA %*% u)) / sqrt(diag(HA))
+  }, numeric(length(A))))
+  sqrt(rowMeans(matrix(res, length(A))^2))
 }
 
 # The gradient of the log posterior at w (sampler's scale), in one pass over
@@ -158,13 +262,21 @@ auto_sgld_phases <- function(model, args, given, call, made) {
   # the step is eta over the largest, the mixing time set by the smallest
   RP <- chol(precondition)
   curv <- eigen(RP %*% solve(S, t(RP)), symmetric = TRUE, only.values = TRUE)$values
-  departure <- laplace_departure(model, pm)
+  check <- laplace_check(model, pm)
+  departure <- check$departure
   # the Laplace approximation fails outright (walls of data the Gaussian
   # crosses): Metropolis-adjusted steps where full passes are cheap enough
   if (departure > auto_wall_departure && auto_mala_allowed(model, given))
     return(auto_sgld_mala(model, args, given, call, made, pm, precondition, curv, departure,
                           start, "departure"))
-  eta <- if (departure > 1) auto_eta_skewed else auto_eta
+  # a few coordinates far from Gaussian, each on a few rows: drawn alone, and
+  # the rest takes the step of a near-Gaussian posterior
+  coords <- if (departure > 1 && !"precondition" %in% given)
+    auto_coordinates(model, pm, check$conditional)
+  curv_all <- curv
+  if (!is.null(coords)) curv <- 1   # the rest's precision in its own Laplace coordinates
+  skewed <- departure > 1 && is.null(coords)
+  eta <- if (skewed) auto_eta_skewed else auto_eta
   lr <- eta / max(curv)
   eta_slow <- lr * min(curv)
   cv_given <- "control_variates" %in% given
@@ -182,11 +294,12 @@ auto_sgld_phases <- function(model, args, given, call, made) {
   alpha <- 0
   if (batch < n) {
     use_cv <- !isFALSE(cv)
-    alpha <- auto_alpha(model, pm, batch, use_cv, eta)
+    factor <- if (is.null(coords)) t(chol(pm$covariance)) else coords$factor
+    alpha <- auto_alpha(model, pm, batch, use_cv, eta, factor = factor)
     # the noise variance falls as 1 / batch: grow the batch until alpha is small
     if (!"batch_size" %in% given && alpha > auto_alpha_max) {
       batch <- min(n, ceiling(batch * alpha / auto_alpha_max))
-      alpha <- if (batch < n) auto_alpha(model, pm, batch, use_cv, eta) else 0
+      alpha <- if (batch < n) auto_alpha(model, pm, batch, use_cv, eta, factor = factor) else 0
     }
     # a batch the user fixed: a smaller step instead, as alpha is proportional to it
     if ("batch_size" %in% given && alpha > auto_alpha_max) {
@@ -221,7 +334,9 @@ auto_sgld_phases <- function(model, args, given, call, made) {
                  else 1 - eta_top / 2
   init <- if ("init" %in% given && !is.null(args$init)) args$init else auto_init(model, pm, chains)
   setup <- proc.time()[["elapsed"]] - start
-  rule <- resolve_precondition(precondition, model)
+  rule <- if (is.null(coords)) resolve_precondition(precondition, model)
+          else update_rule("precond", "SGLD with a fixed preconditioner",
+                           list(chol = as.double(coords$factor)), sampler = TRUE)
   run <- function(iter, burnin, thin, init, monitor = NULL, diagnostics = NULL, pars = NULL,
                   checks = "auto")
     run_sampler(model, lr = lr, batch_size = batch, iter = iter, burnin = burnin,
@@ -230,7 +345,7 @@ auto_sgld_phases <- function(model, args, given, call, made) {
                 threads = args$threads, diagnostics = diagnostics, rule = rule,
                 control_variates = cv, method = "sgld", call = call,
                 pars = pars, progress = args$progress, parallel = args$parallel,
-                checks = checks)
+                checks = checks, coordinates = coords$settings)
   # The burn-in runs on its own, as a warm-up that the run continues exactly
   # (init = fit: the same draws as one run), so that an interrupt during it
   # returns its draws rather than nothing. Far from Gaussian, the Laplace
@@ -246,7 +361,7 @@ auto_sgld_phases <- function(model, args, given, call, made) {
   # the unadjusted step cannot follow): Metropolis-adjusted steps then.
   spread <- 1
   ran_off <- NA_real_
-  lengthen <- departure > 1 && !any(c("iter", "burnin") %in% given)
+  lengthen <- skewed && !any(c("iter", "burnin") %in% given)
   # a fifth of the planned run: on Adult the second half of a warm-up of a
   # tenth still carried the drift from the mode (0.9 sd along the rare
   # levels) and gave ratios up to 4.9; of a fifth, 2.8-3.5 in 4 seeds,
@@ -257,11 +372,26 @@ auto_sgld_phases <- function(model, args, given, call, made) {
   if (burnin > 0 && burnin < iter) {
     # thinned as the run will be: its draws are what an interrupt returns
     warm <- auto_phase(made, "warm-up", suppressWarnings(
-      run(burnin, 0, min(thin, burnin), init, pars = if (lengthen) TRUE, checks = FALSE)))
+      run(burnin, 0, min(thin, burnin), init, pars = if (lengthen || !is.null(coords)) TRUE,
+          checks = FALSE)))
     warm_time <- warm$time
     warm_sampling <- warm$sampling_time
     # a chain that diverged in the warm-up: the run starts afresh, whole
-    if (!all(warm$status == "done")) warm <- NULL
+    diverged <- !all(warm$status == "done")
+    if (diverged) warm <- NULL
+    # the steps of the rest beside coordinates drawn alone: no lengthening,
+    # but a rest that runs off (a wall of data that its conditional residuals
+    # did not see) is no place for them
+    if (!is.null(coords)) {
+      rest <- setdiff(seq_len(d), coords$settings$index + 1L)
+      ratio <- if (diverged) Inf else warmup_variance_ratio(warm, S, chains, rest)
+      if (!is.finite(ratio) || ratio > auto_max_spread) {
+        if (auto_mala_allowed(model, given))
+          return(auto_sgld_mala(model, args, given, call, made, pm, precondition, curv_all,
+                                departure, start, "warm-up", ratio))
+        ran_off <- ratio
+      }
+    }
     if (lengthen && !is.null(warm)) {
       ratio <- warmup_variance_ratio(warm, S, chains)
       if (!is.finite(ratio) || ratio > auto_max_spread) {
@@ -289,6 +419,7 @@ auto_sgld_phases <- function(model, args, given, call, made) {
     burnin = burnin, thin = thin, temperature = temperature, mode = pm$mode,
     covariance = S, laplace_precondition = !"precondition" %in% given,
     alpha = alpha, laplace_departure = departure, target_ess = auto_target_ess,
+    coordinates = coords$names,
     autocorrelation_time = tau_int, warmup_spread = if (lengthen) spread,
     overdispersed = chains > 1 && !"init" %in% given, setup_time = setup,
     strategy = "langevin",
@@ -297,8 +428,12 @@ auto_sgld_phases <- function(model, args, given, call, made) {
       "cancels the step's widening), %s; %s iterations for about %d effective draws%s%s."),
       if ("precondition" %in% given) "given" else "= Laplace covariance at the mode",
       format(eta_top, digits = 3),
-      if (departure > 1) sprintf(", small as the posterior is far from Gaussian (%s)",
-                                 format(departure, digits = 2)) else "",
+      if (!is.null(coords))
+        sprintf(paste0(" for all but %s, whose posteriors are far from Gaussian (departure %s) ",
+                       "and which are drawn one at a time on their own rows by slice sampling"),
+                paste(coords$names, collapse = ", "), format(departure, digits = 2))
+      else if (departure > 1) sprintf(", small as the posterior is far from Gaussian (%s)",
+                                      format(departure, digits = 2)) else "",
       format(temperature, digits = 3),
       if (batch >= n) "full data in every step"
       else sprintf("batch %d%s (sampling threshold %s)", batch,
@@ -342,11 +477,11 @@ warn_unadjusted <- function(model, given, departure, ran_off) {
 
 # The largest ratio of a marginal variance in the second half of a warm-up
 # (all chains) to the Laplace one, on the sampler's scale.
-warmup_variance_ratio <- function(warm, S, chains) {
+warmup_variance_ratio <- function(warm, S, chains, which = seq_len(ncol(S))) {
   x <- as.matrix(warm, scale = "sampler")
   half <- unlist(lapply(split(seq_len(nrow(x)), rep(seq_len(chains), each = nrow(x) / chains)),
                         function(r) r[-seq_len(floor(length(r) / 2))]))
-  max(apply(x[half, , drop = FALSE], 2, stats::var) / diag(S))
+  max(apply(x[half, which, drop = FALSE], 2, stats::var) / diag(S)[which])
 }
 
 # Where the Laplace approximation fails outright, sgld(model) takes

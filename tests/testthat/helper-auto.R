@@ -31,3 +31,21 @@ nearly_separated_model <- function(...) {
   model_logistic(y ~ income + debt + ratio + age + owner + savings + members + years + visits +
                    score + cards, data = nearly_separated_data(...))
 }
+
+# A logistic regression whose factor has rare levels whose rows hold no
+# events (h, i) or only events (j): its posterior is far from Gaussian
+# along those levels' coefficients, close to it along the others. The
+# reference is data-raw/rare-levels-reference.R.
+rare_levels_data <- function(n = 3000) {
+  set.seed(37)
+  sizes <- c(a = 900, b = 700, c = 500, d = 400, e = 300, f = 150, g = 30, h = 12, i = 5, j = 3)
+  group <- factor(rep(names(sizes), sizes), levels = names(sizes))
+  x1 <- stats::rnorm(n)
+  x2 <- stats::rexp(n)
+  effect <- c(a = 0, b = 0.3, c = -0.4, d = 0.5, e = 0.2, f = -0.6, g = 0, h = 0, i = 0, j = 0)
+  y <- stats::rbinom(n, 1, stats::plogis(-0.5 + 0.8 * x1 - 0.4 * x2 + effect[group]))
+  y[group %in% c("h", "i")] <- 0
+  y[group == "j"] <- 1
+  data.frame(y, x1, x2, group)[sample(n), ]
+}
+rare_levels_model <- function() model_logistic(y ~ x1 + x2 + group, data = rare_levels_data())

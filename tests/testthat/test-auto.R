@@ -36,6 +36,7 @@ test_that("sgld(m) alone is accurate on the handout data and on unscaled mtcars"
   # close to Gaussian: no warm-up, the run length is the plan's
   expect_lt(fit$auto$laplace_departure, 1)
   expect_null(fit$auto$warmup_spread)
+  expect_null(fit$auto$coordinates)
 
   m <- model_linear(mpg ~ wt + hp, data = mtcars)
   ex <- linear_exact_posterior(m)
@@ -171,9 +172,32 @@ test_that("sgld(m) alone is accurate on a nearly separated regression, by Metrop
   expect_lt(fit$auto$laplace_departure, 1e3)
 })
 
+test_that("sgld(m) alone draws rare levels with events of one class one at a time", {
+  m <- rare_levels_model()
+  # 2,000,000 MALA iterations, confirmed by NUTS (data-raw/rare-levels-reference.R)
+  ref <- readRDS(test_path("rare-levels-reference.rds"))
+  set.seed(1661)
+  fit <- sgld(m)
+  # far from Gaussian along the levels with no events (h, i) or only events
+  # (j), close to it along the rest: those three are drawn by slice sampling
+  # and the rest take the step of a near-Gaussian posterior (0.25, not 0.1)
+  expect_gt(fit$auto$laplace_departure, 1)
+  expect_identical(fit$auto$strategy, "langevin")
+  expect_identical(fit$auto$coordinates, c("grouph", "groupi", "groupj"))
+  expect_equal(fit$auto$lr, 0.25)
+  expect_null(fit$auto$warmup_spread)
+  expect_output(print(fit), "grouph, groupi, groupj")
+  expect_accurate(fit, ref$mean, ref$sd, "rare levels")
+  # the three levels' skewness is the posterior's, not the Gaussian's
+  x <- as.matrix(fit)[, c("grouph", "groupi", "groupj")]
+  skew <- colMeans(sweep(x, 2, colMeans(x))^3) / apply(x, 2, sd)^3
+  expect_true(all(abs(skew) > 0.5))
+  expect_equal(sign(skew), c(grouph = -1, groupi = -1, groupj = 1))
+})
+
 test_that("sgld(m) alone is accurate on Adult (a9a design)", {
-  # about a minute of CPU (about 70,000 full-data steps, see
-  # bench/defaults.md): the longest test of the suite, run everywhere but on CRAN
+  # about 15 s of CPU (15,400 full-data steps, see bench/defaults.md), run
+  # everywhere but on CRAN
   skip_on_cran()
   d <- sgld::adult[sgld::adult$set == "train", ]
   m <- suppressWarnings(model_logistic(cbind("(Intercept)" = 1, adult_design(d)), adult_response(d)))
@@ -181,11 +205,15 @@ test_that("sgld(m) alone is accurate on Adult (a9a design)", {
   ref <- readRDS(test_path("adult-reference.rds"))
   set.seed(1654)
   fit <- sgld(m)
-  # far from Gaussian (rare levels with no events): the warm-up finds
-  # marginal variances 2-3 times the Laplace ones and lengthens the run, so
-  # the slowest parameters still get about 1,000 effective draws or more
+  # far from Gaussian along six rare levels with no or one event (1-51
+  # rows): they are drawn one at a time on their own rows, and the rest
+  # takes the step of a near-Gaussian posterior, not the small one
   expect_gt(fit$auto$laplace_departure, 1)
-  expect_gt(fit$auto$warmup_spread, 1.5)
-  expect_output(print(fit), "times\\s+the\\s+plan")
+  expect_setequal(fit$auto$coordinates,
+                  c("workclass=Never-worked", "workclass=Without-pay", "education=Preschool",
+                    "native_country=Holand-Netherlands", "native_country=Honduras",
+                    "native_country=Outlying-US(Guam-USVI-etc)"))
+  expect_equal(fit$auto$lr, 0.25)
+  expect_output(print(fit), "slice\\s+sampling")
   expect_accurate(fit, ref$mean, ref$sd, "Adult")
 })
