@@ -2,6 +2,7 @@
 # data its defaults were not designed on (bench/heldout-models.R), against
 # exact references (data-raw/heldout-references.R: conjugate posteriors and
 # 400,000-iteration mala() runs). Prints, per data set, the strategy chosen,
+# the coefficients drawn alone (`alone`, R/auto.R: auto_coordinates()),
 # the whole call's time beside its sampling time, and the largest
 # |mean error| / sd and |sd ratio - 1| over the parameters.
 #   Rscript bench/heldout.R   (from the package's top directory)
@@ -22,7 +23,8 @@ rows <- lapply(names(heldout_models), function(name) {
   x <- as.matrix(fit)[, fit$model$names]
   ess <- summary(fit)$statistics[, "ess"]
   data.frame(data = name, n = m$n, d = m$d, strategy = fit$auto$strategy,
-             departure = signif(fit$auto$laplace_departure, 2), iter = fit$settings$iter,
+             departure = signif(fit$auto$laplace_departure, 2),
+             alone = length(fit$auto$coordinates), iter = fit$settings$iter,
              wall = round(wall, 2), sampling = round(fit$auto$sampling_time, 2),
              min_ess = round(min(ess)),
              max_mean_err_sd = round(max(abs(colMeans(x) - ref$mean) / ref$sd), 3),
