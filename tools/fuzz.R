@@ -133,7 +133,7 @@ run_cases <- function(seed, first, last) {
     set.seed(seed * 1e6 + case)
     which_model <- sample(names(models), 1)
     m <- models[[which_model]]
-    target <- sample(c("run", "vi", "whiten", "eval", "expected", "log_joint", "gradient", "rng",
+    target <- sample(c("run", "coordinates", "vi", "whiten", "eval", "expected", "log_joint", "gradient", "rng",
                        "schedule", "codes", "sampler", "predict", "predict_mixture", "ksd",
                        "file_rows", "state", "state_engine", "file", "loglik_draws", "mode"), 1)
     if (nzchar(Sys.getenv("FUZZ_VERBOSE"))) cat("case", case, target, which_model, "\n")
@@ -145,6 +145,15 @@ run_cases <- function(seed, first, last) {
           s <- clamp_iter(s)
           if (nzchar(Sys.getenv("FUZZ_VERBOSE"))) str(s[setdiff(names(s), c("schedule", "init"))])
           .Call(sgld:::C_sgld_run, m, s)
+        },
+        coordinates = {
+          # coordinate updates (coordinate.c): their list mutated, on every
+          # model (those without logpost_coordinate must be refused, not crash)
+          s <- settings_for(m)
+          s$diag_every <- 0
+          s$coordinates <- mutate(list(index = 0L, start = c(0, 2), rows = c(0, 1), width = 1),
+                                  sample(0:2, 1))
+          .Call(sgld:::C_sgld_run, m, clamp_iter(s))
         },
         vi = {
           # Bayes by Backprop's gradient estimator (gradient_vi.c) whose own

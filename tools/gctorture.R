@@ -131,6 +131,20 @@ for (rule in list(precond_rmsprop(), opt_adam(),
                            clip = clip_norm(10), rule = rule, diagnostics = diagnostics_every(5))
   calls[[paste("linear", rule$name)]] <- list(sgld:::C_sgld_run, models$linear, s)
 }
+# coordinate updates (coordinate.c) on the sparse logistic model with counts
+# and on the Poisson model, beside a fixed preconditioner's steps
+for (nm in c("counts", "poisson")) {
+  m <- models[[nm]]
+  rows <- if (nm == "counts") sgld:::model_coordinate_rows.sgld_model_logistic(m, 2)
+          else sgld:::model_coordinate_rows.default(m, 2)
+  s <- sgld:::run_settings(m, lr = 1e-3, batch_size = m$n, iter = 20, burnin = 5, thin = 2,
+                           temperature = 1, chains = 2, init = NULL, replace = FALSE,
+                           clip = NULL, rule = sgld:::update_rule("precond", "p",
+                             list(chol = c(1, 0, 0, 0)), sampler = TRUE),
+                           coordinates = list(index = 1L, start = c(0, length(rows[[1]])),
+                                              rows = as.double(rows[[1]]), width = 1))
+  calls[[paste(nm, "coordinates")]] <- list(sgld:::C_sgld_run, m, s)
+}
 # Bayes by Backprop's gradient estimators (gradient_vi.c) under Adam: both
 # families, several draws per iteration, with and without the Laplace
 # metric and its control variate, and the ways of forming the mean-field
