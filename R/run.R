@@ -194,7 +194,9 @@
 #' column has at most a tenth of the rows, the rest then departs by less,
 #' and the two sets are nearly independent under the Laplace approximation
 #' (a squared canonical correlation of at most 0.5: otherwise one-at-a-time
-#' updates would cross their shared directions slowly). On Adult: six levels
+#' updates would cross their shared directions slowly), and not where the
+#' whole departs from a Gaussian more than 100 times (walls of data in the
+#' rest too, as for some neighbourhoods in `modeldata::ames`). On Adult: six levels
 #' with 1-51 rows, 15,400 full-data steps, about 15 s on one core, within
 #' 0.11 sd and 7% of a long MALA run. `print()` names the coefficients.
 #' For [model_logistic()] and [model_poisson()] with their data in memory, not with a
