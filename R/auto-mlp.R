@@ -65,7 +65,6 @@ mlp_auto_budget <- 2e10      # batch x parameters x iterations x chains
 mlp_auto_min_epochs <- 10    # per chain, whatever the budget
 mlp_auto_max_iter <- 5e5     # per chain, for the smallest networks
 mlp_auto_burnin_share <- 0.25
-mlp_auto_kept <- 1000        # draws a chain at most
 mlp_auto_memory <- 256e6     # bytes of stored draws at most (all chains)
 
 # The model's own recipe for lr = "auto" in sgld(), or NULL for the Laplace
@@ -107,7 +106,8 @@ auto_mlp <- function(model, args, given, call) {
   burnin <- if ("burnin" %in% given) args$burnin
             else if (continued) 0 else ceiling(mlp_auto_burnin_share * iter)
   pars <- if ("pars" %in% given) args$pars else TRUE
-  kept <- min(mlp_auto_kept, max(10, floor(mlp_auto_memory / (8 * d * chains))))
+  # at most the draws a chain of every sampler's default (R/pars.R)
+  kept <- min(default_draws, max(10, floor(mlp_auto_memory / (8 * d * chains))))
   thin <- if ("thin" %in% given) args$thin
           else max(1, floor((iter - if (is.numeric(burnin)) burnin else 0) / kept))
   if (continued) {

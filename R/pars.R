@@ -10,6 +10,11 @@
 # 750 rows at well under 2 s (bench/log-lik.md).
 default_draws <- 1000L
 
+# Stored draws needing less than this (256 MB) are not worth reading the
+# system's memory figures for, unless the user set a limit
+# (options(sgld.memory_limit)).
+memory_check_floor <- 2^28
+
 # The stored draws of a default `pars` may take at most this share of the
 # memory available (memory_available()); draws_memory() counts the copies
 # made while the fit is built, so the rest of the session keeps the other half.
@@ -80,8 +85,7 @@ budget_storage <- function(collect, keep, pars, model, chains, thin_auto) {
   }
   d <- model$d
   need <- draws_memory(collect$capacity, d, chains)
-  # below 256 MB not worth reading the system's figures, unless the user set a limit
-  if (need < 2^28 && is.null(getOption("sgld.memory_limit"))) return(same)
+  if (need < memory_check_floor && is.null(getOption("sgld.memory_limit"))) return(same)
   avail <- memory_available()
   budget <- draws_budget_share * as.numeric(avail[["bytes"]])
   if (need <= budget) return(same)
@@ -281,8 +285,7 @@ check_draws_memory <- function(capacity, n_keep, chains) {
   if (capacity * n_keep * chains > 2^31)
     abort(keeps, ", over the limit of 2^31 stored numbers (16 GiB)", remedy)
   need <- draws_memory(capacity, n_keep, chains)
-  # below 256 MB not worth reading the system's figures, unless the user set a limit
-  if (need < 2^28 && is.null(getOption("sgld.memory_limit"))) return(invisible())
+  if (need < memory_check_floor && is.null(getOption("sgld.memory_limit"))) return(invisible())
   avail <- memory_available()
   have <- as.numeric(avail[["bytes"]])
   if (need > have)

@@ -83,7 +83,7 @@ pilot <- function(name, k) {
     fit <- suppressWarnings(samplers[[name]](model, lr = grid[k + 1], batch_size = batch,
                                              iter = pilot_iter, chains = pilot_chains,
                                              init = init))
-    x <- as.matrix(fit)
+    x <- as.matrix(fit)[, names(exact$sd), drop = FALSE]   # a linear fit adds sigma
     done <- all(fit$status == "done")
     finite <- nrow(x) > 1 && all(is.finite(x))
     # sd() of draws near 1e200 overflows to Inf: that too is an explosion
