@@ -95,30 +95,36 @@ auto_laplace <- function(model, what) {
 # errors of 0.31 sd and sds 23% off along education=Preschool, still 0.26
 # and 21% with three times the iterations (a bias, not Monte Carlo error);
 # 0.1 gave 0.094 sd and 4.2%.
-laplace_departure <- function(model, pm, points = 10) laplace_check(model, pm, points)$departure
+laplace_departure <- function(model, pm, points = 10) laplace_residuals(model, pm, points = points)$departure
 
-# The departure, and per coordinate j the same residual of its conditional
-# score, g_j + (H (w - w_hat))_j, in units of its conditional Laplace sd
-# 1 / sqrt(H_jj) (H = S^{-1}): it blames the coordinates whose own
-# conditionals are far from Gaussian (on Adult education=Preschool 51,
-# native_country=Outlying-US 21, four more levels with 1-14 rows 3-5, then at
-# most 1.2), where the departure itself is a mix of them all.
-laplace_check <- function(model, pm, points = 10) {
-  R <- chol(pm$covariance)
-  H <- chol2inv(R)
+# Scores at `points` points of a Laplace approximation: of the coordinates A
+# with the others held at the mode, N(w_hat_A, SA) with SA = HA^{-1} (by
+# default every coordinate: the whole approximation, S and H = S^{-1}).
+# `departure` is the residual above, in A's Laplace coordinates; and per
+# coordinate j of A, `conditional` is the same residual of its conditional
+# score, g_j + (HA u)_j at w_hat + u, in units of its conditional Laplace sd
+# 1 / sqrt(HA_jj): it blames the coordinates whose own conditionals are far
+# from Gaussian (on Adult education=Preschool 51, native_country=Outlying-US
+# 21, four more levels with 1-14 rows 3-5, then at most 1.2), where the
+# departure is a mix of them all.
+laplace_residuals <- function(model, pm, A = seq_len(model$d), SA = pm$covariance,
+                              HA = chol2inv(chol(SA)), points = 10) {
+  RA <- chol(SA)
+  k <- length(A)
   # the points first: full_gradient() draws from R's stream too
   Z <- with_seed_kept({
     set.seed(1)
-    lapply(seq_len(points), function(k) stats::rnorm(model$d))
+    lapply(seq_len(points), function(i) stats::rnorm(k))
   })
-  d <- model$d
   res <- with_seed_kept(vapply(Z, function(z) {
-    w <- drop(z %*% R)
-    g <- full_gradient(model, pm$sampler + w)
-    c(drop(R %*% g) + z, (g + drop(H %*% w)) / sqrt(diag(H)))
-  }, numeric(2 * d)))
-  rms <- sqrt(rowMeans(matrix(res, 2 * d)^2))
-  list(departure = max(rms[seq_len(d)]), conditional = rms[d + seq_len(d)])
+    u <- drop(z %*% RA)
+    w <- pm$sampler
+    w[A] <- w[A] + u
+    g <- full_gradient(model, w)[A]
+    c(drop(RA %*% g) + z, (g + drop(HA %*% u)) / sqrt(diag(HA)))
+  }, numeric(2 * k)))
+  rms <- sqrt(rowMeans(matrix(res, 2 * k)^2))
+  list(departure = max(rms[seq_len(k)]), conditional = rms[k + seq_len(k)])
 }
 
 # Coordinates drawn one at a time by slice sampling on their own rows
@@ -169,7 +175,8 @@ auto_coordinates <- function(model, pm, conditional) {
     rows <- c(rows, r[few])
     if (length(B) > auto_coord_max || length(B) >= d) return(NULL)
     A <- setdiff(seq_len(d), B)
-    residual <- rest_residuals(model, pm, H[A, A], A, points = 30)
+    HA <- H[A, A]
+    residual <- laplace_residuals(model, pm, A, chol2inv(chol(HA)), HA, points = 30)$conditional
   }
   if (!length(B) || any(residual > auto_coord_residual)) return(NULL)
   rho2 <- max(Re(eigen(solve(S[A, A], S[A, B, drop = FALSE]) %*%
@@ -187,24 +194,6 @@ auto_coordinates <- function(model, pm, conditional) {
                        width = 2 / sqrt(diag(H)[B])),
        factor = factor, names = model$sampler_names[B], residual = max(residual),
        rho2 = rho2)
-}
-
-# The conditional residuals of the coordinates A (laplace_check()) with the
-# others held at the mode, at `points` points of A's Laplace approximation
-# given them, N(w_hat_A, HA^{-1}).
-rest_residuals <- function(model, pm, HA, A, points = 10) {
-  RA <- chol(chol2inv(chol(HA)))
-  Z <- with_seed_kept({
-    set.seed(1)
-    lapply(seq_len(points), function(k) stats::rnorm(length(A)))
-  })
-  res <- with_seed_kept(vapply(Z, function(z) {
-    u <- drop(z %*% RA)
-    w <- pm$sampler
-    w[A] <- w[A] + u
-    (full_gradient(model, w)[A] + drop(HA %*% u)) / sqrt(diag(HA))
-  }, numeric(length(A))))
-  sqrt(rowMeans(matrix(res, length(A))^2))
 }
 
 # The gradient of the log posterior at w (sampler's scale), in one pass over
@@ -272,7 +261,7 @@ auto_sgld_phases <- function(model, args, given, call, made) {
   # the step is eta over the largest, the mixing time set by the smallest
   RP <- chol(precondition)
   curv <- eigen(RP %*% solve(S, t(RP)), symmetric = TRUE, only.values = TRUE)$values
-  check <- laplace_check(model, pm)
+  check <- laplace_residuals(model, pm)
   departure <- check$departure
   # the Laplace approximation fails outright (walls of data the Gaussian
   # crosses): Metropolis-adjusted steps where full passes are cheap enough
@@ -388,30 +377,26 @@ auto_sgld_phases <- function(model, args, given, call, made) {
     warm_time <- warm$time
     warm_sampling <- warm$sampling_time
     # a chain that diverged in the warm-up: the run starts afresh, whole
-    diverged <- !all(warm$status == "done")
-    if (diverged) warm <- NULL
-    # the steps of the rest beside coordinates drawn alone: no lengthening,
-    # but a rest that runs off (a wall of data that its conditional residuals
-    # did not see) is no place for them
-    if (!is.null(coords)) {
-      rest <- setdiff(seq_len(d), coords$settings$index + 1L)
-      ratio <- if (diverged) Inf else warmup_variance_ratio(warm, S, chains, rest)
+    if (!all(warm$status == "done")) warm <- NULL
+    # the warm-up's marginal variances against the Laplace ones: beyond
+    # auto_max_spread the chain ran off (walls of data that the unadjusted
+    # steps cannot follow), and Metropolis-adjusted steps take over; far from
+    # Gaussian, the ratio lengthens the rest of the run. Beside coordinates
+    # drawn alone only the rest is judged, nothing is lengthened, and a
+    # warm-up that diverged counts as run off.
+    judged <- if (!is.null(coords)) setdiff(seq_len(d), coords$settings$index + 1L)
+              else if (lengthen && !is.null(warm)) seq_len(d)
+    if (!is.null(judged)) {
+      ratio <- if (is.null(warm)) Inf else warmup_variance_ratio(warm, S, chains, judged)
       if (!is.finite(ratio) || ratio > auto_max_spread) {
         if (auto_mala_allowed(model, given))
           return(auto_sgld_mala(model, args, given, call, made, pm, precondition, curv_all,
                                 departure, start, "warm-up", ratio))
         ran_off <- ratio
+        ratio <- auto_max_spread
       }
     }
     if (lengthen && !is.null(warm)) {
-      ratio <- warmup_variance_ratio(warm, S, chains)
-      if (!is.finite(ratio) || ratio > auto_max_spread) {
-        if (auto_mala_allowed(model, given))
-          return(auto_sgld_mala(model, args, given, call, made, pm, precondition, curv,
-                                departure, start, "warm-up", ratio))
-        ran_off <- ratio
-        ratio <- auto_max_spread
-      }
       spread <- max(1, ratio)
       kept <- ceiling(kept * spread)
       thin <- if ("thin" %in% given) args$thin else max(1, floor(tau_int * spread / 4))

@@ -398,8 +398,6 @@ add_moment_rows <- function(object, stats, probs) {
   all
 }
 
-# coda's effective sample size per parameter; NA where its spectral fit fails
-# (e.g. on finite but astronomically large draws of a chain that ran away)
 # R-hat of each variable of an mcmc.list: the point estimate of
 # coda::gelman.diag(x, autoburnin = FALSE, multivariate = FALSE), with its
 # degrees-of-freedom correction, computed for all variables at once. coda
@@ -432,6 +430,8 @@ psrf <- function(x) {
   unname(sqrt(df_adj * ((n - 1) / n + (1 + 1 / m) * (1 / n) * (b / w))))
 }
 
+# coda's effective sample size per parameter; NA where its spectral fit fails
+# (e.g. on finite but astronomically large draws of a chain that ran away)
 ess <- function(draws) {
   vapply(seq_len(coda::nvar(draws)), function(j) {
     tryCatch(unname(coda::effectiveSize(draws[, j, drop = TRUE])), error = function(e) NA_real_)
