@@ -160,3 +160,12 @@ bad <- model_custom(lin, function(w, batch) if (nrow(batch) > 5) w[1] else cg(w,
                     function(w) -w / 100, d = 3)
 f <- tryCatch(sgld(bad, lr = 1e-5, batch_size = 10, iter = 100), sgld_model_error = function(e) e$fit)
 print(f$status)
+# coordinates drawn alone (coordinate.c): a logistic regression with a rare
+# level of one class, sparse storage, through sgld()'s automatic settings
+set.seed(4)
+g <- factor(rep(c("a", "b", "c"), c(300, 200, 8)))
+yb <- rbinom(508, 1, 0.4)
+yb[g == "c"] <- 0
+mr <- model_logistic(y ~ x + g, data = data.frame(y = yb, x = rnorm(508), g = g), sparse = TRUE)
+f <- suppressWarnings(sgld(mr, iter = 300))   # too short for its ESS check
+print(f$auto$coordinates)
