@@ -25,6 +25,7 @@ design_from_formula <- function(formula, data, extras = list(), na.action = NULL
                    paste(names(extras), collapse = "`, `"), "`)"),
                    ": cannot be evaluated on `data`: ", conditionMessage(e)))
   if (nrow(mf) < 1L) abort("`subset` leaves no rows of `data`.")
+  check_frame_predictors(mf, all_missing = TRUE)
   if (is.null(na_fun)) {
     check_frame_values(mf, na_fail = TRUE)
   } else {
@@ -38,6 +39,9 @@ design_from_formula <- function(formula, data, extras = list(), na.action = NULL
     abort("`data` must have at least 2 observations",
           if ("subset" %in% names(extras) || !is.null(na_fun))
             " left after `subset` and `na.action`", ", not ", nrow(mf), ".")
+  # after na.action: the levels of the rows the model uses
+  mf <- drop_unused_levels(mf)
+  check_frame_predictors(mf, all_missing = FALSE)
   y <- model.response(mf)
   if (is.null(y)) abort("`x` must be a formula with a response, such as y ~ x.")
   weights <- stats::model.weights(mf)
@@ -90,6 +94,39 @@ resolve_na_action <- function(na.action) {
   if (!is.function(na.action))
     abort("`na.action` must be a function such as na.omit, not ", describe(na.action), ".")
   if (identical(na.action, stats::na.fail)) NULL else na.action
+}
+
+# The predictors of a model frame (not the response, weights or offset) that
+# no design can use, each named: a column with only missing values (before
+# na.action, which would otherwise drop every row or stop at its first NA),
+# and a factor, character or logical column with a single value among the
+# rows used (model.matrix() would stop with "contrasts can be applied only to
+# factors with 2 or more levels", naming no column).
+check_frame_predictors <- function(mf, all_missing) {
+  response <- attr(attr(mf, "terms"), "response")
+  for (j in seq_along(mf)) {
+    v <- names(mf)[j]
+    if (j == response || v %in% c("(weights)", "(offset)")) next
+    col <- mf[[j]]
+    if (all_missing) {
+      if (all(is.na(col)))
+        abort("`data` column '", v, "' has only missing values; drop it from the formula.")
+      next
+    }
+    if (!(is.factor(col) || is.character(col) || is.logical(col))) next
+    values <- unique(as.character(col[!is.na(col)]))
+    if (length(values) < 2L)
+      abort("`data` column '", v, "' is a factor with the single level '", values[1],
+            "' among the rows used: it has no contrasts and adds nothing to the ",
+            "intercept; drop it from the formula.")
+  }
+}
+
+# Factors keep only the levels present (the rows na.action left), as
+# model.frame(drop.unused.levels = TRUE) did before it.
+drop_unused_levels <- function(mf) {
+  for (j in seq_along(mf)) if (is.factor(mf[[j]])) mf[[j]] <- droplevels(mf[[j]])
+  mf
 }
 
 # Missing and non-finite values among the rows the model uses.

@@ -160,6 +160,7 @@ predictive_interval.sgld_fit <- function(object, newdata = NULL, ndraws = NULL,
   check_dots_empty(...)
   ndraws <- ndraws_or_draws(ndraws, draws)
   check_number(prob, "prob", lower = 0, upper = 1, lower_open = TRUE, upper_open = TRUE)
+  need_method(object, "predictive_interval()")
   yrep <- posterior_predict.sgld_fit(object, newdata = newdata, ndraws = ndraws)
   central_quantiles(yrep, prob)
 }
@@ -298,12 +299,8 @@ central_quantiles <- function(x, prob) {
 #' @name sgld_fit_methods
 NULL
 
-regression_only <- function(object, what) {
-  if (!isTRUE(model_capabilities(object$model)$regression))
-    abort(what, " is available for fits of regression models (model_linear(), ",
-          "model_logistic(), model_poisson(), model_negbin()), not ",
-          class(object$model)[1], ".")
-}
+# (the model's declaration of the methods it answers: R/capabilities.R)
+regression_only <- function(object, what) need_method(object, what)
 
 #' @rdname sgld_fit_methods
 #' @export
@@ -374,7 +371,10 @@ formula.sgld_fit <- function(x, ...) {
 
 #' @rdname sgld_fit_methods
 #' @export
-family.sgld_fit <- function(object, ...) model_family(object$model)
+family.sgld_fit <- function(object, ...) {
+  need_method(object, "family()")
+  model_family(object$model)
+}
 
 #' @rdname sgld_fit_methods
 #' @export

@@ -246,3 +246,23 @@ check_densities.sgld_model_custom <- function(model, what) {
 model_capabilities.sgld_model_custom <- function(model) {
   utils::modifyList(NextMethod(), list(calls_r = TRUE, mixing_transform = !is.null(model$transform)))
 }
+
+# The methods it answers (R/capabilities.R): the densities are all it knows,
+# so log_lik() (given `loglik`) and the parameters' intervals.
+model_methods.sgld_model_custom <- function(model) {
+  densities_only <- "a model of densities alone has no response to predict"
+  out <- utils::modifyList(NextMethod(), list(
+    predict = densities_only, predict_interval = densities_only,
+    posterior_predict = densities_only, predictive_interval = densities_only,
+    pp_check = densities_only,
+    posterior_epred = densities_only, fitted = densities_only))
+  if (is.null(model$loglik) && !inherits(model, "sgld_model_compiled"))
+    out$log_lik <- "model_custom() was given no `loglik`"
+  out
+}
+
+# the data, one row per observation, when they are a matrix (log_lik() names
+# its columns by these rows)
+design_matrix.sgld_model_custom <- function(model) {
+  if (is.matrix(model$data)) model$data
+}

@@ -245,3 +245,19 @@ ica_instability <- function(fit) {
 model_capabilities.sgld_model_ica <- function(model) {
   utils::modifyList(NextMethod(), list(laplace = FALSE, natural_gradient = TRUE))
 }
+
+# The methods it answers (R/capabilities.R): log_lik() (each observation's
+# density, unchanged by the sources' order and signs), nothing predicted.
+model_methods.sgld_model_ica <- function(model) {
+  unidentified <- paste0("its sources are identified only up to order and sign, which can ",
+                         "change from draw to draw, so an average over draws has no ",
+                         "meaning (see ica_unmixing())")
+  utils::modifyList(NextMethod(), list(predict = unidentified,
+                                       predict_interval = unidentified))
+}
+
+# the data as given, one row per observation (log_lik() names its columns by
+# these rows)
+design_matrix.sgld_model_ica <- function(model) {
+  t(matrix(model$xt, model$D) + model$means)
+}

@@ -135,3 +135,21 @@ model_predict.sgld_model_mixture <- function(model, object, newdata, type, draws
 model_capabilities.sgld_model_mixture <- function(model) {
   utils::modifyList(NextMethod(), list(laplace = FALSE))
 }
+
+# The methods it answers (R/capabilities.R): predict() is the predictive
+# density of x, log_lik() each x's mixture density at each draw.
+model_methods.sgld_model_mixture <- function(model) {
+  density_only <- paste0("the model is the density of x alone, with no covariates: ",
+                         "predict() gives its posterior predictive density")
+  utils::modifyList(NextMethod(), list(
+    predict = TRUE, posterior_predict = density_only, predictive_interval = density_only,
+    pp_check = density_only,
+    posterior_epred = density_only, fitted = density_only,
+    predict_interval = paste0("predict() gives the posterior predictive density at each ",
+                              "value of `newdata`, a number with no interval")))
+}
+
+# the data as a one-column matrix, one row per observation (log_lik() names
+# its columns by these rows)
+design_matrix.sgld_model_mixture <- function(model) matrix(model$z, ncol = 1L,
+                                                           dimnames = list(NULL, "x"))

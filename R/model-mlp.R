@@ -146,6 +146,23 @@
 #' in different orders. Chains that settled in different modes (on large
 #' networks, as a rule) disagree on these too, and the fit says so.
 #'
+#' @section Methods of a fit:
+#' With the draws of every weight (`pars = TRUE`, which the automatic
+#' settings store), a sampler's fit answers [predict()][predict.sgld_fit]
+#' (with `interval = "confidence"` or `"prediction"` for regression and two
+#' classes: quantiles over the draws of the expected response, or of
+#' [posterior_predict()][posterior_predict.sgld_fit]'s draws),
+#' `posterior_predict()`, `predictive_interval()`, `pp_check()` (the
+#' response as numbers: 0/1 for two classes, 1 to K for more),
+#' `fitted()` and `residuals()` (regression and two classes), and
+#' `log_lik()`, so `loo::loo()` and `loo::waic()`: each row's log
+#' likelihood at each draw, computed in C by the blocked forward pass the
+#' samplers use, and for regression in the response's own units (the
+#' standardised response's density divided by `model$y_sd`), so that it
+#' compares with a [model_linear()] fit of the same data. `log_lik(fit,
+#' newdata)` takes held-out rows with their response. The table of
+#' [sgld_fit_methods] lists what each model answers.
+#'
 #' @param x A formula `response ~ inputs` (no intercept column is made: the
 #'   biases play its part), or a numeric matrix of inputs.
 #' @param data A data frame with the variables of the formula.
@@ -621,4 +638,56 @@ convergence_draws.sgld_model_mlp <- function(model, fit) {
     }
     coda::mcmc(out, start = stats::start(ch), thin = coda::thin(ch))
   }))
+}
+
+# The methods it answers (R/capabilities.R): those of a regression but the
+# linear predictor (there is none) and family(); for more than two classes
+# the prediction is a vector of class probabilities, which has no single
+# interval or residual.
+model_methods.sgld_model_mlp <- function(model) {
+  per_class <- if (model$family != "categorical") TRUE else
+    paste0("its prediction is a probability for each class, not one number; ",
+           "predict(fit, newdata, draws = TRUE) gives each draw's probabilities")
+  utils::modifyList(NextMethod(), list(
+    predict = TRUE, predict_interval = per_class, posterior_predict = TRUE,
+    predictive_interval = if (model$family != "binomial") per_class else
+      paste0("posterior_predict() draws class labels, which have no quantiles; ",
+             "predict(fit, newdata, interval = \"prediction\") gives intervals of the ",
+             "0/1 indicator of the second class"),
+    pp_check = TRUE, fitted = per_class,
+    posterior_epred = paste0("a network has no linear predictor; predict(fit, newdata, ",
+                             "draws = TRUE) gives each draw's expected response"),
+    family = paste0("a network is not a generalised linear model; its likelihood is ",
+                    "named by model$family")))
+}
+
+# predict()'s intervals (R/predict.R): the network's output at each draw, on
+# the response's scale (regression) or the probability of the second class
+# (its logit for type = "link"); new observations drawn from them.
+model_prediction_draws.sgld_model_mlp <- function(model, W, newdata, type) {
+  X <- mlp_inputs(model, newdata)
+  f <- t(mlp_outputs(model, X, W)[[1]])          # draws x rows
+  colnames(f) <- rownames(X)
+  if (model$family == "gaussian") {
+    mu <- model$y_mean + model$y_sd * f
+    sd <- sqrt(exp(W[, match("sigma2", model$names)])) * model$y_sd   # one per draw
+    return(list(mean = mu, replicate = function() mu + stats::rnorm(length(mu)) * sd))
+  }
+  prob <- stats::plogis(f)
+  list(mean = if (type == "link") f else prob,
+       replicate = function() (stats::runif(length(prob)) < prob) + 0)
+}
+
+# residuals(): the response in its units, or 1 for the second class
+model_observed.sgld_model_mlp <- function(model) {
+  y <- model$z[model$p + 1L, ]
+  if (model$family == "gaussian") model$y_mean + model$y_sd * y else y
+}
+
+# pp_check(): posterior_predict() gives class labels; bayesplot takes numbers
+model_pp_data.sgld_model_mlp <- function(model, yrep) {
+  y <- model_observed(model)
+  if (model$family == "gaussian") return(list(y = y, yrep = yrep))
+  first <- if (model$family == "binomial") 0 else 1
+  list(y = y + first, yrep = matrix(match(yrep, model$labels) - 1 + first, nrow(yrep)))
 }

@@ -185,6 +185,23 @@
 #' [sghmc()] (which always moves the path as itself) reached the bar at
 #' `lr = 2.5e-4` over 1e6 iterations. [psgld()] diverged at steps that mix.
 #'
+#' @section Pointwise log likelihood, loo and waic:
+#' `log_lik(fit)` is, for each draw and each day, the density of that day's
+#' return given that draw's latent on that day and its globals (the
+#' observation density above: \eqn{N(0, e^{h_t})}{N(0, exp(h[t]))}, or the t
+#' density), the per-day likelihood given the path, computed in C. Its sum
+#' over days is the model's log likelihood at the draw. It is not a
+#' one-step-ahead (predictive) density. Each day has its own latent, which
+#' the posterior fits to that day's return, so leaving a day out moves that
+#' latent much: the importance weights of `loo::loo(fit)` are heavy-tailed
+#' and its Pareto k diagnostics often high (loo says so); compare such
+#' models with care. It needs the draws of the path: fit with
+#' `pars = TRUE`, as do `posterior_predict()` (for each draw a return per
+#' day from the observation model given the draw's latent),
+#' `predictive_interval()` and `pp_check()`. `predict()` is not defined
+#' (each return has mean 0 given its day's volatility): [sv_volatility()]
+#' gives the volatility path.
+#'
 #' @param y Returns: a numeric vector or `ts`, finite, non-constant, at least
 #'   10 values (see [price_returns()] to make them from prices). A normal
 #'   model refuses exact zeros (their likelihood pushes the latent to minus
@@ -462,4 +479,48 @@ price_returns <- function(prices, log = TRUE, scale = 100, zeros = c("keep", "dr
     r[z] <- min(abs(r[r != 0])) / 2 * rep_len(c(1, -1), length(z))
   }
   r
+}
+
+# The methods it answers (R/capabilities.R): log_lik() is the per-day
+# density given the path (the section "Pointwise log likelihood" above).
+model_methods.sgld_model_sv <- function(model) {
+  mean_zero <- paste0("each return has mean 0 given its day's volatility; ",
+                      "predictive_interval() gives intervals of each day's return, ",
+                      "sv_volatility() its volatility")
+  utils::modifyList(NextMethod(), list(
+    predict = mean_zero, predict_interval = mean_zero, posterior_epred = mean_zero,
+    fitted = mean_zero, posterior_predict = TRUE, predictive_interval = TRUE,
+    pp_check = TRUE))
+}
+
+# posterior_predict(): for each draw one return per day, drawn from the
+# observation model given that draw's latent on the day (and nu).
+model_posterior_predict.sgld_model_sv <- function(model, object, newdata, ndraws) {
+  if (!is.null(newdata))
+    abort("`newdata`: model_sv() replicates the returns of its own days only (each day ",
+          "has its own latent); leave `newdata` NULL.")
+  W <- prediction_draws(object, ndraws, "posterior_predict()")
+  u <- to_user_scale(model, W)
+  x <- u[, model$k + seq_len(model$n), drop = FALSE]
+  scale <- exp(if (model$variant == "ar1") x / 2 else x)
+  if (model$t_errors) {
+    nu <- u[, match("nu", model$names)]        # one per draw: recycled down each column
+    eps <- stats::rt(length(scale), df = nu)
+    # ar1's t errors are standardised to variance 1
+    if (model$variant == "ar1") eps <- eps * sqrt((nu - 2) / nu)
+  } else {
+    eps <- stats::rnorm(length(scale))
+  }
+  out <- scale * eps
+  colnames(out) <- model$times
+  out
+}
+
+# pp_check(): the observed returns against the replicated ones
+model_pp_data.sgld_model_sv <- function(model, yrep) list(y = model$y, yrep = yrep)
+
+# the returns as a one-column matrix named by day (log_lik() names its
+# columns by these rows)
+design_matrix.sgld_model_sv <- function(model) {
+  matrix(model$y, ncol = 1L, dimnames = list(model$times, "y"))
 }

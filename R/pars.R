@@ -130,8 +130,8 @@ require_stored_draws <- function(fit, what) {
 require_all_draws <- function(fit, what) {
   if (!all_kept(fit))
     abort(what, " needs the draws of every parameter, but this fit stored ",
-          length(fit$pars), " of ", fit$model$d, " (`pars`); rerun with `pars = NULL` ",
-          "or pass the parameters it needs.")
+          length(fit$pars), " of ", fit$model$d, " (`pars`); rerun with `pars = TRUE` ",
+          "(every parameter) or pass the parameters it needs.")
 }
 
 # Stored draws (columns kept) from the user's to the sampler's scale and back

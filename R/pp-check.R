@@ -38,8 +38,14 @@ pp_check.sgld_fit <- function(object, plotfun = "dens_overlay", ndraws = 50, ...
   total <- ndraws(object) * length(object$draws)
   check_count(ndraws, "ndraws", lower = 1)
   yrep <- posterior_predict.sgld_fit(object, ndraws = min(ndraws, total))
-  fun(replicated_response(object$model), yrep, ...)
+  both <- model_pp_data(object$model, yrep)
+  fun(both$y, both$yrep, ...)
 }
+
+# The observed response and the replicated draws as numbers on one scale,
+# for bayesplot; the default is the regressions'.
+model_pp_data <- function(model, yrep) UseMethod("model_pp_data")
+model_pp_data.default <- function(model, yrep) list(y = replicated_response(model), yrep = yrep)
 
 # The observed response on the scale of posterior_predict()'s draws.
 replicated_response <- function(model) {

@@ -93,12 +93,11 @@ predict_interval <- function(object, newdata, type, interval, level, se.fit, dra
   # the draws are chosen here, once, so that the fit, the interval and se.fit
   # (and posterior_predict() with the same seed) use the same ones
   W <- prediction_draws(object, ndraws, what)
-  eta <- linpred_draws(object$model, W, newdata)
-  mu <- if (type == "link") eta else expected_response(object$model, eta, W)
+  pred <- model_prediction_draws(object$model, W, newdata, type)
+  mu <- pred$mean
   fit <- colMeans(mu)
   if (interval != "none") {
-    spread <- if (interval == "confidence") mu
-              else model_response_draws(object$model, eta, W, newdata)
+    spread <- if (interval == "confidence") mu else pred$replicate()
     q <- central_quantiles(spread, level)
     fit <- cbind(fit = fit, lwr = q[, 1], upr = q[, 2])
     rownames(fit) <- colnames(mu)
@@ -108,6 +107,18 @@ predict_interval <- function(object, newdata, type, interval, level, se.fit, dra
   extra <- model_derived(object$model, pooled(object))
   sigma <- if (!is.null(extra) && "sigma" %in% colnames(extra)) mean(extra[, "sigma"]) else 1
   list(fit = fit, se.fit = apply(mu, 2, stats::sd), residual.scale = sigma)
+}
+
+# The draws x rows matrix of each draw's prediction (`mean`: the linear
+# predictor for type = "link", else the expected response), and a function
+# that draws one new observation per entry (`replicate`), for predict()'s
+# intervals; the default is the regressions'.
+model_prediction_draws <- function(model, W, newdata, type) UseMethod("model_prediction_draws")
+
+model_prediction_draws.default <- function(model, W, newdata, type) {
+  eta <- linpred_draws(model, W, newdata)
+  list(mean = if (type == "link") eta else expected_response(model, eta, W),
+       replicate = function() model_response_draws(model, eta, W, newdata))
 }
 
 # predict() for each kind of model; the default is the regressions'
@@ -123,8 +134,7 @@ predict_draws_of <- function(object, ndraws) {
 }
 
 model_predict.default <- function(model, object, newdata, type, draws, ndraws, threads) {
-  if (!isTRUE(model_capabilities(model)$regression))
-    abort("predict() is not available for ", class(model)[1], ".")
+  need_method(object, "predict()")
   use <- predict_draws_of(object, ndraws)
   link <- model_link(model)
   if (link != "logit" && type == "class") abort("`type` = \"class\" is for logistic models.")

@@ -25,6 +25,8 @@
  * observations (below, "Blocked passes") through the chain's work buffer.
  */
 #include <limits.h>
+#include <math.h>
+#include <stdlib.h>
 #include <R.h>
 #include <Rmath.h>
 #include "sgld.h"
@@ -293,6 +295,39 @@ static double mlp_loglik(const void *data, const double *w, const R_xlen_t *idx,
   return ll;
 }
 
+/* Each row's log likelihood, for log_lik() and loo() (sgld.h: loglik_rows),
+   in the response's own units: a standardised response's density is y_scale
+   times the original's, so log y_scale comes off each row (mlp_loglik
+   leaves it out: a constant does not move the samplers). The blocked forward
+   pass needs a buffer, which loglik_rows is not given; it is allocated here
+   with malloc (threads share this function, so no R_alloc), and a failed
+   allocation gives NaN rows rather than an R error inside a thread. */
+static void mlp_loglik_rows(const void *data, const double *w, R_xlen_t from, R_xlen_t to,
+                            double *out) {
+  enum { B = MLP_BLOCK };
+  const mlp_data *M = data;
+  const int stride = M->p + 1;
+  const double log_s2 = M->family == FAMILY_GAUSSIAN ? w[noise_index(M)] : 0.0;
+  const double shift = log(M->y_scale);
+  double *work = (double *) malloc(mlp_work_size(M) * sizeof(double));
+  if (!work) {
+    for (R_xlen_t i = from; i < to; i++) out[i - from] = NAN;
+    return;
+  }
+  double *f = block_acts(M, work, M->layers + 1) + 3 * (size_t) M->max_width * B;
+  const double *rows[B];
+  for (R_xlen_t i0 = from; i0 < to; i0 += B) {
+    const int nb = to - i0 < B ? (int) (to - i0) : B;
+    for (int i = 0; i < nb; i++) rows[i] = M->z + (i0 + i) * stride;
+    const double *o = block_forward(M, w, rows, nb, work);
+    for (int i = 0; i < nb; i++) {
+      block_outputs(M, o, i, f);
+      out[i0 + i - from] = output_loglik(M, f, rows[i][M->p], log_s2, NULL, NULL) - shift;
+    }
+  }
+  free(work);
+}
+
 /* number of weights and biases in layer l */
 static inline int layer_size(const mlp_data *M, int l) {
   return M->offset[l + 1] - M->offset[l];
@@ -461,6 +496,7 @@ sgld_model model_mlp_build(SEXP spec) {
     .grad_logprior = mlp_grad_logprior,
     .logprior = mlp_logprior,
     .metrics = mlp_metrics,
+    .loglik_rows = mlp_loglik_rows,
     /* the blocked passes' buffer (mlp_work_size()), or for local
        reparameterisation (model_mlp_local.c) the activations of every
        layer, two vectors of back-propagated errors and one more double per

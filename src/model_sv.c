@@ -97,6 +97,24 @@ static double sv_loglik(const void *data, const double *w, const R_xlen_t *idx, 
   return ll;
 }
 
+/* each day's density given its latent, for log_lik() (sgld.h: loglik_rows):
+   the terms of sv_loglik for one day */
+static void sv_loglik_rows(const void *data, const double *w, R_xlen_t from, R_xlen_t to,
+                           double *out) {
+  const sv_data *S = data;
+  const double *x = w + S->k, a = S->a;
+  if (S->t_errors) {
+    double D;
+    const double nu = sv_nu(S, w[S->i_nu], &D), half = 0.5 * (nu + 1.0), invD = 1.0 / D;
+    const double c = t_const(nu, D);
+    for (R_xlen_t t = from; t < to; t++)
+      out[t - from] = c - a * x[t] - half * log1p(S->y2[t] * exp(-2.0 * a * x[t]) * invD);
+  } else {
+    for (R_xlen_t t = from; t < to; t++)
+      out[t - from] = -0.5 * M_LN_2PI - a * x[t] - 0.5 * S->y2[t] * exp(-2.0 * a * x[t]);
+  }
+}
+
 static void sv_grad_loglik(const void *data, const double *w, const R_xlen_t *idx, int m,
                            double *g, double *work) {
   (void) work;
@@ -364,6 +382,7 @@ sgld_model model_sv_build(SEXP spec) {
     .data = S,
     .grad_loglik = sv_grad_loglik,
     .loglik = sv_loglik,
+    .loglik_rows = sv_loglik_rows,
     .grad_logprior = sv_grad_logprior,
     .logprior = sv_logprior,
     .in_domain = sv_in_domain,
