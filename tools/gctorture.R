@@ -201,6 +201,12 @@ calls[["pointwise loglik"]] <- list(sgld:::C_sgld_pointwise_loglik, models$negbi
                                 matrix(rnorm(3 * models$negbin$d), models$negbin$d), 2L)
 calls[["pointwise loglik, one row at a time"]] <- list(sgld:::C_sgld_pointwise_loglik, models$mixture,
                                                    matrix(rnorm(3 * models$mixture$d), models$mixture$d), 1L)
+calls[["pointwise loglik, network"]] <- list(sgld:::C_sgld_pointwise_loglik, models$mlp_classes,
+                                            matrix(rnorm(3 * models$mlp_classes$d),
+                                                   models$mlp_classes$d), 2L)
+sv <- model_sv(df$y, type = "rw")
+calls[["pointwise loglik, volatility"]] <- list(sgld:::C_sgld_pointwise_loglik, sv,
+                                              matrix(rnorm(3 * sv$d), sv$d), 2L)
 calls[["predict mixture"]] <- list(sgld:::C_sgld_predict_mixture, df$x[1:5],
                                    list(matrix(rnorm(6), 3), matrix(rnorm(4), 2)), c(2, 5), 2, FALSE)
 calls[["predict mixture draws"]] <- list(sgld:::C_sgld_predict_mixture, df$x[1:5],
