@@ -68,6 +68,30 @@ need_method <- function(object, what) {
 
 # ---- the table ----------------------------------------------------------------
 
+# Beyond the regressions: what the pages of the methods say of the other
+# models (their own pages give the details).
+#' @section Other models:
+#' These methods are not the regressions' alone: networks ([model_mlp()])
+#' answer `posterior_predict()`, `log_lik()` (so `loo()` and `waic()`) and,
+#' for regression, `predictive_interval()`; stochastic volatility
+#' ([model_sv()]) `posterior_predict()`, `predictive_interval()` and
+#' `log_lik()` (per day given the path); the mixture, ICA and
+#' [model_custom()] `log_lik()`; every model `posterior_interval()`. A
+#' method a model does not answer stops with the reason the table of
+#' [sgld_fit_methods] gives.
+#' @name posterior_predict.sgld_fit
+#' @rdname posterior_predict.sgld_fit
+NULL
+
+#' @section Other models:
+#' For networks ([model_mlp()]) `interval = "confidence"` and
+#' `"prediction"` (regression and two classes) are quantiles over the draws
+#' of the network's output and of new observations drawn from it; see the
+#' table of [sgld_fit_methods] for every model.
+#' @name predict.sgld_fit
+#' @rdname predict.sgld_fit
+NULL
+
 # The table in ?sgld_fit_methods, rendered from the declarations by roxygen.
 #' @eval method_table_rd()
 #' @name sgld_fit_methods

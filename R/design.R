@@ -114,7 +114,8 @@ check_frame_predictors <- function(mf, all_missing) {
       next
     }
     if (!(is.factor(col) || is.character(col) || is.logical(col))) next
-    values <- unique(as.character(col[!is.na(col)]))
+    # a factor's levels are those of the rows used (drop_unused_levels())
+    values <- if (is.factor(col)) levels(col) else unique(as.character(col[!is.na(col)]))
     if (length(values) < 2L)
       abort("`data` column '", v, "' is a factor with the single level '", values[1],
             "' among the rows used: it has no contrasts and adds nothing to the ",

@@ -1,14 +1,16 @@
 #' Posterior predictive checks
 #'
 #' bayesplot's `pp_check()` for fits of the regressions ([model_linear()],
-#' [model_logistic()], [model_poisson()], [model_negbin()]), as rstanarm's:
+#' [model_logistic()], [model_poisson()], [model_negbin()]), networks
+#' ([model_mlp()]; classes as numbers, 0/1 for two and 1 to K for more) and
+#' stochastic volatility ([model_sv()]: the returns), as rstanarm's:
 #' the observed response against `ndraws` replicated data sets drawn by
 #' [posterior_predict()][posterior_predict.sgld_fit], through bayesplot's
 #' `ppc_<plotfun>()`. For the logistic model the response is 1 for the event
 #' and 0 otherwise (the number of events for a `cbind(events, nonevents)`
 #' response), as the replicated draws count it.
 #'
-#' @param object A sampler's fit of a regression model.
+#' @param object A sampler's fit of one of those models.
 #' @param plotfun The name of a bayesplot `ppc_` function without its
 #'   prefix: `"dens_overlay"` (the default), `"hist"`, `"ecdf_overlay"`,
 #'   `"stat"`, `"intervals"`, ... (see [bayesplot::available_ppc()]).
