@@ -72,8 +72,10 @@ need_method <- function(object, what) {
 # models (their own pages give the details).
 #' @section Other models:
 #' These methods are not the regressions' alone: networks ([model_mlp()])
-#' answer `posterior_predict()`, `log_lik()` (so `loo()` and `waic()`) and,
-#' for regression, `predictive_interval()`; stochastic volatility
+#' answer `posterior_predict()`, `log_lik()` (so `loo()` and `waic()`),
+#' for regression and two classes `posterior_epred()` and
+#' `posterior_linpred()` (the output layer's value), for regression
+#' `predictive_interval()`; stochastic volatility
 #' ([model_sv()]) `posterior_predict()`, `predictive_interval()` and
 #' `log_lik()` (per day given the path); the mixture, ICA and
 #' [model_custom()] `log_lik()`; every model `posterior_interval()`. A

@@ -76,8 +76,8 @@ posterior_linpred.sgld_fit <- function(object, transform = FALSE, newdata = NULL
   ndraws <- ndraws_or_draws(ndraws, draws)
   check_flag(transform, "transform")
   W <- prediction_draws(object, ndraws, "posterior_linpred()")
-  eta <- linpred_draws(object$model, W, newdata)
-  if (transform) expected_response(object$model, eta, W) else eta
+  # (R/predict.R: x'beta and its expected response for the regressions)
+  model_prediction_draws(object$model, W, newdata, if (transform) "response" else "link")$mean
 }
 
 #' @rdname posterior_predict.sgld_fit
@@ -87,7 +87,7 @@ posterior_epred.sgld_fit <- function(object, newdata = NULL, ndraws = NULL, draw
   check_dots_empty(...)
   ndraws <- ndraws_or_draws(ndraws, draws)
   W <- prediction_draws(object, ndraws, "posterior_epred()")
-  expected_response(object$model, linpred_draws(object$model, W, newdata), W)
+  model_prediction_draws(object$model, W, newdata, "response")$mean
 }
 
 #' @rdname posterior_predict.sgld_fit

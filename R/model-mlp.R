@@ -154,7 +154,9 @@
 #' [posterior_predict()][posterior_predict.sgld_fit]'s draws),
 #' `posterior_predict()`, `predictive_interval()`, `pp_check()` (the
 #' response as numbers: 0/1 for two classes, 1 to K for more),
-#' `fitted()` and `residuals()` (regression and two classes), and
+#' `fitted()`, `residuals()`, `posterior_epred()` and `posterior_linpred()`
+#' (the output layer's value: the mean, or the logit of the second class;
+#' regression and two classes), and
 #' `log_lik()`, so `loo::loo()` and `loo::waic()`: each row's log
 #' likelihood at each draw, computed in C by the blocked forward pass the
 #' samplers use, and for regression in the response's own units (the
@@ -640,10 +642,11 @@ convergence_draws.sgld_model_mlp <- function(model, fit) {
   }))
 }
 
-# The methods it answers (R/capabilities.R): those of a regression but the
-# linear predictor (there is none) and family(); for more than two classes
-# the prediction is a vector of class probabilities, which has no single
-# interval or residual.
+# The methods it answers (R/capabilities.R): those of a regression but
+# family(); the "linear predictor" is the output layer's value (linear in
+# the last hidden layer's units). For more than two classes the prediction
+# is a vector of class probabilities, which has no single interval or
+# residual.
 model_methods.sgld_model_mlp <- function(model) {
   per_class <- if (model$family != "categorical") TRUE else
     paste0("its prediction is a probability for each class, not one number; ",
@@ -654,16 +657,15 @@ model_methods.sgld_model_mlp <- function(model) {
       paste0("posterior_predict() draws class labels, which have no quantiles; ",
              "predict(fit, newdata, interval = \"prediction\") gives intervals of the ",
              "0/1 indicator of the second class"),
-    pp_check = TRUE, fitted = per_class,
-    posterior_epred = paste0("a network has no linear predictor; predict(fit, newdata, ",
-                             "draws = TRUE) gives each draw's expected response"),
+    pp_check = TRUE, fitted = per_class, posterior_epred = per_class,
     family = paste0("a network is not a generalised linear model; its likelihood is ",
                     "named by model$family")))
 }
 
-# predict()'s intervals (R/predict.R): the network's output at each draw, on
-# the response's scale (regression) or the probability of the second class
-# (its logit for type = "link"); new observations drawn from them.
+# predict()'s intervals and posterior_epred() / posterior_linpred()
+# (R/predict.R): the network's output at each draw, on the response's scale
+# (regression) or the probability of the second class (its logit for type =
+# "link"); new observations drawn from them.
 model_prediction_draws.sgld_model_mlp <- function(model, W, newdata, type) {
   X <- mlp_inputs(model, newdata)
   f <- t(mlp_outputs(model, X, W)[[1]])          # draws x rows

@@ -112,7 +112,8 @@ predict_interval <- function(object, newdata, type, interval, level, se.fit, dra
 # The draws x rows matrix of each draw's prediction (`mean`: the linear
 # predictor for type = "link", else the expected response), and a function
 # that draws one new observation per entry (`replicate`), for predict()'s
-# intervals; the default is the regressions'.
+# intervals and posterior_epred() / posterior_linpred(); the default is the
+# regressions'.
 model_prediction_draws <- function(model, W, newdata, type) UseMethod("model_prediction_draws")
 
 model_prediction_draws.default <- function(model, W, newdata, type) {
