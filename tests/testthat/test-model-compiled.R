@@ -183,6 +183,24 @@ test_that("a compiled model gives the same draws as its R-function twin", {
   expect_lt(max(abs(as.matrix(a) - as.matrix(b))), tol)
 })
 
+test_that("a compiled model answers log_lik() and refuses prediction with its declared reason", {
+  skip_if_not_installed("rstantools")
+  ex <- poisson_example()
+  dat <- poisson_data(n = 50)
+  m <- ex$poisson_model(dat$X, dat$y, prior_sd = 2)
+  set.seed(34)
+  fit <- suppressWarnings(sgld(m, lr = 1e-4, batch_size = 10, iter = 400, burnin = 200, thin = 20,
+                               chains = 2))   # a short run: the draws need only exist
+  W <- as.matrix(fit, scale = "sampler")
+  expect_equal(rstantools::log_lik(fit),
+               t(apply(W, 1, function(w) dpois(dat$y, exp(dat$X %*% w), log = TRUE))),
+               tolerance = 1e-12, ignore_attr = TRUE)
+  declared <- sgld:::method_table(list(m))[[1]]
+  expect_true(declared$log_lik)
+  expect_error(predict(fit), paste0("not available for sgld_model_compiled: ", declared$predict),
+               fixed = TRUE)
+})
+
 test_that("compiled models refuse bad pointers, mismatched sizes and stale objects", {
   ex <- poisson_example()
   dat <- poisson_data(n = 50)
