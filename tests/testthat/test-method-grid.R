@@ -270,3 +270,23 @@ test_that("loo ranks a network and a linear model as their held-out log densitie
   # mode, no influential row)
   expect_lt(abs(elpd[["lin"]] - held[["lin"]]), 3 * looes$lin$estimates["elpd_loo", "SE"])
 })
+
+test_that("stochastic volatility's log_lik is each day's t density given the path", {
+  set.seed(55)
+  y <- rnorm(30)
+  for (type in c("rw", "ar1")) {
+    m <- model_sv(y, type = type, errors = "t")
+    W <- matrix(rnorm(4 * m$d, sd = 0.5), 4)      # sampler scale: globals, then the path
+    ll <- sgld:::model_loglik_rows(m, W, threads = 2L)
+    path <- W[, m$k + seq_len(m$n)]
+    if (type == "rw") {
+      nu <- exp(W[, 2])                                   # log nu
+      scale <- exp(path)                                  # y ~ t_nu(0, e^s)
+    } else {
+      nu <- 2 + exp(W[, 4])                               # log(nu - 2)
+      scale <- exp(path / 2) * sqrt((nu - 2) / nu)        # a t of variance e^h
+    }
+    expect_equal(ll, dt(rep(y, each = 4) / scale, nu, log = TRUE) - log(scale),
+                 tolerance = 1e-10, ignore_attr = TRUE, label = type)
+  }
+})
