@@ -266,6 +266,18 @@ test_that("loo ranks a network and a linear model as their held-out log densitie
   expect_identical(sign(elpd[["net"]] - elpd[["lin"]]), sign(held[["net"]] - held[["lin"]]))
   expect_gt(abs(cmp[2, "elpd_diff"]) / cmp[2, "se_diff"], 4)
   expect_true(all(looes$net$diagnostics$pareto_k < 0.7))
+  # the network's 90% prediction intervals on the held-out rows
+  set.seed(74)
+  iv <- predict(net, newdata = test, interval = "prediction", level = 0.9)
+  cover <- mean(test$y >= iv[, "lwr"] & test$y <= iv[, "upr"])
+  # measured 0.95; 0.9 +- 3.3 binomial sds of 160 rows
+  expect_gt(cover, 0.82)
+  expect_lt(cover, 0.98)
+  # a new observation's interval is wider than its mean's (widths measured
+  # 1.11-1.23 against 0.25-0.44)
+  conf <- predict(net, newdata = test, interval = "confidence", level = 0.9)
+  expect_true(all(iv[, "upr"] - iv[, "lwr"] > conf[, "upr"] - conf[, "lwr"]))
+  expect_equal(unname(conf[, "fit"]), unname(predict(net, newdata = test)), tolerance = 1e-9)
   # the linear model's loo is close to its held-out density (one posterior
   # mode, no influential row)
   expect_lt(abs(elpd[["lin"]] - held[["lin"]]), 3 * looes$lin$estimates["elpd_loo", "SE"])
