@@ -97,6 +97,8 @@ file_design <- function(x, y, binary) {
   file$key <- copy$key
   file$source <- info$path
   file$source_id <- copy$source_id   # size, modification time (s, ns) when built
+  file$source_sum <- copy$source_sum # checksum of its content then (src/mmap.c)
+  file$source_ncol <- as.integer(info$k)
   file$layout <- "observation-contiguous (p + 1) x n doubles: covariates, then the response"
   file$offset <- copy$offset         # bytes of the copy's header, before its rows
   file$ptr <- NULL

@@ -316,4 +316,81 @@ test_that("the design checks read the file's columns", {
                "column 'b' holds values so large \\(up to [0-9.]+e\\+300\\)")
 })
 
+
+test_that("copies are keyed by content: a change in place through bigmemory is seen", {
+  skip_if_not_installed("callr")
+  # the finding: x1's sign flipped in place (no change of size or time) and
+  # the model built again read the old copy, in this process and a fresh one
+  dir <- withr_dir()
+  set.seed(4)
+  X <- cbind(`(Intercept)` = 1, x1 = rnorm(2000))
+  y <- rbinom(2000, 1, plogis(X %*% c(0, 1.8)))
+  bm <- file_matrix(cbind(X, y = y), dir = dir)
+  run <- function(m) {
+    set.seed(1)
+    suppressWarnings(sgld(m, lr = 1e-3, batch_size = 100, iter = 1000))
+  }
+  before <- model_logistic(bm, y = "y")
+  slope <- function(m) unname(coef(run(m))["x1"])
+  expect_gt(slope(before), 1)
+  bm[, "x1"] <- -bm[, "x1"]   # through bigmemory's map: on Linux size and time stay
+  bigmemory::flush(bm)
+  after <- model_logistic(bm, y = "y")
+  expect_false(identical(after$file$path, before$file$path))
+  expect_lt(slope(after), -1)
+  expect_identical(as.array(run(after)),
+                   as.array(run(model_logistic(cbind(X[, 1], x1 = -X[, 2]) |>
+                                                 `colnames<-`(colnames(X)), y))))
+  # the model built before the change refuses to run on the old data
+  expect_error(run(before), "backing file .* was (changed in place|modified) after the model was built")
+  # a fresh process, from the descriptor, sees the new data too
+  out <- callr::r(function(cache, desc) {
+    options(sgld.cache_dir = cache)
+    m <- sgld::model_logistic(desc, y = "y")
+    set.seed(1)
+    list(path = m$file$path,
+         slope = unname(coef(suppressWarnings(sgld::sgld(m, lr = 1e-3, batch_size = 100,
+                                                         iter = 1000)))["x1"]))
+  }, args = list(cache = cache, desc = bigmemory::describe(bm)), timeout = 60)
+  expect_identical(out$path, after$file$path)
+  expect_lt(out$slope, -1)
+})
+
+test_that("a copy changed after it was written, its time set back, is never read", {
+  dat <- logistic_data(1500)
+  bm <- file_matrix(cbind(dat$X, y = dat$y))
+  m <- model_logistic(bm, y = "y", prior = prior_normal(0, 5))
+  run <- function(m) {
+    set.seed(5)
+    suppressWarnings(sgld(m, lr = 1e-4, batch_size = 30, iter = 500))
+  }
+  want <- as.array(run(m))   # mapped now, and the mapping kept
+  path <- m$file$path
+  time <- file.mtime(path)
+  # rows overwritten with 1e10, the time restored: the finding's means of 1e10
+  Sys.chmod(path, "644")
+  con <- file(path, "r+b")
+  seek(con, file.size(path) - 8 * 5 * 100, rw = "write")
+  writeBin(rep(1e10, 5 * 100), con)
+  close(con)
+  Sys.chmod(path, "444")
+  Sys.setFileTime(path, time)
+  expect_identical(file.mtime(path), time)
+  expect_error(run(m), "copy of its rows .* was modified after it was written \\(its content no longer matches")
+  saved <- unserialize(serialize(m, NULL))   # mapped afresh
+  expect_error(run(saved), "its content no longer matches the checksum")
+  # the header changed: the response's mean it records
+  again <- model_logistic(bm, y = "y", prior = prior_normal(0, 5))   # written again
+  expect_identical(again$file$path, path)
+  expect_identical(as.array(run(again)), want)
+  expect_identical(as.array(run(m)), want)
+  Sys.chmod(path, "644")
+  con <- file(path, "r+b")
+  seek(con, 120, rw = "write")
+  writeBin(0.123, con)
+  close(con)
+  Sys.setFileTime(path, time)
+  expect_error(run(m), "its content no longer matches the checksum")
+})
+
 options(old_cache)
