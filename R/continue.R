@@ -23,10 +23,11 @@ continuation <- function(fit, model, chains, rule, gradient = NULL) {
   if (!identical(class(fit$model), class(model)) || fit$model$n != model$n ||
       !identical(fit$model$sampler_names, model$sampler_names))
     abort("`init`: the fit to continue was made with a different model.")
-  bad <- which(fit$status %in% c("diverged", "failed"))
+  bad <- which(fit$status %in% c("diverged", "failed", "lost"))
   if (length(bad))
     abort("`init`: chain", if (length(bad) > 1) "s", " ", paste(bad, collapse = ", "),
-          " of the fit ", if (all(fit$status[bad] == "failed")) "failed" else "diverged",
+          " of the fit ", paste(unique(c(diverged = "diverged", failed = "failed",
+                                         lost = "was lost")[fit$status[bad]]), collapse = " or "),
           " and cannot be continued; start afresh, e.g. from ",
           "`init = fit$last`, with a smaller learning rate.")
   check_state(st, chains, model, rule, gradient)

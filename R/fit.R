@@ -30,7 +30,9 @@
 #'   \item{rule}{the update rule, e.g. `"SGLD"`, `"pSGLD (RMSprop preconditioner)"`.}
 #'   \item{status}{per chain: `"done"`, `"diverged"` (a non-finite parameter or
 #'     gradient), `"interrupted"`, `"failed"` (a function of a
-#'     [model_custom()] failed) or `"not run"`; `stop_iter` gives the
+#'     [model_custom()] failed), `"lost"` (with `parallel = "future"`, its
+#'     future failed: its worker died or could not be reached; its draws are
+#'     gone, the other chains' kept) or `"not run"`; `stop_iter` gives the
 #'     iteration at which a chain stopped early.}
 #'   \item{clipped}{per chain, how many iterations had their gradient clipped.}
 #'   \item{monitor}{with [monitor_every()], a data frame of the log joint

@@ -145,7 +145,7 @@ launch_chains <- function(run, model, settings, rng, d) {
   fs <- vector("list", settings$chains)
   guard <- run$guard
   worker_free <- function() {
-    running <- vapply(fs, function(f) !is.null(f) && !guard(future::resolved(f)), NA)
+    running <- vapply(fs, function(f) !is.null(f) && !guard(resolved_or_failed(f)), NA)
     sum(running) < run$workers
   }
   tryCatch(for (c in seq_len(settings$chains)) {
@@ -157,7 +157,7 @@ launch_chains <- function(run, model, settings, rng, d) {
       globals = list(future_chain = future_chain, model = model, s = s),
       packages = "sgld", seed = FALSE, label = sprintf("sgld chain %d", c)))
     # an eager plan ran the chain: if Ctrl-C stopped it, make no more
-    if (guard(future::resolved(fs[[c]])) && guard(chain_interrupted(fs[[c]]))) {
+    if (guard(resolved_or_failed(fs[[c]])) && guard(chain_interrupted(fs[[c]]))) {
       request_stop(run)
       break
     }
@@ -189,13 +189,18 @@ collect_chains <- function(run, fs, local) {
 
 collect_chain <- function(run, f) {
   k <- 0
-  while (!run$guard(future::resolved(f))) {
+  while (!run$guard(resolved_or_failed(f))) {
     if (run$gave_up)
       return(simpleError("given up after a second interrupt, before its result arrived"))
     poll_pause(k <- k + 1)
   }
   tryCatch(run$guard(future::value(f)), error = function(e) e)
 }
+
+# Has the chain's future finished? A future whose worker died raises an
+# error when asked (future's FutureError): that one has finished too, and
+# value() gives its error, which costs only its own chain.
+resolved_or_failed <- function(f) tryCatch(future::resolved(f), error = function(e) TRUE)
 
 # Did this resolved chain's future return a chain stopped by an interrupt?
 chain_interrupted <- function(f) {
@@ -258,8 +263,8 @@ bind_results <- function(res, chains) {
 warn_lost_chains <- function(lost) {
   if (!length(lost)) return(invisible())
   warning(sprintf(paste0(
-    "chain%s %s failed on %s worker (%s); the fit holds the other chains, and ",
-    "the failed chain%s cannot be continued with `init = fit`."),
+    "chain%s %s failed on %s worker (%s); the fit holds the other chains' draws, ",
+    "`fit$status` says \"lost\" for the lost one%s, which cannot be continued with `init = fit`."),
     if (length(lost) > 1) "s" else "", paste(names(lost), collapse = ", "),
     if (length(lost) > 1) "their" else "its",
     paste(sprintf("chain %s: %s", names(lost), unlist(lost)), collapse = "; "),

@@ -536,6 +536,8 @@ run_sampler <- function(model, lr, batch_size, iter, burnin, thin, temperature, 
   elapsed <- proc.time()[["elapsed"]] - start
   fit <- new_sgld_fit(engine, model = model, settings = settings, lr = settings$lr,
                       method = method, call = call, time = elapsed, rule = rule)
+  # a chain whose future failed (its worker died or could not be reached)
+  if (length(lost)) fit$status[as.integer(names(lost))] <- "lost"
   warn_lost_chains(lost)
   if (any(fit$status == "failed") && !is.null(failure)) stop(model_error(fit, failure))
   warn_long_run(fit, settings)
