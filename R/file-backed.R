@@ -140,6 +140,7 @@ file_model_linear <- function(x, y, prior) {
   m <- new_model_linear(f$design, c(f$y_mean, f$y_mean), prior)
   m$z <- NULL
   m$n <- as.double(f$n)
+  if (f$y_var == 0) stop_constant_response(f$y_mean)
   m$default_init[m$d] <- f$y_var
   m$file <- f$file
   m
@@ -160,5 +161,10 @@ file_model_logistic <- function(x, y, prior, prior_intercept, sparse) {
   m$file <- f$file
   m
 }
+
+# a response that never varies: sigma2's mode is 0, outside its range
+stop_constant_response <- function(value)
+  abort("the response is ", exact_value(value), " in every row: a linear regression needs ",
+        "a response that varies (with none, the noise variance sigma2 has its mode at 0).")
 
 stop_missing_y <- function() abort("`y` is missing: give a response vector or one column of `x`.")

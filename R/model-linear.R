@@ -108,6 +108,7 @@ new_model_linear <- function(X, y, prior) {
   coef_names <- colnames(X)
   pr <- resolve_prior_nig(prior, p, coef_names)
   if (n < 2L) abort("`data` must have at least 2 observations, not ", n, ".")
+  if (all(y == y[1])) stop_constant_response(y[1])
   check_rank(X)  # R/design.R
   structure(list(
     type = "linear",
