@@ -600,6 +600,7 @@ as.mcmc.sgld_fit <- function(x, ...) {
 #' @export
 plot.sgld_fit <- function(x, max_draws = 5000, ...) {
   if (ndraws(x) == 0) abort("the fit has no kept draws to plot.")
+  require_stored_draws(x, "plot()")
   if (!identical(max_draws, Inf)) check_count(max_draws, "max_draws", lower = 10)
   k <- ceiling(ndraws(x) / max_draws)
   plot(if (k > 1) thin_draws(x$draws, k) else x$draws, ...)

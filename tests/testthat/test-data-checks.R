@@ -56,3 +56,29 @@ test_that("a formula with no columns is an error naming `formula`", {
   expect_error(sgld(n ~ 0, data = d, family = poisson()),
                "`formula` n ~ 0 gives no columns: no intercept and no predictors")
 })
+
+test_that("methods on a fit that stored no draws, and emptied states, name the cause", {
+  m <- model_logistic(type ~ ., data = pima())
+  set.seed(1)
+  fit <- suppressWarnings(sgld(m, lr = 1e-3, iter = 200, pars = FALSE))
+  no_draws <- "this fit stored no draws \\(`pars = FALSE` was given\\).*`pars = TRUE`"
+  expect_error(rstantools::posterior_interval(fit), paste0("posterior_interval\\(\\): ", no_draws))
+  expect_error(confint(fit), paste0("confint\\(\\): ", no_draws))
+  grDevices::pdf(NULL)
+  on.exit(grDevices::dev.off(), add = TRUE)
+  expect_error(plot(fit), paste0("plot\\(\\): ", no_draws))
+  # a state emptied after the run, of a fit by hand and of an automatic one
+  emptied <- fit
+  emptied$state <- list()
+  expect_error(sgld(m, lr = 1e-3, iter = 10, init = emptied),
+               "the fit's state \\(`fit\\$state`\\) has no `w`, `update`, `rng`, `iteration`, `rule`")
+  set.seed(1)
+  auto <- suppressWarnings(sgld(m, iter = 300))
+  auto$state$rule <- NULL
+  expect_error(sgld(m, init = auto), "has no `rule`: it was emptied or altered.*init = fit\\$last")
+})
+
+test_that("bbb()'s variational family is named as given", {
+  expect_error(bbb(type ~ ., data = pima(), family = binomial(), vi_family = "nonsense"),
+               "`vi_family` must be one of \"meanfield\", \"fullrank\"; not \"nonsense\"")
+})
