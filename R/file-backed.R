@@ -162,6 +162,24 @@ file_model_logistic <- function(x, y, prior, prior_intercept, sparse) {
   m
 }
 
+# The error of a run whose file copy was shortened under it (src/mmap.c):
+# the chains stopped before keeping anything read from the lost rows; the
+# fit of the draws made before rides on the error.
+rows_lost_error <- function(fit, model) {
+  at <- fit$stop_iter[fit$status == "failed"]
+  msg <- sprintf(paste0(
+    "the model's copy of its rows '%s' was truncated during the run (by another process, ",
+    "or a disk that filled): the chains stopped at iteration%s %s, before keeping any draw ",
+    "made from the lost rows. The %s draws made before are kept: get the fit with ",
+    "tryCatch(..., sgld_data_error = function(e) e$fit). Build the model again from its ",
+    "file-backed matrix for another run."),
+    if (is.null(model$file)) "?" else model$file$path, if (length(unique(at)) > 1) "s" else "",
+    paste(unique(format(at, scientific = FALSE)), collapse = ", "),
+    format(sum(fit$kept), scientific = FALSE))
+  structure(class = c("sgld_data_error", "error", "condition"),
+            list(message = msg, call = NULL, fit = fit))
+}
+
 # a response that never varies: sigma2's mode is 0, outside its range
 stop_constant_response <- function(value)
   abort("the response is ", exact_value(value), " in every row: a linear regression needs ",

@@ -27,7 +27,7 @@ check_parallel <- function(parallel, model) {
 # written in R functions recorded there (NULL if none).
 future_chain <- function(model, settings) {
   res <- .Call(C_sgld_run, model, settings)
-  list(res = res, failure = report_callbacks(model))
+  list(res = res, failure = report_callbacks(model), rows_lost = .Call(C_sgld_rows_lost_since))
 }
 
 # Chain c's settings: its start, offset, the rule's state and its streams.
@@ -101,7 +101,8 @@ future_results <- function(model, settings) {
   for (c in which(ok)) if (is.null(failure)) failure <- out[[c]]$failure
   lost <- lapply(out[!ok], conditionMessage)
   names(lost) <- which(!ok)
-  structure(bind_results(res, chains), lost = lost, failure = failure)
+  rows_lost <- any(vapply(out[ok], function(o) isTRUE(o$rows_lost), NA))
+  structure(bind_results(res, chains), lost = lost, failure = failure, rows_lost = rows_lost)
 }
 
 # The state of one run's futures: its stop file, whether a stop was asked

@@ -530,12 +530,14 @@ run_sampler <- function(model, lr, batch_size, iter, burnin, thin, temperature, 
     res <- future_results(model, settings)
     failure <- attr(res, "failure")
     lost <- attr(res, "lost")
+    rows_lost <- attr(res, "rows_lost")
     attributes(res) <- attributes(res)["names"]
     engine$res <- res
     rm(res)
   } else {
     engine$res <- .Call(C_sgld_run, model, settings)
     failure <- report_callbacks(model)
+    rows_lost <- .Call(C_sgld_rows_lost_since)
   }
   elapsed <- proc.time()[["elapsed"]] - start
   fit <- new_sgld_fit(engine, model = model, settings = settings, lr = settings$lr,
@@ -544,6 +546,7 @@ run_sampler <- function(model, lr, batch_size, iter, burnin, thin, temperature, 
   if (length(lost)) fit$status[as.integer(names(lost))] <- "lost"
   warn_lost_chains(lost)
   if (any(fit$status == "failed") && !is.null(failure)) stop(model_error(fit, failure))
+  if (rows_lost) stop(rows_lost_error(fit, model))   # R/file-backed.R
   # a run that continues its own warm-up (R/auto.R) is one run: its whole
   # length and burn-in, recorded before any check or advice reads them
   if (!is.null(as_run)) {

@@ -18,14 +18,16 @@
  *
  * The copy is the package's own file, in a cache directory (R/file-backed.R),
  * never beside the user's data. Its name is a hash of everything it derives
- * from: the backing file's path, size and modification time, the columns
- * taken, the response and its coding. So models on the same content share
+ * from: the backing file's path, size, modification time and a checksum of
+ * its content (a change through bigmemory's own map keeps size and time),
+ * the columns taken, the response and its coding. So models on the same content share
  * one copy, and models on different content (a logistic and a linear model
  * code the response differently) never read each other's. It starts with a
- * header (rows_header: the key, the source's identity, the response's
- * summaries and the covariates' Gram matrix X'X for the rank check), and its
- * modification time is set, when written, to a time recorded in the header:
- * any later write to it changes that time.
+ * header (rows_header: the key, the source's identity and checksum, the
+ * copy's own checksum, the response's summaries and the covariates' Gram
+ * matrix X'X for the rank check), and its modification time is set, when
+ * written, to a time recorded in the header: any later write to it changes
+ * that time, and one whose time was set back still fails its checksum.
  *
  * Every time a model is built for a run (model_rows()), the copy and its
  * source are checked before any row is read: a missing copy, one of another
@@ -99,6 +101,12 @@ SEXP sgld_file_rows(SEXP args) {
   error("models on file-backed matrices need memory maps (mmap), which this build of "
         "sgld does not have on Windows; use the data as an in-memory matrix");
   return R_NilValue;
+}
+
+volatile int sgld_rows_lost = 0;
+
+SEXP sgld_rows_lost_since(void) {
+  return ScalarLogical(FALSE);
 }
 
 #else
@@ -316,11 +324,97 @@ typedef struct mapping {
   file_id id;
 } mapping;
 
+/* ------------------------------------------- a file shortened under a run --
+
+   A file truncated while it is mapped (by another process: the copy is
+   read-only, but root, or a user who makes it writable, can) turns every
+   read of its lost pages into SIGBUS, which kills R. Checks of the size
+   between chunks cannot prevent it (the truncation can come in the middle
+   of one, and a chunk reads on several threads), and a private or
+   populated mapping does not either (its pages not yet read still come
+   from the file). So reads of a copy's mapping are guarded: a SIGBUS whose
+   address lies in a registered mapping is answered by mapping a page of
+   zeros over the lost page (mmap is a system call, safe in a handler on
+   Linux and the BSDs, and this works on whichever thread faulted; no
+   longjmp, so no thread is left holding a lock) and setting
+   sgld_rows_lost. The read then goes on with zeros, which no chain keeps:
+   it checks the flag after each gradient and before keeping a state, and
+   stops (chain.c); R then raises an error that holds the draws made before
+   (R/run.R). A SIGBUS anywhere else goes to the handler that was there
+   before (R's), as if this one were not installed. */
+
+volatile int sgld_rows_lost = 0;
+
+#define GUARDED_MAX 64
+static struct { volatile uintptr_t from, to; } guarded[GUARDED_MAX];
+static struct sigaction previous_bus;
+static uintptr_t page_bytes;
+
+static void on_bus(int sig, siginfo_t *info, void *context) {
+  (void) sig;
+  (void) context;
+  const uintptr_t at = (uintptr_t) info->si_addr;
+  for (int i = 0; i < GUARDED_MAX; i++)
+    if (at >= guarded[i].from && at < guarded[i].to) {
+      void *page = (void *) (at & ~(page_bytes - 1));
+      if (mmap(page, page_bytes, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) !=
+          MAP_FAILED) {
+        sgld_rows_lost = 1;
+        return;
+      }
+      break;
+    }
+  /* not ours: the previous handler gets the repeated fault */
+  sigaction(SIGBUS, &previous_bus, NULL);
+}
+
+/* installed again whenever a mapping is made, in case R replaced it */
+static void guard_reads(void) {
+  struct sigaction now;
+  if (sigaction(SIGBUS, NULL, &now) != 0) return;
+  if ((now.sa_flags & SA_SIGINFO) && now.sa_sigaction == on_bus) return;
+  struct sigaction act;
+  memset(&act, 0, sizeof act);
+  act.sa_sigaction = on_bus;
+  act.sa_flags = SA_SIGINFO | SA_ONSTACK;
+  sigemptyset(&act.sa_mask);
+  page_bytes = (uintptr_t) sysconf(_SC_PAGESIZE);
+  previous_bus = now;
+  sigaction(SIGBUS, &act, NULL);
+}
+
+static void guard_add(void *addr, size_t bytes) {
+  for (int i = 0; i < GUARDED_MAX; i++)
+    if (guarded[i].to == 0) {
+      guarded[i].from = (uintptr_t) addr;
+      guarded[i].to = (uintptr_t) addr + bytes;
+      guard_reads();
+      return;
+    }
+  /* more live mappings than slots: this one is read unguarded, as before */
+}
+
+static void guard_remove(void *addr) {
+  for (int i = 0; i < GUARDED_MAX; i++)
+    if (guarded[i].from == (uintptr_t) addr) {
+      guarded[i].to = 0;
+      guarded[i].from = 0;
+    }
+}
+
+/* Has a read of a copy found its file shortened since the last call? Clears. */
+SEXP sgld_rows_lost_since(void) {
+  const int lost = sgld_rows_lost != 0;
+  sgld_rows_lost = 0;
+  return ScalarLogical(lost);
+}
+
 static void unmap(SEXP ptr) {
   void *p = R_ExternalPtrAddr(ptr);
   SEXP prot = R_ExternalPtrProtected(ptr);
   if (!p || TYPEOF(prot) != VECSXP) return;
   const mapping *m = (const mapping *) RAW(VECTOR_ELT(prot, 0));
+  guard_remove(p);
   munmap(p, m->bytes);
   R_ClearExternalPtr(ptr);
 }
@@ -366,6 +460,23 @@ static void check_source(SEXP file) {
           "the model again from the matrix", path);
 }
 
+/* The copy was removed, or another file moved over it, while this process
+   held it mapped (during a run, or between runs): the mapping still reads
+   the file as it was written and checked (unlinking does not unmap), so the
+   run goes on from it, with one warning per model. */
+static const double *kept_mapping(SEXP file, SEXP ptr, const char *path, const char *what) {
+  const mapping *m = (const mapping *) RAW(VECTOR_ELT(R_ExternalPtrProtected(ptr), 0));
+  SEXP warned = env_value(file, "orphaned");
+  if (!(TYPEOF(warned) == LGLSXP && XLENGTH(warned) == 1 && LOGICAL(warned)[0] == TRUE)) {
+    defineVar(install("orphaned"), ScalarLogical(TRUE), file);
+    warning("the model's copy of its rows '%s' %s while this process had it mapped; the "
+            "run reads its mapping, which still holds the model's rows as written, and "
+            "returns its draws. Another process (or this one in a new session) cannot read "
+            "it: build the model again from its file-backed matrix", path, what);
+  }
+  return (const double *) ((const char *) R_ExternalPtrAddr(ptr) + m->offset);
+}
+
 /* The model's rows, (p + 1) x n doubles: from R memory (`z`), or from the
    mapping of its copy, checked now (see the top of this file). */
 static const double *find_rows(SEXP spec, R_xlen_t len) {
@@ -385,12 +496,15 @@ static const double *find_rows(SEXP spec, R_xlen_t len) {
   check_source(file);
 
   struct stat st;
-  if (stat(path, &st) != 0)
+  SEXP old = env_value(file, "ptr");
+  const int mapped = TYPEOF(old) == EXTPTRSXP && R_ExternalPtrAddr(old) != NULL;
+  if (stat(path, &st) != 0) {
+    if (mapped && errno == ENOENT) return kept_mapping(file, old, path, "was removed");
     error("the model's copy of its rows '%s' cannot be read (%s): it was removed (a cleaned "
           "cache?), or this process does not see that directory; build the model again from "
           "its file-backed matrix, which writes it again (for futures on other machines, set "
           "options(sgld.cache_dir) to a directory they share)", path, strerror(errno));
-  SEXP old = env_value(file, "ptr");
+  }
   /* checked before every run, a mapping kept or not: a copy changed in place
      (and its time set back) shows through a shared mapping */
   int fd = open(path, O_RDONLY);
@@ -402,6 +516,12 @@ static const double *find_rows(SEXP spec, R_xlen_t len) {
                     : check_copy(fd, &st, key, n, p, &h, &foreign);
   if (bad) {
     close(fd);
+    /* another file moved over the path: the mapping still holds the old one */
+    if (mapped) {
+      const mapping *m = (const mapping *) RAW(VECTOR_ELT(R_ExternalPtrProtected(old), 0));
+      if (m->id.ino != st.st_ino || m->id.dev != st.st_dev)
+        return kept_mapping(file, old, path, "was replaced by another file");
+    }
     error("the model's copy of its rows '%s' %s; build the model again from its file-backed "
           "matrix, which writes a new copy", path, bad);
   }
@@ -425,6 +545,7 @@ static const double *find_rows(SEXP spec, R_xlen_t len) {
   SET_VECTOR_ELT(prot, 1, TYPEOF(old) == EXTPTRSXP ? old : R_NilValue);
   SEXP ptr = PROTECT(R_MakeExternalPtr(addr, R_NilValue, prot));
   R_RegisterCFinalizerEx(ptr, unmap, TRUE);
+  guard_add(addr, m.bytes);
   defineVar(install("ptr"), ptr, file);
   UNPROTECT(2);
   return (const double *) ((const char *) addr + m.offset);
