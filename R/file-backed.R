@@ -180,6 +180,23 @@ rows_lost_error <- function(fit, model) {
             list(message = msg, call = NULL, fit = fit))
 }
 
+# The copy is checked again after a run (as every later call into C would):
+# one written to or extended under the run may have given some of its draws,
+# which come back on the error rather than being lost with it.
+check_copy_after_run <- function(fit, model) {
+  why <- tryCatch({
+    .Call(C_sgld_model_info, model)
+    NULL
+  }, error = conditionMessage)
+  if (is.null(why)) return(invisible())
+  stop(structure(class = c("sgld_data_error", "error", "condition"), list(
+    message = paste0("the model's copy of its rows changed during the run, so some draws ",
+                     "may come from the changed rows: ", why, ". The ",
+                     format(sum(fit$kept), scientific = FALSE), " draws are kept: get the fit ",
+                     "with tryCatch(..., sgld_data_error = function(e) e$fit)."),
+    call = NULL, fit = fit)))
+}
+
 # a response that never varies: sigma2's mode is 0, outside its range
 stop_constant_response <- function(value)
   abort("the response is ", exact_value(value), " in every row: a linear regression needs ",

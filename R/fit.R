@@ -32,7 +32,10 @@
 #'     gradient), `"interrupted"`, `"failed"` (a function of a
 #'     [model_custom()] failed), `"lost"` (with `parallel = "future"`, its
 #'     future failed: its worker died or could not be reached; its draws are
-#'     gone, the other chains' kept) or `"not run"`; `stop_iter` gives the
+#'     gone, the other chains' kept), `"warm-up"` (an automatic run, `lr =
+#'     "auto"`, stopped after its warm-up: the draws are warm-up draws, not a
+#'     sample; `sgld(model, init = fit)` finishes the run) or `"not run"`;
+#'     `stop_iter` gives the
 #'     iteration at which a chain stopped early.}
 #'   \item{clipped}{per chain, how many iterations had their gradient clipped.}
 #'   \item{monitor}{with [monitor_every()], a data frame of the log joint

@@ -89,7 +89,9 @@ future_results <- function(model, settings) {
   run <- future_run(stop_file)
   on.exit(if (!run$gave_up) unlink(stop_file), add = TRUE)
   fs <- launch_chains(run, model, settings, rng, d)
-  out <- collect_chains(run, fs, function(c)   # not made before the stop: ends at its start, here
+  # a chain whose future was not made runs here: before a stop it ends at
+  # its start; otherwise (its future could not be made) it runs whole
+  out <- collect_chains(run, fs, function(c)
     tryCatch(future_chain(model, chain_settings(settings, c, rng, d)), error = function(e) e))
   ok <- !vapply(out, inherits, NA, what = "error")
   if (!any(ok))
@@ -153,10 +155,14 @@ launch_chains <- function(run, model, settings, rng, d) {
     k <- 0
     while (!run$eager && !worker_free()) poll_pause(k <- k + 1)
     s <- chain_settings(settings, c, rng, d)
-    guard(fs[[c]] <- future::future(
+    # a future that cannot be made (its worker died under an earlier chain)
+    # is left unmade: the chain then runs in this session, with its streams
+    guard(fs[c] <- list(tryCatch(future::future(
       future_chain(model, s),
       globals = list(future_chain = future_chain, model = model, s = s),
-      packages = "sgld", seed = FALSE, label = sprintf("sgld chain %d", c)))
+      packages = "sgld", seed = FALSE, label = sprintf("sgld chain %d", c)),
+      FutureError = function(e) NULL)))
+    if (is.null(fs[[c]])) next
     # an eager plan ran the chain: if Ctrl-C stopped it, make no more
     if (guard(resolved_or_failed(fs[[c]])) && guard(chain_interrupted(fs[[c]]))) {
       request_stop(run)

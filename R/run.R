@@ -547,6 +547,7 @@ run_sampler <- function(model, lr, batch_size, iter, burnin, thin, temperature, 
   warn_lost_chains(lost)
   if (any(fit$status == "failed") && !is.null(failure)) stop(model_error(fit, failure))
   if (rows_lost) stop(rows_lost_error(fit, model))   # R/file-backed.R
+  if (!is.null(model$file)) check_copy_after_run(fit, model)
   # a run that continues its own warm-up (R/auto.R) is one run: its whole
   # length and burn-in, recorded before any check or advice reads them
   if (!is.null(as_run)) {

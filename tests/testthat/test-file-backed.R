@@ -448,6 +448,20 @@ test_that("a copy removed or replaced during a run: the run reads its mapping", 
     expect_identical(got$value$status, c("done", "done"))
     expect_identical(as.array(got$value), as.array(want))   # no draw lost or changed
   }
+  # extended in place under the run (no read faults): the draws come back on
+  # the error that says the copy changed, rather than being lost with it
+  r <- long_run_with(function(path, other, after) {
+    Sys.sleep(after)
+    Sys.chmod(path, "644")
+    con <- file(path, "ab")
+    writeBin(rep(0, 1000), con)
+    close(con)
+  })
+  bg <- r$act()
+  err <- tryCatch(r$run(), sgld_data_error = function(e) e)
+  bg$wait()
+  expect_match(conditionMessage(err), "copy of its rows changed during the run.*extended after it was written.*draws are kept")
+  expect_identical(as.array(err$fit), as.array(want))
 })
 
 test_that("a copy truncated during a run ends it with an R error and the draws so far", {

@@ -256,7 +256,7 @@ test_that("Ctrl-C with chains as futures on plan(sequential) stops the chain run
   expect_identical(out$more$iteration[1, ], out$fit$stop_iter + 1)
 })
 
-test_that("a worker killed mid-run costs only its own chain", {
+test_that("a worker killed mid-run costs only its own chain (3 chains, 2 workers)", {
   skip_on_cran()
   skip_if_not_installed("callr")
   # in a child with a time limit: a dead worker must neither hang nor kill the run
@@ -279,7 +279,7 @@ test_that("a worker killed mid-run costs only its own chain", {
     m <- model_custom(D, grad_loglik = grad, grad_logprior = function(w) -w / 100, d = 2)
     run <- function(parallel) {
       set.seed(3)
-      sgld(m, lr = 1e-4, batch_size = 20, iter = 3000, chains = 2, parallel = parallel)
+      sgld(m, lr = 1e-4, batch_size = 20, iter = 3000, chains = 3, parallel = parallel)
     }
     local <- run("threads")
     future::plan(future::multisession, workers = 2)
@@ -293,13 +293,15 @@ test_that("a worker killed mid-run costs only its own chain", {
     kept <- fit$chain_ids
     list(status = fit$status, kept = kept, warnings = warnings,
          same = identical(unname(as.array(fit)), unname(as.array(local)[, kept, , drop = FALSE])),
-         continued = tryCatch(sgld(m, lr = 1e-4, iter = 10, chains = 2, init = fit),
+         continued = tryCatch(sgld(m, lr = 1e-4, iter = 10, chains = 3, init = fit),
                               error = conditionMessage))
   }, timeout = 120)
-  lost <- setdiff(1:2, out$kept)
+  # 3 chains on 2 workers: the third waits for a worker, and may find the
+  # dead one (its future cannot be made: it runs in the session instead)
+  lost <- setdiff(1:3, out$kept)
   expect_length(lost, 1)
   expect_identical(out$status[lost], "lost")
-  expect_identical(out$status[out$kept], "done")
+  expect_true(all(out$status[out$kept] == "done"))
   expect_true(out$same)     # the other chain's draws are those of the local run
   expect_match(out$warnings, sprintf("chain %d failed on its worker .*`fit\\$status` says \"lost\"", lost),
                all = FALSE)
