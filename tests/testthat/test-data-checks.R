@@ -62,7 +62,8 @@ test_that("methods on a fit that stored no draws, and emptied states, name the c
   set.seed(1)
   fit <- suppressWarnings(sgld(m, lr = 1e-3, iter = 200, pars = FALSE))
   no_draws <- "this fit stored no draws \\(`pars = FALSE` was given\\).*`pars = TRUE`"
-  expect_error(rstantools::posterior_interval(fit), paste0("posterior_interval\\(\\): ", no_draws))
+  if (requireNamespace("rstantools", quietly = TRUE))
+    expect_error(rstantools::posterior_interval(fit), paste0("posterior_interval\\(\\): ", no_draws))
   expect_error(confint(fit), paste0("confint\\(\\): ", no_draws))
   grDevices::pdf(NULL)
   on.exit(grDevices::dev.off(), add = TRUE)

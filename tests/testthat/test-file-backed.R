@@ -510,7 +510,7 @@ test_that("a copy truncated during a run ends it with an R error and the draws s
 test_that("a copy that passes the file size limit is an R error; partial files are cleaned", {
   skip_if_not_installed("callr")
   skip_on_cran()
-  skip_if(Sys.which("bash") == "")
+  skip_if(Sys.which("bash") == "" || Sys.which("timeout") == "")
   dir <- file.path(cache, "limits")
   dir.create(dir, recursive = TRUE, showWarnings = FALSE)
   # the backing file is written here, before the child's limit
