@@ -338,14 +338,22 @@ auto_sgld_phases <- function(model, args, given, call, made) {
           else update_rule("precond", "SGLD with a fixed preconditioner",
                            list(chol = as.double(coords$factor)), sampler = TRUE)
   run <- function(iter, burnin, thin, init, monitor = NULL, diagnostics = NULL, pars = NULL,
-                  checks = "auto")
+                  checks = "auto", as_run = NULL)
     run_sampler(model, lr = lr, batch_size = batch, iter = iter, burnin = burnin,
                 thin = thin, temperature = temperature, chains = chains, init = init,
                 replace = args$replace, clip = args$clip, monitor = monitor,
                 threads = args$threads, diagnostics = diagnostics, rule = rule,
                 control_variates = cv, method = "sgld", call = call,
                 pars = pars, progress = args$progress, parallel = args$parallel,
-                checks = checks, coordinates = coords$settings)
+                checks = checks, coordinates = coords$settings, as_run = as_run)
+  # the settings, recorded before anything runs: an interrupted run returns
+  # them with its draws, and init = fit continues with them (R/continue.R)
+  spread <- 1   # the warm-up's lengthening of a skewed posterior's plan, below
+  record <- function() made$settings <- list(
+    lr = lr, rule = rule, batch_size = batch, control_variates = cv, temperature = temperature,
+    iter = iter, burnin = burnin, thin = thin, coordinates = coords$settings,
+    method = "sgld", expected_ess = expected_ess(iter, burnin, tau_int * spread, chains))
+  record()
   # The burn-in runs on its own, as a warm-up that the run continues exactly
   # (init = fit: the same draws as one run), so that an interrupt during it
   # returns its draws rather than nothing. Far from Gaussian, the Laplace
@@ -359,7 +367,6 @@ auto_sgld_phases <- function(model, args, given, call, made) {
   # smallest ESS 1383 and 1466. A ratio beyond auto_max_spread is no
   # skewness but the chain running off (a posterior with walls of data that
   # the unadjusted step cannot follow): Metropolis-adjusted steps then.
-  spread <- 1
   ran_off <- NA_real_
   lengthen <- skewed && !any(c("iter", "burnin") %in% given)
   # a fifth of the planned run: on Adult the second half of a warm-up of a
@@ -403,25 +410,23 @@ auto_sgld_phases <- function(model, args, given, call, made) {
       iter <- kept + burnin
     }
   }
+  record()
   fit <- if (is.null(warm)) run(iter, burnin, thin, init, args$monitor, args$diagnostics, args$pars)
-         else run(iter - burnin, 0, thin, warm, args$monitor, args$diagnostics, args$pars)
+         else run(iter - burnin, 0, thin, warm, args$monitor, args$diagnostics, args$pars,
+                  as_run = list(iter = iter, burnin = burnin))
   fit <- auto_main(made, fit, warm)
-  if (!is.null(warm)) {
-    fit$settings$iter <- iter
-    fit$settings$burnin <- burnin
-  }
   fit$auto <- list(
     lr = lr, batch_size = batch, control_variates = !isFALSE(cv), iter = iter,
     burnin = burnin, thin = thin, temperature = temperature, mode = pm$mode,
     covariance = S, laplace_precondition = !"precondition" %in% given,
     alpha = alpha, laplace_departure = departure, target_ess = auto_target_ess,
-    coordinates = coords$names,
+    coordinates = coords$names, settings = made$settings,
     autocorrelation_time = tau_int, warmup_spread = if (lengthen) spread,
     overdispersed = chains > 1 && !"init" %in% given, setup_time = setup,
     strategy = "langevin",
     reason = sprintf(paste0(
       "lr = \"auto\": preconditioner %s, step %s in its coordinates%s (temperature %s ",
-      "cancels the step's widening), %s; %s iterations for about %d effective draws%s%s."),
+      "cancels the step's widening), %s; %s iterations for about %s effective draws%s%s."),
       if ("precondition" %in% given) "given" else "= Laplace covariance at the mode",
       format(eta_top, digits = 3),
       if (!is.null(coords))
@@ -435,7 +440,7 @@ auto_sgld_phases <- function(model, args, given, call, made) {
       else sprintf("batch %d%s (sampling threshold %s)", batch,
                    if (!isFALSE(cv)) " with control variates at the mode" else "",
                    format(alpha, digits = 2)),
-      format(iter, big.mark = ","), auto_target_ess,
+      format(iter, big.mark = ","), format(made$settings$expected_ess, big.mark = ","),
       if (lengthen && spread > 1)
         sprintf(paste0(" (%s times the plan: in a warm-up some marginal variances were %s ",
                        "times the Laplace ones)"),
@@ -507,12 +512,13 @@ auto_sgld_mala <- function(model, args, given, call, made, pm, precondition, cur
   d <- model$d
   rule <- mala_rule(precondition, model)
   run <- function(iter, burnin, thin, init, eta, monitor = NULL, pars = NULL, checks = "auto",
-                  chains = args$chains)
+                  chains = args$chains, as_run = NULL)
     run_sampler(model, lr = eta, batch_size = model$n, iter = iter, burnin = burnin,
                 thin = thin, temperature = 1, chains = chains, init = init, replace = FALSE,
                 clip = NULL, monitor = monitor, threads = args$threads, mala = TRUE,
                 rule = rule, method = "mala", call = call, pars = pars,
-                progress = args$progress, parallel = args$parallel, checks = checks)
+                progress = args$progress, parallel = args$parallel, checks = checks,
+                as_run = as_run)
   # the step: Roberts and Rosenthal's scaling, then pilots of one chain from
   # the mode that continue each other, halving or growing it until the
   # acceptance rate is in auto_mala_accept (on the nearly separated
@@ -578,13 +584,18 @@ auto_sgld_mala <- function(model, args, given, call, made, pm, precondition, cur
   thin <- if ("thin" %in% given) args$thin
           else if (is.finite(rate) && rate > 0) max(1, floor(1 / (4 * rate))) else 1
   setup <- proc.time()[["elapsed"]] - start - pilot_time - warm_time
-  fit <- if (is.null(warm)) run(iter, 0, thin, init, eta, args$monitor, args$pars)
-         else run(iter - burnin, 0, thin, warm, eta, args$monitor, args$pars)
+  made$settings <- list(lr = eta, rule = rule, batch_size = model$n, control_variates = FALSE,
+                        temperature = 1, iter = iter, burnin = burnin, thin = thin,
+                        method = "mala", expected_ess = if (is.finite(rate) && rate > 0)
+                          floor(min(auto_target_ess, rate * chains * (iter - burnin)))
+                          else auto_target_ess)
+  fit <- if (is.null(warm)) run(iter, 0, thin, init, eta, args$monitor, args$pars,
+                                as_run = list(iter = iter, burnin = burnin))
+         else run(iter - burnin, 0, thin, warm, eta, args$monitor, args$pars,
+                  as_run = list(iter = iter, burnin = burnin))
   fit <- auto_main(made, fit, warm)
-  fit$settings$iter <- iter
-  fit$settings$burnin <- burnin
   fit$auto <- list(
-    lr = eta, iter = iter, burnin = burnin, thin = thin, mode = pm$mode,
+    lr = eta, iter = iter, burnin = burnin, thin = thin, mode = pm$mode, settings = made$settings,
     covariance = pm$covariance, laplace_precondition = !"precondition" %in% given,
     laplace_departure = departure, warmup_spread = if (is.finite(ratio)) ratio,
     pilot_acceptance = acc, ess_per_iteration = rate, target_ess = auto_target_ess,
@@ -637,7 +648,7 @@ auto_phases <- function(body) {
   withRestarts(
     withCallingHandlers(body(made), interrupt = function(cond)
       if (!is.null(made$fit)) invokeRestart("auto_stop", made$fit, made$phase)),
-    auto_stop = function(fit, phase) auto_stopped(fit, phase))
+    auto_stop = function(fit, phase) auto_stopped(fit, phase, made$settings))
 }
 
 # Records a phase's fit as the last made; an interrupted one ends lr = "auto".
@@ -658,7 +669,7 @@ auto_main <- function(made, fit, warm) {
   fit
 }
 
-auto_stopped <- function(fit, phase) {
+auto_stopped <- function(fit, phase, made_settings = NULL) {
   # the phase itself, or the R code after it, before the next phase began
   when <- if (any(fit$status == "interrupted")) "in" else "after"
   if (phase != "run")
@@ -668,11 +679,18 @@ auto_stopped <- function(fit, phase) {
       "sgld(model) again to completion, or continue these chains with init = fit and `lr` ",
       "given (fit$auto$lr)."), when, phase, format(ndraws(fit), big.mark = ",")),
       call. = FALSE)
-  fit$auto <- c(fit$auto, list(
-    lr = fit$settings$lr, interrupted = phase,
+  # the draws of a warm-up are no sample: their chains say so
+  if (phase != "run") fit$status[fit$status == "done"] <- "warm-up"
+  fit$auto <- c(fit$auto[setdiff(names(fit$auto), c("lr", "settings", "reason"))], list(
+    lr = fit$settings$lr, interrupted = phase, settings = made_settings,
     reason = sprintf("lr = \"auto\": interrupted %s its %s.", when, phase)))
   fit
 }
+
+# The effective draws a Langevin plan expects of `iter` iterations after
+# `burnin` (never more than it was planned for).
+expected_ess <- function(iter, burnin, tau_int, chains)
+  floor(min(auto_target_ess, max(0, iter - burnin) * chains / tau_int))
 
 # mala(model) with lr = "auto": P = the Laplace covariance and the step from
 # Roberts and Rosenthal's optimal scaling, h = 1.65^2 d^(-1/3) in MALA's usual
@@ -734,7 +752,18 @@ auto_mala_phases <- function(model, args, given, call, made) {
 
 # One or two lines for print(): what lr = "auto" chose and why.
 print_auto <- function(x) {
-  if (!is.null(x$auto)) cat(strwrap(x$auto$reason, exdent = 2), sep = "\n")
+  if (is.null(x$auto)) return(invisible())
+  cat(strwrap(x$auto$reason, exdent = 2), sep = "\n")
+  # what the run reached, where it fell short of the plan's promise
+  reached <- x$checks$convergence$ess_min
+  planned <- x$auto$settings$expected_ess
+  if (is.numeric(reached) && length(reached) == 1 && is.finite(reached) &&
+      (is.null(planned) || reached < 0.9 * planned))
+    cat(strwrap(sprintf("The run reached a smallest effective sample size of %s%s.",
+                        format(reached, digits = 3),
+                        if (is.null(planned)) "" else
+                          sprintf(", short of the %s planned", format(planned, big.mark = ","))),
+                exdent = 2), sep = "\n")
 }
 
 # Samplers without automatic settings say so, and what to use instead.

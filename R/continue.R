@@ -16,6 +16,15 @@ chain_state <- function(res, settings, rule, model, status) {
 continuation <- function(fit, model, chains, rule, gradient = NULL) {
   st <- fit$state
   if (is.null(st)) abort("`init`: this fit does not record the state of its chains.")
+  # a state emptied or cut by hand (or read back damaged) is named by its
+  # missing parts, before anything reads them
+  parts <- c("w", "update", "rng", "iteration", "rule")
+  gone <- if (is.list(st)) parts[!parts %in% names(st) | vapply(parts, function(k)
+            is.null(st[[k]]) || (k != "update" && length(st[[k]]) == 0), NA)] else parts
+  if (length(gone))
+    abort("`init`: the fit's state (`fit$state`) has no ", paste0("`", gone, "`", collapse = ", "),
+          ": it was emptied or altered after the run, so its chains cannot be continued; ",
+          "start afresh from their last draws with `init = fit$last`.")
   st$rule <- upgrade_rule(st$rule)
   if (st$rule$name != rule$name || !identical(st$rule$opts, rule$opts))
     abort("`init`: the fit to continue used the update rule ", st$rule$label,
@@ -23,10 +32,11 @@ continuation <- function(fit, model, chains, rule, gradient = NULL) {
   if (!identical(class(fit$model), class(model)) || fit$model$n != model$n ||
       !identical(fit$model$sampler_names, model$sampler_names))
     abort("`init`: the fit to continue was made with a different model.")
-  bad <- which(fit$status %in% c("diverged", "failed"))
+  bad <- which(fit$status %in% c("diverged", "failed", "lost"))
   if (length(bad))
     abort("`init`: chain", if (length(bad) > 1) "s", " ", paste(bad, collapse = ", "),
-          " of the fit ", if (all(fit$status[bad] == "failed")) "failed" else "diverged",
+          " of the fit ", paste(unique(c(diverged = "diverged", failed = "failed",
+                                         lost = "was lost")[fit$status[bad]]), collapse = " or "),
           " and cannot be continued; start afresh, e.g. from ",
           "`init = fit$last`, with a smaller learning rate.")
   check_state(st, chains, model, rule, gradient)
@@ -103,4 +113,48 @@ upgrade_rule <- function(rule) {
     list())
   rule$chol <- NULL
   rule
+}
+
+# Does `init` hold a fit of sgld()'s automatic settings, whose settings it
+# recorded (R/auto.R)?
+is_auto_fit <- function(init) {
+  inherits(init, "sgld_fit") && is.list(init$auto$settings) &&
+    identical(init$auto$settings$method, "sgld")
+}
+
+# sgld(model, init = fit) for a fit of lr = "auto": continues its chains with
+# the rule, step, batch, control variates, temperature, thinning and
+# coordinates drawn alone that the automatic run chose, each unless given
+# here. Without `iter`, an interrupted run goes on to the end of its plan
+# (what is left of its burn-in, then its sample); a finished one runs as
+# long again as its sample, with no burn-in.
+continue_auto <- function(model, fit, args, given, call) {
+  a <- fit$auto$settings
+  has <- function(name) name %in% given && !is.null(args[[name]])
+  lr <- if (has("lr") && !identical(args$lr, "auto")) args$lr else a$lr
+  rule <- if (has("precondition")) resolve_precondition(args$precondition, model) else a$rule
+  reached <- if (length(fit$state$iteration)) max(fit$state$iteration) else 0
+  iter <- if (has("iter")) args$iter
+          else if (reached < a$iter) a$iter - reached else a$iter - a$burnin
+  burnin <- if (has("burnin")) args$burnin else min(max(0, a$burnin - reached), iter - 1)
+  pick <- function(name, value) if (has(name)) args[[name]] else value
+  fit <- run_sampler(model, lr = lr, batch_size = pick("batch_size", a$batch_size),
+                     iter = iter, burnin = burnin, thin = pick("thin", a$thin),
+                     temperature = pick("temperature", a$temperature),
+                     chains = pick("chains", fit$settings$chains), init = fit,
+                     replace = args$replace, clip = args$clip, monitor = args$monitor,
+                     threads = args$threads, diagnostics = args$diagnostics, rule = rule,
+                     control_variates = pick("control_variates", a$control_variates),
+                     method = "sgld", call = call, pars = args$pars, progress = args$progress,
+                     parallel = args$parallel, coordinates = if (!has("precondition")) a$coordinates,
+                     checks = if (has("lr") && !identical(args$lr, "auto")) TRUE else "auto")
+  fit$auto <- list(lr = lr, settings = a, continued = TRUE, reason = sprintf(paste0(
+    "lr = \"auto\": the chains of an automatic run continued with its settings%s ",
+    "(%s iterations%s)."),
+    if (any(c("lr", "precondition", "batch_size", "control_variates", "temperature") %in%
+            given[vapply(given, has, NA)])) " but those given" else "",
+    format(iter, big.mark = ","),
+    if (burnin > 0) sprintf(", the first %s the rest of its burn-in", format(burnin, big.mark = ","))
+    else ""))
+  fit
 }

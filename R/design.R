@@ -53,6 +53,9 @@ design_from_formula <- function(formula, data, extras = list(), na.action = NULL
   X <- tryCatch(model.matrix(tt, mf),
                 error = function(e) abort("`data`: a column cannot be made numeric: ",
                                           conditionMessage(e)))
+  if (ncol(X) < 1L)
+    abort("`formula` ", deparse1(formula), " gives no columns: no intercept and no ",
+          "predictors; add an intercept (`~ 1`) or a predictor.")
   check_design_columns(X)
   list(X = X, y = y, terms = tt, xlevels = .getXlevels(tt, mf),
        contrasts = attr(X, "contrasts"), formula = formula,

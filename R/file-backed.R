@@ -97,6 +97,8 @@ file_design <- function(x, y, binary) {
   file$key <- copy$key
   file$source <- info$path
   file$source_id <- copy$source_id   # size, modification time (s, ns) when built
+  file$source_sum <- copy$source_sum # checksum of its content then (src/mmap.c)
+  file$source_ncol <- as.integer(info$k)
   file$layout <- "observation-contiguous (p + 1) x n doubles: covariates, then the response"
   file$offset <- copy$offset         # bytes of the copy's header, before its rows
   file$ptr <- NULL
@@ -138,6 +140,7 @@ file_model_linear <- function(x, y, prior) {
   m <- new_model_linear(f$design, c(f$y_mean, f$y_mean), prior)
   m$z <- NULL
   m$n <- as.double(f$n)
+  if (f$y_var == 0) stop_constant_response(f$y_mean)
   m$default_init[m$d] <- f$y_var
   m$file <- f$file
   m
@@ -158,5 +161,45 @@ file_model_logistic <- function(x, y, prior, prior_intercept, sparse) {
   m$file <- f$file
   m
 }
+
+# The error of a run whose file copy was shortened under it (src/mmap.c):
+# the chains stopped before keeping anything read from the lost rows; the
+# fit of the draws made before rides on the error.
+rows_lost_error <- function(fit, model) {
+  at <- fit$stop_iter[fit$status == "failed"]
+  msg <- sprintf(paste0(
+    "the model's copy of its rows '%s' was truncated during the run (by another process, ",
+    "or a disk that filled): the chains stopped at iteration%s %s, before keeping any draw ",
+    "made from the lost rows. The %s draws made before are kept: get the fit with ",
+    "tryCatch(..., sgld_data_error = function(e) e$fit). Build the model again from its ",
+    "file-backed matrix for another run."),
+    if (is.null(model$file)) "?" else model$file$path, if (length(unique(at)) > 1) "s" else "",
+    paste(unique(format(at, scientific = FALSE)), collapse = ", "),
+    format(sum(fit$kept), scientific = FALSE))
+  structure(class = c("sgld_data_error", "error", "condition"),
+            list(message = msg, call = NULL, fit = fit))
+}
+
+# The copy is checked again after a run (as every later call into C would):
+# one written to or extended under the run may have given some of its draws,
+# which come back on the error rather than being lost with it.
+check_copy_after_run <- function(fit, model) {
+  why <- tryCatch({
+    .Call(C_sgld_model_info, model)
+    NULL
+  }, error = conditionMessage)
+  if (is.null(why)) return(invisible())
+  stop(structure(class = c("sgld_data_error", "error", "condition"), list(
+    message = paste0("the model's copy of its rows changed during the run, so some draws ",
+                     "may come from the changed rows: ", why, ". The ",
+                     format(sum(fit$kept), scientific = FALSE), " draws are kept: get the fit ",
+                     "with tryCatch(..., sgld_data_error = function(e) e$fit)."),
+    call = NULL, fit = fit)))
+}
+
+# a response that never varies: sigma2's mode is 0, outside its range
+stop_constant_response <- function(value)
+  abort("the response is ", exact_value(value), " in every row: a linear regression needs ",
+        "a response that varies (with none, the noise variance sigma2 has its mode at 0).")
 
 stop_missing_y <- function() abort("`y` is missing: give a response vector or one column of `x`.")

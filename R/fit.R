@@ -30,7 +30,12 @@
 #'   \item{rule}{the update rule, e.g. `"SGLD"`, `"pSGLD (RMSprop preconditioner)"`.}
 #'   \item{status}{per chain: `"done"`, `"diverged"` (a non-finite parameter or
 #'     gradient), `"interrupted"`, `"failed"` (a function of a
-#'     [model_custom()] failed) or `"not run"`; `stop_iter` gives the
+#'     [model_custom()] failed), `"lost"` (with `parallel = "future"`, its
+#'     future failed: its worker died or could not be reached; its draws are
+#'     gone, the other chains' kept), `"warm-up"` (an automatic run, `lr =
+#'     "auto"`, stopped after its warm-up: the draws are warm-up draws, not a
+#'     sample; `sgld(model, init = fit)` finishes the run) or `"not run"`;
+#'     `stop_iter` gives the
 #'     iteration at which a chain stopped early.}
 #'   \item{clipped}{per chain, how many iterations had their gradient clipped.}
 #'   \item{monitor}{with [monitor_every()], a data frame of the log joint
@@ -598,6 +603,7 @@ as.mcmc.sgld_fit <- function(x, ...) {
 #' @export
 plot.sgld_fit <- function(x, max_draws = 5000, ...) {
   if (ndraws(x) == 0) abort("the fit has no kept draws to plot.")
+  require_stored_draws(x, "plot()")
   if (!identical(max_draws, Inf)) check_count(max_draws, "max_draws", lower = 10)
   k <- ceiling(ndraws(x) / max_draws)
   plot(if (k > 1) thin_draws(x$draws, k) else x$draws, ...)

@@ -113,7 +113,9 @@ formula_face <- function(sampler, call, env) {
     error = function(e)
       abort(gsub("`x`", "the formula (`model`)", conditionMessage(e), fixed = TRUE)))
   run_args <- args[setdiff(names(args), c("model", formula_model_args, "vi_family"))]
-  if (vi && "vi_family" %in% names(args)) run_args$family <- args$vi_family
+  if (vi && "vi_family" %in% names(args))   # checked here, to be named as the user named it
+    run_args$family <- check_choice(eval(args$vi_family, env), c("meanfield", "fullrank"),
+                                    "vi_family")
   if (!vi && "vi_family" %in% names(args))
     abort("unknown argument: `vi_family` (only bbb() has a variational family).")
   fit <- eval(as.call(c(list(sampler, model), run_args)), env)

@@ -27,7 +27,7 @@ check_parallel <- function(parallel, model) {
 # written in R functions recorded there (NULL if none).
 future_chain <- function(model, settings) {
   res <- .Call(C_sgld_run, model, settings)
-  list(res = res, failure = report_callbacks(model))
+  list(res = res, failure = report_callbacks(model), rows_lost = .Call(C_sgld_rows_lost_since))
 }
 
 # Chain c's settings: its start, offset, the rule's state and its streams.
@@ -89,7 +89,9 @@ future_results <- function(model, settings) {
   run <- future_run(stop_file)
   on.exit(if (!run$gave_up) unlink(stop_file), add = TRUE)
   fs <- launch_chains(run, model, settings, rng, d)
-  out <- collect_chains(run, fs, function(c)   # not made before the stop: ends at its start, here
+  # a chain whose future was not made runs here: before a stop it ends at
+  # its start; otherwise (its future could not be made) it runs whole
+  out <- collect_chains(run, fs, function(c)
     tryCatch(future_chain(model, chain_settings(settings, c, rng, d)), error = function(e) e))
   ok <- !vapply(out, inherits, NA, what = "error")
   if (!any(ok))
@@ -101,7 +103,8 @@ future_results <- function(model, settings) {
   for (c in which(ok)) if (is.null(failure)) failure <- out[[c]]$failure
   lost <- lapply(out[!ok], conditionMessage)
   names(lost) <- which(!ok)
-  structure(bind_results(res, chains), lost = lost, failure = failure)
+  rows_lost <- any(vapply(out[ok], function(o) isTRUE(o$rows_lost), NA))
+  structure(bind_results(res, chains), lost = lost, failure = failure, rows_lost = rows_lost)
 }
 
 # The state of one run's futures: its stop file, whether a stop was asked
@@ -145,19 +148,23 @@ launch_chains <- function(run, model, settings, rng, d) {
   fs <- vector("list", settings$chains)
   guard <- run$guard
   worker_free <- function() {
-    running <- vapply(fs, function(f) !is.null(f) && !guard(future::resolved(f)), NA)
+    running <- vapply(fs, function(f) !is.null(f) && !guard(resolved_or_failed(f)), NA)
     sum(running) < run$workers
   }
   tryCatch(for (c in seq_len(settings$chains)) {
     k <- 0
     while (!run$eager && !worker_free()) poll_pause(k <- k + 1)
     s <- chain_settings(settings, c, rng, d)
-    guard(fs[[c]] <- future::future(
+    # a future that cannot be made (its worker died under an earlier chain)
+    # is left unmade: the chain then runs in this session, with its streams
+    guard(fs[c] <- list(tryCatch(future::future(
       future_chain(model, s),
       globals = list(future_chain = future_chain, model = model, s = s),
-      packages = "sgld", seed = FALSE, label = sprintf("sgld chain %d", c)))
+      packages = "sgld", seed = FALSE, label = sprintf("sgld chain %d", c)),
+      FutureError = function(e) NULL)))
+    if (is.null(fs[[c]])) next
     # an eager plan ran the chain: if Ctrl-C stopped it, make no more
-    if (guard(future::resolved(fs[[c]])) && guard(chain_interrupted(fs[[c]]))) {
+    if (guard(resolved_or_failed(fs[[c]])) && guard(chain_interrupted(fs[[c]]))) {
       request_stop(run)
       break
     }
@@ -189,13 +196,18 @@ collect_chains <- function(run, fs, local) {
 
 collect_chain <- function(run, f) {
   k <- 0
-  while (!run$guard(future::resolved(f))) {
+  while (!run$guard(resolved_or_failed(f))) {
     if (run$gave_up)
       return(simpleError("given up after a second interrupt, before its result arrived"))
     poll_pause(k <- k + 1)
   }
   tryCatch(run$guard(future::value(f)), error = function(e) e)
 }
+
+# Has the chain's future finished? A future whose worker died raises an
+# error when asked (future's FutureError): that one has finished too, and
+# value() gives its error, which costs only its own chain.
+resolved_or_failed <- function(f) tryCatch(future::resolved(f), error = function(e) TRUE)
 
 # Did this resolved chain's future return a chain stopped by an interrupt?
 chain_interrupted <- function(f) {
@@ -258,8 +270,8 @@ bind_results <- function(res, chains) {
 warn_lost_chains <- function(lost) {
   if (!length(lost)) return(invisible())
   warning(sprintf(paste0(
-    "chain%s %s failed on %s worker (%s); the fit holds the other chains, and ",
-    "the failed chain%s cannot be continued with `init = fit`."),
+    "chain%s %s failed on %s worker (%s); the fit holds the other chains' draws, ",
+    "`fit$status` says \"lost\" for the lost one%s, which cannot be continued with `init = fit`."),
     if (length(lost) > 1) "s" else "", paste(names(lost), collapse = ", "),
     if (length(lost) > 1) "their" else "its",
     paste(sprintf("chain %s: %s", names(lost), unlist(lost)), collapse = "; "),

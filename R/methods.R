@@ -198,6 +198,7 @@ need_draws <- function(object, what) {
     abort(what, " needs posterior draws; `object` is a run of ", object$method,
           "(), an optimiser. Use sgld() or another sampler.")
   if (ndraws(object) == 0) abort("the fit has no kept draws.")
+  require_stored_draws(object, what)   # pars = FALSE: no parameter stored
   invisible(object)
 }
 
@@ -328,6 +329,7 @@ confint.sgld_fit <- function(object, parm, level = 0.95, ...) {
     abort("confint() needs posterior draws; `object` is a run of ", object$method,
           "(), an optimiser.")
   if (ndraws(object) == 0) abort("the fit has no kept draws.")
+  require_stored_draws(object, "confint()")
   x <- as.matrix.sgld_fit(object)   # with sigma for model_linear()
   if (!missing(parm)) {
     ok <- if (is.numeric(parm)) all(parm %in% seq_len(ncol(x))) else

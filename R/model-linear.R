@@ -83,6 +83,7 @@ model_linear.formula <- function(x, data, prior = prior_nig(), subset, weights, 
     abort("the response of `x` must be a numeric vector, not ", class(y)[1], ".")
   # an offset moves the response: y - offset ~ N(x' beta, sigma2)
   y <- as.double(y) - if (is.null(design$offset)) 0 else design$offset
+  if (all(y == y[1])) stop_constant_response(y[1])   # R/file-backed.R
   m <- add_formula_parts(new_model_linear(design$X, y, prior), design)
   m$obs_weight <- design$weights
   m
@@ -99,6 +100,7 @@ model_linear.default <- function(x, y, prior = prior_nig(), ...) {
     abort("`y` must be a finite numeric vector; it has ",
           if (is.numeric(y)) format(y[!is.finite(y)][1]) else class(y)[1],
           if (is.numeric(y)) paste0(" at position ", which(!is.finite(y))[1]), ".")
+  if (all(y == y[1])) stop_constant_response(y[1])
   new_model_linear(x, as.double(y), prior)
 }
 

@@ -65,9 +65,27 @@ count_response <- function(y, what) {
     abort(what, " must be counts (a numeric vector), not ", class(y)[1], ".")
   bad <- which(is.na(y) | !is.finite(y) | y < 0 | y != round(y))
   if (length(bad))
-    abort(what, " must be counts, non-negative whole numbers; it has ", format(y[bad[1]]),
+    abort(what, " must be counts, non-negative whole numbers; it has ", exact_value(y[bad[1]]),
           " at position ", bad[1], ".")
+  # beyond 2^53 a double no longer holds every whole number: such a count
+  # is a value read wrongly (or a sum that overflowed), not a count
+  big <- which(y > 2^53)
+  if (length(big))
+    abort(what, " must be counts a double holds exactly (at most 2^53 = ",
+          "9,007,199,254,740,992); it has ", exact_value(y[big[1]]), " at position ",
+          big[1], ".")
   as.double(y)
+}
+
+# A number shown with as many digits as it takes to tell it from its
+# neighbours (1 + 1e-12 is "1.000000000001", not "1").
+exact_value <- function(v) {
+  if (!is.numeric(v) || !is.finite(v)) return(format(v))
+  for (digits in 7:17) {
+    shown <- format(v, digits = digits)
+    if (as.numeric(shown) == v) return(shown)
+  }
+  shown
 }
 
 # The fields the count models share: sizes and the normal coefficient prior.
@@ -78,6 +96,13 @@ new_count_model <- function(type, X, y, prior, prior_intercept) {
   if (any(pr$type != 0L))
     abort("`prior` and `prior_intercept` must be made by prior_normal() for model_", type,
           "().")
+  # every count 0: the data push the log rate to -Inf (the intercept, or
+  # log phi of a negative binomial, has no finite mode); the sampler would
+  # only diverge or crawl
+  if (all(y == 0))
+    abort("the response is 0 in every row: a ", if (type == "negbin") "negative-binomial"
+          else "Poisson", " regression needs some non-zero counts (with none the rate's ",
+          "estimate is 0 and its logarithm has no finite value).")
   check_rank(X)  # R/design.R
   list(type = type, p = ncol(X), n = as.double(n),
        prior_loc = pr$loc, prior_scale = pr$scale,

@@ -122,6 +122,11 @@ new_coef_prior <- function(family, loc, scale, loc_arg, scale_arg) {
     abort("`", loc_arg, "` must be a numeric vector of finite values, not ", describe(loc), ".")
   if (!is.numeric(scale) || length(scale) < 1L || any(!is.finite(scale)) || any(scale <= 0))
     abort("`", scale_arg, "` must be positive and finite, not ", describe(scale), ".")
+  # the models use 1 / scale^2 (normal) and the Laplace approximation the
+  # prior's curvature: a scale whose square underflows is no prior they can use
+  if (any(scale^2 < .Machine$double.xmin))
+    abort("`", scale_arg, "` must be at least 1.5e-154 (its square must not underflow), not ",
+          format(min(scale)), ".")
   structure(list(family = family, location = as.double(loc), scale = as.double(scale)),
             class = "sgld_prior")
 }

@@ -317,6 +317,10 @@ sgld <- function(model, lr = "auto", batch_size = NULL, iter = NULL, ...,
     fit$call <- match.call()
     return(fit)
   }
+  # init = fit of an automatic run: its settings, but those given (R/continue.R)
+  if (is_auto_fit(init))
+    return(continue_auto(model, init, mget(setdiff(names(formals()), "..."), environment()),
+                         given = names(match.call())[-1], call = match.call()))
   # lr = "auto" (R/auto.R): settings from the Laplace approximation
   if (identical(lr, "auto"))
     return(auto_sgld(model, mget(setdiff(names(formals()), "..."), environment()),
@@ -503,7 +507,7 @@ run_sampler <- function(model, lr, batch_size, iter, burnin, thin, temperature, 
                         rule = plain_rule("SGLD"), control_variates = FALSE,
                         diagnostics = NULL, mala = FALSE, pars = NULL, progress = FALSE,
                         parallel = "threads", gradient = NULL, checks = TRUE,
-                        thin_auto = NULL, coordinates = NULL) {
+                        thin_auto = NULL, coordinates = NULL, as_run = NULL) {
   parallel <- check_parallel(parallel, model)
   # a sampler's run for the user (not an internal warm-up, checks = FALSE)
   # with no `thin` given keeps about default_draws draws a chain (R/pars.R);
@@ -526,18 +530,30 @@ run_sampler <- function(model, lr, batch_size, iter, burnin, thin, temperature, 
     res <- future_results(model, settings)
     failure <- attr(res, "failure")
     lost <- attr(res, "lost")
+    rows_lost <- attr(res, "rows_lost")
     attributes(res) <- attributes(res)["names"]
     engine$res <- res
     rm(res)
   } else {
     engine$res <- .Call(C_sgld_run, model, settings)
     failure <- report_callbacks(model)
+    rows_lost <- .Call(C_sgld_rows_lost_since)
   }
   elapsed <- proc.time()[["elapsed"]] - start
   fit <- new_sgld_fit(engine, model = model, settings = settings, lr = settings$lr,
                       method = method, call = call, time = elapsed, rule = rule)
+  # a chain whose future failed (its worker died or could not be reached)
+  if (length(lost)) fit$status[as.integer(names(lost))] <- "lost"
   warn_lost_chains(lost)
   if (any(fit$status == "failed") && !is.null(failure)) stop(model_error(fit, failure))
+  if (rows_lost) stop(rows_lost_error(fit, model))   # R/file-backed.R
+  if (!is.null(model$file)) check_copy_after_run(fit, model)
+  # a run that continues its own warm-up (R/auto.R) is one run: its whole
+  # length and burn-in, recorded before any check or advice reads them
+  if (!is.null(as_run)) {
+    fit$settings[names(as_run)] <- as_run
+    settings[names(as_run)] <- as_run
+  }
   warn_long_run(fit, settings)
   # warnings for likely wrong runs (R/warnings.R); not for the internal
   # warm-ups of lr = "auto" (checks = FALSE), whose fits are not the user's,

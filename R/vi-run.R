@@ -60,6 +60,7 @@ vi_run <- function(model, plan, init, chains, replace, clip, monitor, threads, p
     settings$capacity <- len %/% settings$thin
     res <- .Call(C_sgld_run, model, settings)
     failure <- report_callbacks(model)
+    rows_lost <- .Call(C_sgld_rows_lost_since)
     done <- done + len
     status <- chain_status(res$status)
     parts[[length(parts) + 1]] <- list(res = res, settings = settings)
@@ -67,7 +68,7 @@ vi_run <- function(model, plan, init, chains, replace, clip, monitor, threads, p
     at <- nrow(st) - layout$grad_state
     sums[[length(sums) + 1]] <- st[at + layout$n_scale + seq_len(layout$p), , drop = FALSE]
     counts[[length(counts) + 1]] <- st[at + layout$n_scale + layout$p + 1, ]
-    ok <- all(status == "done")
+    ok <- all(status == "done") && !rows_lost
     theta <- rbind(res$last, st[at + seq_len(layout$n_scale), , drop = FALSE])
     if (!is.null(plan$elbo_every) && elbo_draws > 0) {
       q <- vi_q_of(theta, plan, d)
@@ -108,6 +109,7 @@ vi_run <- function(model, plan, init, chains, replace, clip, monitor, threads, p
     check <- vi_converged(sums, counts, plan, d)
   fit <- vi_engine_fit(parts, model, rule, call, proc.time()[["elapsed"]] - start)
   if (any(fit$status == "failed") && !is.null(failure)) stop(model_error(fit, failure))
+  if (rows_lost) stop(rows_lost_error(fit, model))
   list(fit = fit, sums = sums, counts = counts, trace = trace, check = check,
        layout = layout, iterations = done)
 }

@@ -264,9 +264,35 @@ convergence_check <- function(fit, warn = TRUE, bounded = TRUE, max_draws = 1000
   reached <- if (any(fit$status == "interrupted") && length(fit$state$iteration))
                min(s$iter, max(fit$state$iteration)) else s$iter
   sampled <- max(1, reached - burn)
+  # advice from the run as it was, and never fewer iterations than it ran
   longer <- function(factor)
-    format(ceiling(burn + sampled * factor), big.mark = ",", scientific = FALSE)
+    format(max(reached + 1, ceiling(burn + sampled * factor)), big.mark = ",",
+           scientific = FALSE)
   msg <- character()
+  # a chain whose draws never change (every step rejected, or too small to
+  # change a value) did not move: more of the same iterations give more of
+  # the same draws, so the advice is about the step and ESS/R-hat are moot
+  still <- which(vapply(q, function(x) all(apply(as.matrix(x), 2, function(v)
+    all(v == v[1]))), NA))
+  if (length(still) || isTRUE(extreme(e, min) < 1)) {
+    acc <- if (!is.null(fit$acceptance)) sprintf(" (acceptance %s)", paste(format(
+      fit$acceptance[fit$chain_ids][if (length(still)) still else seq_along(q)], digits = 2),
+      collapse = ", ")) else ""
+    msg <- sprintf(paste0(
+      "%s did not move%s: %s, so running longer would not help. %s"),
+      if (length(still)) sprintf("chain%s %s", if (length(still) > 1) "s" else "",
+                                 paste(fit$chain_ids[still], collapse = ", "))
+      else "the chains", acc,
+      if (length(still)) "every stored draw is the same"
+      else sprintf("the effective sample size is %s", format(extreme(e, min), digits = 2)),
+      if (fit$method == "mala" || !is.null(fit$acceptance))
+        "The step is too large to be accepted: give a smaller `lr` (a tenth, say)."
+      else if (auto) "The step lr = \"auto\" chose does not suit this run: run mala(model), or give `lr` yourself."
+      else "Check the step `lr`: one too small to change the parameters leaves them where they started.")
+    if (warn) for (m in msg) warning(m, call. = FALSE)
+    return(invisible(list(rhat_max = extreme(rhat, max), ess_min = extreme(e, min),
+                          rhat = rhat, ess = e, thin = k, messages = msg, stuck = TRUE)))
+  }
   if (length(high))
     msg <- c(msg, sprintf(paste0(
       "R-hat is above 1.05 for %s (largest %s): the chains disagree, so they have not ",

@@ -231,6 +231,15 @@ static int diagnostics(const run_context *ctx, chain *ch, double eta, double t_a
 
 /* ---------------------------------------------------- the chain -- */
 
+/* The model's file copy shrank during the run (mmap.c: its lost pages read
+   as zeros): this iteration is not kept, the last finite state before it is
+   the chain's, and the chain stops as failed at the iteration before. */
+static int rows_lost_stop(chain *ch, double t_abs, const double *w_prev, int p) {
+  if (w_prev) memcpy(ch->sc.w, w_prev, (size_t) p * sizeof(double));
+  stop_chain(&ch->res, STATUS_MODEL_FAILED, t_abs - 1);
+  return 0;
+}
+
 /* one iteration; 0 when the chain stops (its status says why) */
 static int iterate(const run_context *ctx, chain *ch, R_xlen_t t) {
   const sgld_model *model = ctx->model;
@@ -246,6 +255,7 @@ static int iterate(const run_context *ctx, chain *ch, R_xlen_t t) {
   const sgld_noise noise = {&ch->rng, sc->noise};
   const int drawn = sc->noise && tau > 0;
   if (!s->mala && !estimate(ctx, ch, t_abs, drawn ? &noise : NULL)) return 0;
+  if (sgld_rows_lost) return rows_lost_stop(ch, t_abs, NULL, 0);
   if (!all_finite(sc->g, p)) {
     stop_chain(&ch->res, STATUS_NONFINITE_GRADIENT, t_abs);
     return 0;
@@ -269,6 +279,7 @@ static int iterate(const run_context *ctx, chain *ch, R_xlen_t t) {
     stop_chain(&ch->res, STATUS_NONFINITE_PARAMETER, t_abs);
     return 0;
   }
+  if (sgld_rows_lost) return rows_lost_stop(ch, t_abs, sc->w_prev, p);
   if (ctx->grad->after_step) ctx->grad->after_step(sc->w, sc->grad_state, d, s->grad_opts);
   offer_state(ctx, ch, t, t_abs, eta);
   if (t == ch->next_monitor && !monitor(ctx, ch, t_abs)) return 0;

@@ -18,14 +18,16 @@
  *
  * The copy is the package's own file, in a cache directory (R/file-backed.R),
  * never beside the user's data. Its name is a hash of everything it derives
- * from: the backing file's path, size and modification time, the columns
- * taken, the response and its coding. So models on the same content share
+ * from: the backing file's path, size, modification time and a checksum of
+ * its content (a change through bigmemory's own map keeps size and time),
+ * the columns taken, the response and its coding. So models on the same content share
  * one copy, and models on different content (a logistic and a linear model
  * code the response differently) never read each other's. It starts with a
- * header (rows_header: the key, the source's identity, the response's
- * summaries and the covariates' Gram matrix X'X for the rank check), and its
- * modification time is set, when written, to a time recorded in the header:
- * any later write to it changes that time.
+ * header (rows_header: the key, the source's identity and checksum, the
+ * copy's own checksum, the response's summaries and the covariates' Gram
+ * matrix X'X for the rank check), and its modification time is set, when
+ * written, to a time recorded in the header: any later write to it changes
+ * that time, and one whose time was set back still fails its checksum.
  *
  * Every time a model is built for a run (model_rows()), the copy and its
  * source are checked before any row is read: a missing copy, one of another
@@ -52,7 +54,9 @@
 #define _DARWIN_C_SOURCE
 #else
 #define _POSIX_C_SOURCE 200809L
+#define _DEFAULT_SOURCE   /* MAP_ANONYMOUS */
 #endif
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -99,12 +103,18 @@ SEXP sgld_file_rows(SEXP args) {
   return R_NilValue;
 }
 
+volatile int sgld_rows_lost = 0;
+
+SEXP sgld_rows_lost_since(void) {
+  return ScalarLogical(FALSE);
+}
+
 #else
 
 /* ------------------------------------------------- the copy's header -- */
 
 #define ROWS_MAGIC "SGLDROWS"
-#define ROWS_VERSION 1
+#define ROWS_VERSION 2       /* 2: checksums of the source and of the copy */
 #define ROWS_ALIGN 4096     /* the rows start on a page */
 
 /* then p x p doubles (X'X of the covariates) and p doubles (each covariate's
@@ -117,6 +127,8 @@ typedef struct rows_header {
   int64_t source_size, source_sec, source_nsec;
   int64_t written_sec;          /* the copy's own modification time (nanoseconds 0) */
   double stats[5];              /* the response: mean, variance, has 0, -1, 1 */
+  uint64_t source_sum;          /* content_sum() of the source when the copy was made */
+  uint64_t copy_sum;            /* content_sum() of this file, with this field 0 */
 } rows_header;
 
 /* what identifies a file's content: if any write or truncation happened,
@@ -158,6 +170,114 @@ static uint64_t fnv(uint64_t h, const void *data, size_t len) {
 }
 #define FNV_START UINT64_C(0xcbf29ce484222325)
 
+/* ------------------------------------------------ content checksums -- */
+
+/* A copy is keyed by the content it was made from, not only by time stamps:
+   a big.matrix changed in place through bigmemory (a write into its memory
+   map, then flush()) leaves its backing file's size and, on Linux, often its
+   modification time as they were. So the key also holds a checksum of the
+   source's bytes, and the copy's header a checksum of the copy's own bytes,
+   checked before the copy is used. A file of up to SUM_FULL_BYTES is summed
+   whole (a source and its copy of 61 MB each, 2e6 rows: 25 ms of CPU for
+   both, from the page cache, at every call that maps the model; 130 ms of
+   wall time with 2 cores at load 7); a larger one in
+   SUM_SAMPLES blocks spread evenly over it, plus the first and last block of
+   each of its `parts` (the source's columns, the copy's rows region): a
+   change to a whole column, or at either end of one, is always seen; a few
+   scattered values of a file larger than 64 MB may not be (the size and
+   modification time are checked as well). */
+#define SUM_FULL_BYTES ((int64_t) 64 << 20)
+#define SUM_BLOCK 4096
+#define SUM_SAMPLES 1024
+#define SUM_MAX_PARTS 4096
+
+/* Four lanes of words, each step (lane ^ word) * odd, then a shift-xor: a
+   bijection of the lane's state for a given word, so any one changed word
+   changes the sum. The shift-xor is needed: without it a flipped sign bit
+   stays the top bit through the multiplication, and two sign flips in one
+   lane cancel, as they do when a column is negated in place. */
+static uint64_t sum_bytes(uint64_t h, const unsigned char *b, size_t len) {
+  uint64_t lane[4] = {h, h ^ UINT64_C(0x9e3779b97f4a7c15), h ^ UINT64_C(0xc2b2ae3d27d4eb4f),
+                      h ^ UINT64_C(0x165667b19e3779f9)};
+  const uint64_t odd = UINT64_C(0xff51afd7ed558ccd);
+  size_t i = 0;
+  for (; i + 32 <= len; i += 32)
+    for (int k = 0; k < 4; k++) {
+      uint64_t w;
+      memcpy(&w, b + i + 8 * k, 8);
+      lane[k] = (lane[k] ^ w) * odd;
+      lane[k] ^= lane[k] >> 29;
+    }
+  h = fnv(h, lane, sizeof lane);
+  return fnv(h, b + i, len - i);
+}
+
+/* sums bytes [from, from + len) of the file open as fd into h; -1 if they
+   cannot all be read */
+static int sum_range(int fd, int64_t from, int64_t len, unsigned char *buf, size_t buf_len,
+                     uint64_t *h) {
+  while (len > 0) {
+    const size_t want = (size_t) (len < (int64_t) buf_len ? len : (int64_t) buf_len);
+    const ssize_t got = pread(fd, buf, want, (off_t) from);
+    if (got != (ssize_t) want) return -1;
+    *h = sum_bytes(*h, buf, want);
+    from += (int64_t) want;
+    len -= (int64_t) want;
+  }
+  return 0;
+}
+
+/* The checksum of bytes [start, size) of the file open as fd, seen as
+   `parts` equal parts (see above). Reads with pread, never through a
+   mapping, so a file shortened meanwhile gives an error, not a bus error.
+   Returns 0 and sets *sum, or -1 if the file cannot be read. */
+static int content_sum(int fd, int64_t start, int64_t size, int64_t parts, uint64_t *sum) {
+  static unsigned char buf[1 << 20];
+  uint64_t h = fnv(FNV_START, &size, sizeof size);
+  const int64_t len = size - start;
+  if (len <= SUM_FULL_BYTES) {
+    if (sum_range(fd, start, len, buf, sizeof buf, &h) != 0) return -1;
+    *sum = h;
+    return 0;
+  }
+  for (int j = 0; j < SUM_SAMPLES; j++) {
+    const int64_t at = start + (int64_t) ((double) j / (SUM_SAMPLES - 1) * (double) (len - SUM_BLOCK)) / 8 * 8;
+    if (sum_range(fd, at, SUM_BLOCK, buf, sizeof buf, &h) != 0) return -1;
+  }
+  if (parts > SUM_MAX_PARTS) parts = SUM_MAX_PARTS;
+  const int64_t part = len / (parts > 0 ? parts : 1);
+  for (int64_t k = 0; part >= SUM_BLOCK && k < parts; k++) {
+    const int64_t first = start + k * part, last = first + part - SUM_BLOCK;
+    if (sum_range(fd, first, SUM_BLOCK, buf, sizeof buf, &h) != 0 ||
+        sum_range(fd, last, SUM_BLOCK, buf, sizeof buf, &h) != 0)
+      return -1;
+  }
+  *sum = h;
+  return 0;
+}
+
+/* The copy's own checksum: its header with copy_sum set to 0, then the rest
+   of the file (X'X, the largest values, the rows). */
+static int copy_sum_of(int fd, const rows_header *h, int64_t size, uint64_t *sum) {
+  rows_header zeroed = *h;
+  zeroed.copy_sum = 0;
+  uint64_t rest;
+  if (content_sum(fd, (int64_t) sizeof zeroed, size, 1, &rest) != 0) return -1;
+  *sum = sum_bytes(rest, (const unsigned char *) &zeroed, sizeof zeroed);
+  return 0;
+}
+
+/* The source's checksum: the whole file when it is small, else sampled with
+   each column's ends */
+static int source_sum_of(const char *path, int64_t ncol, uint64_t *sum) {
+  int fd = open(path, O_RDONLY);
+  if (fd < 0) return -1;
+  struct stat st;
+  int ok = fstat(fd, &st) == 0 ? content_sum(fd, 0, (int64_t) st.st_size, ncol, sum) : -1;
+  close(fd);
+  return ok;
+}
+
 /* Checks the header of the copy open as `fd` (whose stat is `st`) against
    the key, n and p the model expects; fills *h. Returns NULL if it holds,
    else what is wrong. `foreign` is set when the file is not a copy at all. */
@@ -190,6 +310,11 @@ static const char *check_copy(int fd, const struct stat *st, uint64_t key, R_xle
              "%.0f s from the one it was written with)", (double) (id.sec - h->written_sec));
     return why;
   }
+  uint64_t sum;
+  if (copy_sum_of(fd, h, id.size, &sum) != 0) return "cannot be read to the end";
+  if (sum != h->copy_sum)
+    return "was modified after it was written (its content no longer matches the checksum "
+           "written with it)";
   return NULL;
 }
 
@@ -203,11 +328,97 @@ typedef struct mapping {
   file_id id;
 } mapping;
 
+/* ------------------------------------------- a file shortened under a run --
+
+   A file truncated while it is mapped (by another process: the copy is
+   read-only, but root, or a user who makes it writable, can) turns every
+   read of its lost pages into SIGBUS, which kills R. Checks of the size
+   between chunks cannot prevent it (the truncation can come in the middle
+   of one, and a chunk reads on several threads), and a private or
+   populated mapping does not either (its pages not yet read still come
+   from the file). So reads of a copy's mapping are guarded: a SIGBUS whose
+   address lies in a registered mapping is answered by mapping a page of
+   zeros over the lost page (mmap is a system call, safe in a handler on
+   Linux and the BSDs, and this works on whichever thread faulted; no
+   longjmp, so no thread is left holding a lock) and setting
+   sgld_rows_lost. The read then goes on with zeros, which no chain keeps:
+   it checks the flag after each gradient and before keeping a state, and
+   stops (chain.c); R then raises an error that holds the draws made before
+   (R/run.R). A SIGBUS anywhere else goes to the handler that was there
+   before (R's), as if this one were not installed. */
+
+volatile int sgld_rows_lost = 0;
+
+#define GUARDED_MAX 64
+static struct { volatile uintptr_t from, to; } guarded[GUARDED_MAX];
+static struct sigaction previous_bus;
+static uintptr_t page_bytes;
+
+static void on_bus(int sig, siginfo_t *info, void *context) {
+  (void) sig;
+  (void) context;
+  const uintptr_t at = (uintptr_t) info->si_addr;
+  for (int i = 0; i < GUARDED_MAX; i++)
+    if (at >= guarded[i].from && at < guarded[i].to) {
+      void *page = (void *) (at & ~(page_bytes - 1));
+      if (mmap(page, page_bytes, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) !=
+          MAP_FAILED) {
+        sgld_rows_lost = 1;
+        return;
+      }
+      break;
+    }
+  /* not ours: the previous handler gets the repeated fault */
+  sigaction(SIGBUS, &previous_bus, NULL);
+}
+
+/* installed again whenever a mapping is made, in case R replaced it */
+static void guard_reads(void) {
+  struct sigaction now;
+  if (sigaction(SIGBUS, NULL, &now) != 0) return;
+  if ((now.sa_flags & SA_SIGINFO) && now.sa_sigaction == on_bus) return;
+  struct sigaction act;
+  memset(&act, 0, sizeof act);
+  act.sa_sigaction = on_bus;
+  act.sa_flags = SA_SIGINFO | SA_ONSTACK;
+  sigemptyset(&act.sa_mask);
+  page_bytes = (uintptr_t) sysconf(_SC_PAGESIZE);
+  previous_bus = now;
+  sigaction(SIGBUS, &act, NULL);
+}
+
+static void guard_add(void *addr, size_t bytes) {
+  for (int i = 0; i < GUARDED_MAX; i++)
+    if (guarded[i].to == 0) {
+      guarded[i].from = (uintptr_t) addr;
+      guarded[i].to = (uintptr_t) addr + bytes;
+      guard_reads();
+      return;
+    }
+  /* more live mappings than slots: this one is read unguarded, as before */
+}
+
+static void guard_remove(void *addr) {
+  for (int i = 0; i < GUARDED_MAX; i++)
+    if (guarded[i].from == (uintptr_t) addr) {
+      guarded[i].to = 0;
+      guarded[i].from = 0;
+    }
+}
+
+/* Has a read of a copy found its file shortened since the last call? Clears. */
+SEXP sgld_rows_lost_since(void) {
+  const int lost = sgld_rows_lost != 0;
+  sgld_rows_lost = 0;
+  return ScalarLogical(lost);
+}
+
 static void unmap(SEXP ptr) {
   void *p = R_ExternalPtrAddr(ptr);
   SEXP prot = R_ExternalPtrProtected(ptr);
   if (!p || TYPEOF(prot) != VECSXP) return;
   const mapping *m = (const mapping *) RAW(VECTOR_ELT(prot, 0));
+  guard_remove(p);
   munmap(p, m->bytes);
   R_ClearExternalPtr(ptr);
 }
@@ -241,6 +452,33 @@ static void check_source(SEXP file) {
           "(its modification time moved by %.3f s): the model's copy holds the data as they "
           "were; build the model again from the matrix", path,
           ((double) now.sec - was[1]) + ((double) now.nsec - was[2]) * 1e-9);
+  /* a change in place through bigmemory's own map leaves size and time */
+  SEXP sum_ = env_value(file, "source_sum"), ncol_ = env_value(file, "source_ncol");
+  uint64_t sum;
+  if (TYPEOF(sum_) == STRSXP && XLENGTH(sum_) == 1 && TYPEOF(ncol_) == INTSXP &&
+      XLENGTH(ncol_) == 1 && source_sum_of(path, INTEGER(ncol_)[0], &sum) == 0 &&
+      sum != strtoull(CHAR(STRING_ELT(sum_, 0)), NULL, 16))
+    error("the file-backed matrix's backing file '%s' was changed in place after the model "
+          "was built (its content no longer matches the checksum taken then, though its size "
+          "and modification time do): the model's copy holds the data as they were; build "
+          "the model again from the matrix", path);
+}
+
+/* The copy was removed, or another file moved over it, while this process
+   held it mapped (during a run, or between runs): the mapping still reads
+   the file as it was written and checked (unlinking does not unmap), so the
+   run goes on from it, with one warning per model. */
+static const double *kept_mapping(SEXP file, SEXP ptr, const char *path, const char *what) {
+  const mapping *m = (const mapping *) RAW(VECTOR_ELT(R_ExternalPtrProtected(ptr), 0));
+  SEXP warned = env_value(file, "orphaned");
+  if (!(TYPEOF(warned) == LGLSXP && XLENGTH(warned) == 1 && LOGICAL(warned)[0] == TRUE)) {
+    defineVar(install("orphaned"), ScalarLogical(TRUE), file);
+    warning("the model's copy of its rows '%s' %s while this process had it mapped; the "
+            "run reads its mapping, which still holds the model's rows as written, and "
+            "returns its draws. Another process (or this one in a new session) cannot read "
+            "it: build the model again from its file-backed matrix", path, what);
+  }
+  return (const double *) ((const char *) R_ExternalPtrAddr(ptr) + m->offset);
 }
 
 /* The model's rows, (p + 1) x n doubles: from R memory (`z`), or from the
@@ -262,19 +500,17 @@ static const double *find_rows(SEXP spec, R_xlen_t len) {
   check_source(file);
 
   struct stat st;
-  if (stat(path, &st) != 0)
+  SEXP old = env_value(file, "ptr");
+  const int mapped = TYPEOF(old) == EXTPTRSXP && R_ExternalPtrAddr(old) != NULL;
+  if (stat(path, &st) != 0) {
+    if (mapped && errno == ENOENT) return kept_mapping(file, old, path, "was removed");
     error("the model's copy of its rows '%s' cannot be read (%s): it was removed (a cleaned "
           "cache?), or this process does not see that directory; build the model again from "
           "its file-backed matrix, which writes it again (for futures on other machines, set "
           "options(sgld.cache_dir) to a directory they share)", path, strerror(errno));
-  const file_id id = id_of(&st);
-  SEXP old = env_value(file, "ptr");
-  if (TYPEOF(old) == EXTPTRSXP && R_ExternalPtrAddr(old)) {
-    const mapping *m = (const mapping *) RAW(VECTOR_ELT(R_ExternalPtrProtected(old), 0));
-    if (same_file(&m->id, &id))
-      return (const double *) ((const char *) R_ExternalPtrAddr(old) + m->offset);
   }
-
+  /* checked before every run, a mapping kept or not: a copy changed in place
+     (and its time set back) shows through a shared mapping */
   int fd = open(path, O_RDONLY);
   if (fd < 0)
     error("cannot open the model's copy of its rows '%s': %s", path, strerror(errno));
@@ -284,8 +520,22 @@ static const double *find_rows(SEXP spec, R_xlen_t len) {
                     : check_copy(fd, &st, key, n, p, &h, &foreign);
   if (bad) {
     close(fd);
+    /* another file moved over the path: the mapping still holds the old one */
+    if (mapped) {
+      const mapping *m = (const mapping *) RAW(VECTOR_ELT(R_ExternalPtrProtected(old), 0));
+      if (m->id.ino != st.st_ino || m->id.dev != st.st_dev)
+        return kept_mapping(file, old, path, "was replaced by another file");
+    }
     error("the model's copy of its rows '%s' %s; build the model again from its file-backed "
           "matrix, which writes a new copy", path, bad);
+  }
+  const file_id id = id_of(&st);
+  if (TYPEOF(old) == EXTPTRSXP && R_ExternalPtrAddr(old)) {
+    const mapping *m = (const mapping *) RAW(VECTOR_ELT(R_ExternalPtrProtected(old), 0));
+    if (same_file(&m->id, &id)) {
+      close(fd);
+      return (const double *) ((const char *) R_ExternalPtrAddr(old) + m->offset);
+    }
   }
   mapping m = {(size_t) id_of(&st).size, (size_t) h.header_bytes, id_of(&st)};
   void *addr = mmap(NULL, m.bytes, PROT_READ, MAP_SHARED, fd, 0);
@@ -299,6 +549,7 @@ static const double *find_rows(SEXP spec, R_xlen_t len) {
   SET_VECTOR_ELT(prot, 1, TYPEOF(old) == EXTPTRSXP ? old : R_NilValue);
   SEXP ptr = PROTECT(R_MakeExternalPtr(addr, R_NilValue, prot));
   R_RegisterCFinalizerEx(ptr, unmap, TRUE);
+  guard_add(addr, m.bytes);
   defineVar(install("ptr"), ptr, file);
   UNPROTECT(2);
   return (const double *) ((const char *) addr + m.offset);
@@ -381,11 +632,12 @@ static copy_args read_copy_args(SEXP args) {
 
 /* the hash a copy is named by: its format, the source's path and identity,
    and what is taken from it and how */
-static uint64_t copy_key(const copy_args *a, const file_id *src) {
+static uint64_t copy_key(const copy_args *a, const file_id *src, uint64_t source_sum) {
   uint64_t h = FNV_START;
   const int64_t fields[] = {ROWS_VERSION, src->size, src->sec, src->nsec, a->is_float,
                             (int64_t) a->n, a->ncol, a->ycol, a->response, a->p};
   h = fnv(h, a->src, strlen(a->src) + 1);
+  h = fnv(h, &source_sum, sizeof source_sum);
   h = fnv(h, fields, sizeof fields);
   h = fnv(h, a->cols, (size_t) a->p * sizeof(int));
   if (a->y) h = fnv(h, a->y, (size_t) a->n * sizeof(double));
@@ -483,17 +735,55 @@ static void write_copy(const copy_args *a, const unsigned char *base, FILE *out,
   h->stats[4] = seen_one;
 }
 
+/* A copy is written as "<copy>.partial-<host>-<pid>" and renamed into place
+   once whole. A process killed meanwhile (SIGKILL, a crash, a full disk it
+   did not survive) leaves its partial file behind: one of this host whose
+   process no longer exists is removed by the next build in the directory
+   (partial files of other hosts sharing the directory are left alone). */
+static void partial_name(char *out, size_t len, const char *dest) {
+  char host[128];
+  if (gethostname(host, sizeof host) != 0) host[0] = 0;
+  host[sizeof host - 1] = 0;
+  for (char *c = host; *c; c++) if (*c == '/' || *c == '-') *c = '_';
+  snprintf(out, len, "%s.partial-%s-%ld", dest, host, (long) getpid());
+}
+
+/* is `tail` (the name after "sgld-<16 hex digits>") the partial suffix of a
+   dead process of this host? */
+static int dead_partial(const char *tail) {
+  const char *prefix = ".rows.partial-";
+  if (strncmp(tail, prefix, strlen(prefix)) != 0) return 0;
+  tail += strlen(prefix);
+  const char *dash = strrchr(tail, '-');
+  if (dash) {   /* else the name of earlier versions, "partial-<pid>" */
+    char host[128];
+    if (gethostname(host, sizeof host) != 0) return 0;
+    host[sizeof host - 1] = 0;
+    for (char *c = host; *c; c++) if (*c == '/' || *c == '-') *c = '_';
+    if ((size_t) (dash - tail) != strlen(host) || strncmp(tail, host, strlen(host)) != 0) return 0;
+  }
+  char *end;
+  const long pid = strtol(dash ? dash + 1 : tail, &end, 10);
+  if (*end != 0 || pid <= 0 || pid == (long) getpid()) return 0;
+  return kill((pid_t) pid, 0) != 0 && errno == ESRCH;
+}
+
 /* Copies of an earlier state of the same source: no model can use them any
    more (a model checks its source before each run), so they are removed. */
 static void remove_stale(const char *cache, const char *keep, uint64_t path_hash,
-                         const file_id *src) {
+                         const file_id *src, uint64_t source_sum) {
   DIR *dir = opendir(cache);
   if (!dir) return;
-  const size_t len = strlen(cache) + 64;
+  const size_t len = strlen(cache) + 512;
   char *other = R_alloc(len, 1);
   struct dirent *e;
   while ((e = readdir(dir)) != NULL) {
     const size_t l = strlen(e->d_name);
+    if (l > 26 && strncmp(e->d_name, "sgld-", 5) == 0 && dead_partial(e->d_name + 21)) {
+      snprintf(other, len, "%s/%s", cache, e->d_name);
+      unlink(other);
+      continue;
+    }
     if (l != 26 || strncmp(e->d_name, "sgld-", 5) != 0 || strcmp(e->d_name + 21, ".rows") != 0)
       continue;
     snprintf(other, len, "%s/%s", cache, e->d_name);
@@ -505,7 +795,8 @@ static void remove_stale(const char *cache, const char *keep, uint64_t path_hash
     close(fd);
     if (read && memcmp(h.magic, ROWS_MAGIC, 8) == 0 && h.version == ROWS_VERSION &&
         h.source_path_hash == path_hash &&
-        (h.source_size != src->size || h.source_sec != src->sec || h.source_nsec != src->nsec))
+        (h.source_size != src->size || h.source_sec != src->sec || h.source_nsec != src->nsec ||
+         h.source_sum != source_sum))
       unlink(other);
   }
   closedir(dir);
@@ -515,7 +806,7 @@ static SEXP copy_result(const char *dest, uint64_t key, const rows_header *h, co
                         const double *largest, const file_id *src, int reused) {
   const int p = (int) h->p;
   const char *names[] = {"path", "key", "stats", "gram", "largest", "source_id", "reused",
-                         "offset", ""};
+                         "offset", "source_sum", ""};
   SEXP res = PROTECT(mkNamed(VECSXP, names));
   char hex[17];
   snprintf(hex, sizeof hex, "%016llx", (unsigned long long) key);
@@ -537,6 +828,8 @@ static SEXP copy_result(const char *dest, uint64_t key, const rows_header *h, co
   REAL(id)[2] = (double) src->nsec;
   SET_VECTOR_ELT(res, 6, ScalarLogical(reused));
   SET_VECTOR_ELT(res, 7, ScalarReal((double) h->header_bytes));
+  snprintf(hex, sizeof hex, "%016llx", (unsigned long long) h->source_sum);
+  SET_VECTOR_ELT(res, 8, mkString(hex));
   UNPROTECT(1);
   return res;
 }
@@ -549,6 +842,19 @@ static void copy_error(const copy_failure *f, const char *dest) {
   else snprintf(shown, sizeof shown, "%g", f->value);
   if (strcmp(f->what, "interrupt") == 0)
     error("the copy of the rows was interrupted; nothing was kept");
+  if (strcmp(f->what, "write") == 0 && f->err == EFBIG)
+    error("cannot write the copy of the rows '%s': it would pass this process's file size "
+          "limit (`ulimit -f`, RLIMIT_FSIZE); raise the limit, or use the data as an in-memory "
+          "matrix; the partial copy was removed", dest);
+  if (strcmp(f->what, "write") == 0 && f->err == ENOSPC)
+    error("cannot write the copy of the rows '%s': no space left on the cache directory's "
+          "device; set options(sgld.cache_dir) to a directory with room; the partial copy "
+          "was removed", dest);
+#ifdef EDQUOT
+  if (strcmp(f->what, "write") == 0 && f->err == EDQUOT)
+    error("cannot write the copy of the rows '%s': the disk quota is exceeded; set "
+          "options(sgld.cache_dir) to a directory with room; the partial copy was removed", dest);
+#endif
   if (strcmp(f->what, "write") == 0)
     error("cannot write the copy of the rows '%s' (is the disk full? set options(sgld.cache_dir) "
           "to a directory with room): %s", dest, strerror(f->err));
@@ -572,11 +878,14 @@ SEXP sgld_file_rows(SEXP args) {
   struct stat st;
   if (stat(a.src, &st) != 0) error("cannot read the backing file '%s': %s", a.src, strerror(errno));
   const file_id src = id_of(&st);
-  const uint64_t key = copy_key(&a, &src);
-  const size_t dest_len = strlen(a.cache) + 64;
+  uint64_t source_sum;
+  if (source_sum_of(a.src, a.ncol, &source_sum) != 0)
+    error("cannot read the backing file '%s' to the end: %s", a.src, strerror(errno));
+  const uint64_t key = copy_key(&a, &src, source_sum);
+  const size_t dest_len = strlen(a.cache) + 256;
   char *dest = R_alloc(dest_len, 1), *partial = R_alloc(dest_len, 1);
   snprintf(dest, dest_len, "%s/sgld-%016llx.rows", a.cache, (unsigned long long) key);
-  snprintf(partial, dest_len, "%s.partial-%ld", dest, (long) getpid());
+  partial_name(partial, dest_len, dest);
   const int p = a.p;
   double *G = (double *) R_alloc((size_t) p * p + p, sizeof(double)), *largest = G + (size_t) p * p;
   rows_header h;
@@ -606,8 +915,17 @@ SEXP sgld_file_rows(SEXP args) {
           (double) a.n * a.ncol * width);
   }
   posix_madvise((void *) base, bytes, POSIX_MADV_SEQUENTIAL);
-  FILE *out = fopen(partial, "wb");
+  /* past the file size limit (ulimit -f) a write raises SIGXFSZ, which
+     kills the process unless ignored; ignored, the write fails with EFBIG
+     and is an R error like a full disk */
+  struct sigaction ignore_xfsz, old_xfsz;
+  memset(&ignore_xfsz, 0, sizeof ignore_xfsz);
+  ignore_xfsz.sa_handler = SIG_IGN;
+  sigemptyset(&ignore_xfsz.sa_mask);
+  sigaction(SIGXFSZ, &ignore_xfsz, &old_xfsz);
+  FILE *out = fopen(partial, "w+b");   /* read back for its checksum */
   if (!out) {
+    sigaction(SIGXFSZ, &old_xfsz, NULL);
     int e = errno;
     munmap((void *) base, bytes);
     error("cannot write the copy of the rows '%s' in the cache directory: %s; set "
@@ -624,6 +942,7 @@ SEXP sgld_file_rows(SEXP args) {
   h.source_size = src.size;
   h.source_sec = src.sec;
   h.source_nsec = src.nsec;
+  h.source_sum = source_sum;
   /* the copy's modification time: whole, even seconds (exact on file systems
      with coarse times) and in the past, so that no later write leaves it */
   struct timespec now;
@@ -640,6 +959,14 @@ SEXP sgld_file_rows(SEXP args) {
       f.err = errno;
     }
   }
+  if (!f.what) {   /* the checksum of the whole, then the header that holds it */
+    const int64_t size = (int64_t) h.header_bytes + (int64_t) (p + 1) * (int64_t) a.n * 8;
+    if (copy_sum_of(fileno(out), &h, size, &h.copy_sum) != 0 ||
+        pwrite(fileno(out), &h, sizeof h, 0) != (ssize_t) sizeof h) {
+      f.what = "write";
+      f.err = errno;
+    }
+  }
   if (!f.what) {
     const struct timespec times[2] = {{(time_t) h.written_sec, 0}, {(time_t) h.written_sec, 0}};
     if (fchmod(fileno(out), 0444) != 0 || futimens(fileno(out), times) != 0) {
@@ -651,6 +978,7 @@ SEXP sgld_file_rows(SEXP args) {
     f.what = "write";
     f.err = errno;
   }
+  sigaction(SIGXFSZ, &old_xfsz, NULL);
   if (!f.what && rename(partial, dest) != 0) {
     f.what = "write";
     f.err = errno;
@@ -659,7 +987,7 @@ SEXP sgld_file_rows(SEXP args) {
     remove(partial);
     copy_error(&f, dest);
   }
-  remove_stale(a.cache, dest, h.source_path_hash, &src);
+  remove_stale(a.cache, dest, h.source_path_hash, &src, source_sum);
   return copy_result(dest, key, &h, G, largest, &src, 0);
 }
 

@@ -333,6 +333,7 @@ static int gradient_threads(const run_settings *s) {
 }
 
 SEXP sgld_run(SEXP model_spec, SEXP settings) {
+  sgld_rows_lost = 0;   /* a copy's file shortened from here on stops the run (mmap.c) */
   sgld_model model = find_model(model_spec), test;
   const sgld_update *rule = find_update(CHAR(asChar(list_elt(settings, "update"))));
   const sgld_gradient *grad = find_gradient(CHAR(asChar(list_elt(settings, "gradient"))));

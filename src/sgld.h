@@ -572,6 +572,12 @@ const double *list_doubles(SEXP list, const char *name, R_xlen_t len);
 const double *list_optional_doubles(SEXP list, const char *name, R_xlen_t len);
 /* a model's (p + 1) x n rows: its `z`, or the memory map of its data file (mmap.c) */
 const double *model_rows(SEXP spec, R_xlen_t len);
+/* set (by mmap.c's SIGBUS handler, on any thread) when a read of a file
+   copy's mapping found its file shortened: the page read as zeros. A run
+   clears it at its start; a chain that sees it stops before keeping
+   anything made from those zeros (chain.c), and R makes it an error
+   (sgld_rows_lost()) */
+extern volatile int sgld_rows_lost;
 /* pages.c: data read at random advised into 2 MB pages (MADV_HUGEPAGE),
    where the system allows and the block is large; nothing otherwise */
 void huge_pages(const void *data, size_t bytes);

@@ -116,7 +116,7 @@ run_cases <- function(seed, first, last) {
   damage <- function(path) {
     size <- file.size(path)
     Sys.chmod(path, "644")
-    switch(sample(4, 1),
+    switch(sample(6, 1),
       writeBin(readBin(path, "raw", sample(c(0, 8, 100, 4095, 4096, size %/% 2, size - 8), 1)),
                path),
       {
@@ -126,7 +126,20 @@ run_cases <- function(seed, first, last) {
         close(con)
       },
       unlink(path),
-      writeBin(as.raw(sample(0:255, size, TRUE)), path))
+      writeBin(as.raw(sample(0:255, size, TRUE)), path),
+      { # changed in place with its time set back: only a checksum sees it
+        time <- file.mtime(path)
+        con <- file(path, "r+b")
+        seek(con, sample(0:(size - 8), 1), rw = "write")
+        writeBin(sample(list(1e10, -1, 0), 1)[[1]], con)
+        close(con)
+        Sys.setFileTime(path, time)
+      },
+      { # another file moved over it
+        other <- tempfile(tmpdir = dirname(path))
+        writeBin(as.raw(sample(0:255, size, TRUE)), other)
+        file.rename(other, path)
+      })
   }
   outcome <- c(error = 0, ok = 0)
   for (case in first:last) {
@@ -265,6 +278,7 @@ run_cases <- function(seed, first, last) {
         },
         codes = {
           .Call(sgld:::C_sgld_codes)
+          .Call(sgld:::C_sgld_rows_lost_since)
           .Call(sgld:::C_sgld_code_of, sample(c(names(sgld:::engine_codes()), "x"), 1), draw())
         },
         predict = {

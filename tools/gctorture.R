@@ -77,6 +77,21 @@ calls[["file rows"]] <- structure(list(sgld:::C_sgld_file_rows, rows_args), befo
   dir.create(rows_args$cache)
 })
 calls[["file rows found"]] <- list(sgld:::C_sgld_file_rows, rows_args)
+calls[["rows lost"]] <- list(sgld:::C_sgld_rows_lost_since)
+# a copy removed while this process maps it: the run reads the mapping
+# (mmap.c, kept_mapping()); a model of its own, in its own cache directory
+options(sgld.cache_dir = file.path(fbm_dir, "cache2"))
+orphan <- model_logistic(fbm, y = 3)
+options(sgld.cache_dir = file.path(fbm_dir, "cache"))
+orphan_settings <- sgld:::run_settings(orphan, lr = 1e-6, batch_size = 4, iter = 20, burnin = 5,
+                                       thin = 2, temperature = 1, chains = 2, init = NULL,
+                                       replace = FALSE, clip = NULL, threads = 1)
+calls[["file run orphaned"]] <- structure(list(sgld:::C_sgld_run, orphan, orphan_settings),
+  before = function() {
+    if (is.null(orphan$file$ptr))
+      .Call(sgld:::C_sgld_model_eval, orphan, orphan_settings$init[seq_len(orphan$d)])
+    unlink(orphan$file$path)
+  })
 calls[["state sizes"]] <- list(sgld:::C_sgld_state_sizes, models$linear, "sghmc", "minibatch", list())
 for (nm in names(models)) {
   m <- models[[nm]]

@@ -289,7 +289,10 @@ test_that("the cache directory: a damaged copy is written again, a foreign file 
   expect_identical(again$file$path, m$file$path)
   expect_s3_class(sgld(m, lr = 1e-4, iter = 10, batch_size = 10), "sgld_fit")
   unlink(m$file$path)
-  expect_error(sgld(m, lr = 1e-4, iter = 10),
+  # this process still maps the copy: it reads that; a fresh one cannot
+  expect_warning(sgld(m, lr = 1e-4, iter = 10, batch_size = 10),
+                 "copy of its rows .* was removed while this process had it mapped")
+  expect_error(sgld(unserialize(serialize(m, NULL)), lr = 1e-4, iter = 10),
                "copy of its rows .* cannot be read .*a cleaned cache.*build the model again")
   writeLines(strrep("not ours ", 100), m$file$path)
   expect_error(model_logistic(bm, y = "y"), "holds a file .* that is not a copy written by sgld")
@@ -314,6 +317,242 @@ test_that("the design checks read the file's columns", {
   big[, "b"] <- big[, "b"] * 1e300
   expect_error(model_logistic(file_matrix(cbind(big, y = dat$y), name = "big"), y = "y"),
                "column 'b' holds values so large \\(up to [0-9.]+e\\+300\\)")
+})
+
+
+test_that("copies are keyed by content: a change in place through bigmemory is seen", {
+  skip_if_not_installed("callr")
+  # the finding: x1's sign flipped in place (no change of size or time) and
+  # the model built again read the old copy, in this process and a fresh one
+  dir <- withr_dir()
+  set.seed(4)
+  X <- cbind(`(Intercept)` = 1, x1 = rnorm(2000))
+  y <- rbinom(2000, 1, plogis(X %*% c(0, 1.8)))
+  bm <- file_matrix(cbind(X, y = y), dir = dir)
+  run <- function(m) {
+    set.seed(1)
+    suppressWarnings(sgld(m, lr = 1e-3, batch_size = 100, iter = 1000))
+  }
+  before <- model_logistic(bm, y = "y")
+  slope <- function(m) unname(coef(run(m))["x1"])
+  expect_gt(slope(before), 1)
+  bm[, "x1"] <- -bm[, "x1"]   # through bigmemory's map: on Linux size and time stay
+  bigmemory::flush(bm)
+  after <- model_logistic(bm, y = "y")
+  expect_false(identical(after$file$path, before$file$path))
+  expect_lt(slope(after), -1)
+  expect_identical(as.array(run(after)),
+                   as.array(run(model_logistic(cbind(X[, 1], x1 = -X[, 2]) |>
+                                                 `colnames<-`(colnames(X)), y))))
+  # the model built before the change refuses to run on the old data
+  expect_error(run(before), "backing file .* was (changed in place|modified) after the model was built")
+  # a fresh process, from the descriptor, sees the new data too
+  out <- callr::r(function(cache, desc) {
+    options(sgld.cache_dir = cache)
+    m <- sgld::model_logistic(desc, y = "y")
+    set.seed(1)
+    list(path = m$file$path,
+         slope = unname(coef(suppressWarnings(sgld::sgld(m, lr = 1e-3, batch_size = 100,
+                                                         iter = 1000)))["x1"]))
+  }, args = list(cache = cache, desc = bigmemory::describe(bm)), timeout = 60)
+  expect_identical(out$path, after$file$path)
+  expect_lt(out$slope, -1)
+})
+
+test_that("a copy changed after it was written, its time set back, is never read", {
+  dat <- logistic_data(1500)
+  bm <- file_matrix(cbind(dat$X, y = dat$y))
+  m <- model_logistic(bm, y = "y", prior = prior_normal(0, 5))
+  run <- function(m) {
+    set.seed(5)
+    suppressWarnings(sgld(m, lr = 1e-4, batch_size = 30, iter = 500))
+  }
+  want <- as.array(run(m))   # mapped now, and the mapping kept
+  path <- m$file$path
+  time <- file.mtime(path)
+  # rows overwritten with 1e10, the time restored: the finding's means of 1e10
+  Sys.chmod(path, "644")
+  con <- file(path, "r+b")
+  seek(con, file.size(path) - 8 * 5 * 100, rw = "write")
+  writeBin(rep(1e10, 5 * 100), con)
+  close(con)
+  Sys.chmod(path, "444")
+  Sys.setFileTime(path, time)
+  expect_identical(file.mtime(path), time)
+  expect_error(run(m), "copy of its rows .* was modified after it was written \\(its content no longer matches")
+  saved <- unserialize(serialize(m, NULL))   # mapped afresh
+  expect_error(run(saved), "its content no longer matches the checksum")
+  # the header changed: the response's mean it records
+  again <- model_logistic(bm, y = "y", prior = prior_normal(0, 5))   # written again
+  expect_identical(again$file$path, path)
+  expect_identical(as.array(run(again)), want)
+  expect_identical(as.array(run(m)), want)
+  time <- file.mtime(path)
+  Sys.chmod(path, "644")
+  con <- file(path, "r+b")
+  seek(con, 120, rw = "write")
+  writeBin(0.123, con)
+  close(con)
+  Sys.setFileTime(path, time)
+  expect_error(run(m), "its content no longer matches the checksum")
+})
+
+# a file-backed logistic regression whose run lasts a second or more, for
+# what happens to its copy during the run; `act` runs in another process
+# `after` seconds after it is ready (its start-up is not counted)
+long_run_with <- function(act, after = 0.3, seed = 9, cache_dir = cache) {
+  dat <- logistic_data(2000)
+  dir <- withr_dir()
+  bm <- file_matrix(cbind(dat$X, y = dat$y), dir = dir)
+  m <- model_logistic(bm, y = "y", prior = prior_normal(0, 5))
+  other <- model_logistic(file_matrix(cbind(dat$X[, 1:2], y = dat$y), dir = dir, name = "o"),
+                          y = "y")
+  run <- function() {
+    set.seed(seed)
+    sgld(m, lr = 1e-4, batch_size = 50, iter = 1.5e5, thin = 250, burnin = 0,
+         control_variates = TRUE, chains = 2)
+  }
+  ready <- tempfile("ready-")
+  start <- function() {
+    bg <- callr::r_bg(function(act, ready, ...) {
+      file.create(ready)
+      act(...)
+    }, args = list(act = act, ready = ready, path = m$file$path, other = other$file$path,
+                   after = after))
+    while (!file.exists(ready) && bg$is_alive()) Sys.sleep(0.02)
+    bg
+  }
+  list(m = m, run = run, other = other$file$path, act = start)
+}
+
+test_that("a copy removed or replaced during a run: the run reads its mapping", {
+  skip_if_not_installed("callr")
+  skip_on_cran()
+  for (what in c("remove", "replace")) {
+    act <- if (what == "remove") function(path, other, after) { Sys.sleep(after); unlink(path) }
+           else function(path, other, after) {
+             Sys.sleep(after)
+             file.copy(other, paste0(path, ".new"))
+             file.rename(paste0(path, ".new"), path)
+           }
+    r <- long_run_with(act)
+    # the same data (in another file) and seed: the same draws
+    if (what == "remove") want <- suppressWarnings(r$run())
+    bg <- r$act()
+    got <- with_warnings(r$run())
+    bg$wait()
+    expect_false(file.exists(r$m$file$path) && what == "remove")
+    expect_match(got$warnings, sprintf("copy of its rows .* was %s while this process had it mapped; the run reads its mapping",
+                                       if (what == "remove") "removed" else "replaced by another file"),
+                 all = FALSE)
+    expect_identical(got$value$status, c("done", "done"))
+    expect_identical(as.array(got$value), as.array(want))   # no draw lost or changed
+  }
+  # extended in place under the run (no read faults): the draws come back on
+  # the error that says the copy changed, rather than being lost with it
+  r <- long_run_with(function(path, other, after) {
+    Sys.sleep(after)
+    Sys.chmod(path, "644")
+    con <- file(path, "ab")
+    writeBin(rep(0, 1000), con)
+    close(con)
+  })
+  bg <- r$act()
+  err <- tryCatch(r$run(), sgld_data_error = function(e) e)
+  bg$wait()
+  expect_match(conditionMessage(err), "copy of its rows changed during the run.*extended after it was written.*draws are kept")
+  expect_identical(as.array(err$fit), as.array(want))
+})
+
+test_that("a copy truncated during a run ends it with an R error and the draws so far", {
+  skip_if_not_installed("callr")
+  skip_on_cran()
+  # in a child with a time limit: an unguarded read of the lost pages is a
+  # bus error that kills R
+  out <- callr::r(function(cache, long_run_with, logistic_data, file_matrix, withr_dir) {
+    # started 0.3 s into a run of about a second (more on a loaded machine)
+    library(sgld)
+    options(sgld.cache_dir = cache)
+    r <- long_run_with(function(path, other, after) {
+      Sys.sleep(after)
+      Sys.chmod(path, "644")           # the copy is read-only to its owner
+      con <- file(path, "r+b")
+      truncate(con)                    # at position 0: nothing left
+      close(con)
+    }, after = 1, cache_dir = cache)
+    want <- suppressWarnings(r$run())
+    bg <- r$act()
+    err <- tryCatch(r$run(), sgld_data_error = function(e) e)
+    bg$wait()
+    fit <- err$fit
+    kept <- lapply(seq_along(fit$partial), function(k) unclass(fit$partial[[k]]))
+    list(message = conditionMessage(err), status = fit$status, kept = fit$kept,
+         stop_iter = fit$stop_iter, partial = fit$partial, want = want,
+         after = tryCatch(r$run(), error = conditionMessage))
+  }, args = list(cache = file.path(cache, "truncated"), long_run_with = long_run_with,
+                 logistic_data = logistic_data, file_matrix = file_matrix,
+                 withr_dir = withr_dir), timeout = 120)
+  expect_match(out$message, "copy of its rows .* was truncated during the run .*stopped at iterations? [0-9, ]+, before keeping any draw made from the lost rows.*sgld_data_error")
+  expect_true(any(out$status == "failed"))
+  expect_true(all(out$status %in% c("failed", "interrupted")))
+  expect_lt(max(out$stop_iter), 1.5e5)
+  # every draw kept is the undisturbed run's draw at that iteration
+  want <- as.array(out$want)
+  for (c in seq_along(out$kept)) if (out$kept[c] > 0) {
+    got <- out$partial[[sprintf("chain %d", c)]]
+    attributes(got) <- list(dim = dim(got))
+    expect_identical(got, unname(want[seq_len(out$kept[c]), c, ]))
+  }
+  expect_gt(sum(out$kept), 0)
+  expect_match(out$after, "copy of its rows .* (has 0 bytes|truncated)")
+})
+
+test_that("a copy that passes the file size limit is an R error; partial files are cleaned", {
+  skip_if_not_installed("callr")
+  skip_on_cran()
+  skip_if(Sys.which("bash") == "" || Sys.which("timeout") == "")
+  dir <- file.path(cache, "limits")
+  dir.create(dir, recursive = TRUE, showWarnings = FALSE)
+  # the backing file is written here, before the child's limit
+  set.seed(1)
+  X <- cbind(1, matrix(rnorm(40000 * 3), 40000))
+  bm <- file_matrix(cbind(X, y = rbinom(40000, 1, 0.5)), dir = withr_dir())
+  script <- tempfile(fileext = ".R")
+  writeLines(c(
+    "library(sgld)",
+    sprintf("options(sgld.cache_dir = '%s')", dir),
+    sprintf("bm <- bigmemory::attach.big.matrix('%s')",
+            file.path(bigmemory::describe(bm)@description$dirname, "m.desc")),
+    "msg <- tryCatch({ model_logistic(bm, y = 'y'); 'built' }, error = conditionMessage)",
+    "cat(msg)"), script)
+  rscript <- file.path(R.home("bin"), "Rscript")
+  # the copy (40,000 rows of 5 doubles, 1.6 MB) passes a limit of 1 MB; the
+  # backing file (1.6 MB) is written before the limit is set
+  out <- system2("timeout", c("120", "bash", "-c",
+                              shQuote(sprintf("ulimit -f 1024 2>/dev/null; '%s' '%s'", rscript, script))),
+                 stdout = TRUE, stderr = TRUE)
+  status <- attr(out, "status")
+  out <- paste(out, collapse = "\n")
+  expect_null(status)
+  expect_match(out, "would pass this process's file size limit \\(`ulimit -f`, RLIMIT_FSIZE\\).*partial copy was removed")
+  expect_length(list.files(dir, pattern = "partial"), 0)
+  # a partial copy left by a process that died (SIGKILL mid-copy) goes at the
+  # next build in the directory; one of a live process stays
+  host <- gsub("[-/]", "_", Sys.info()[["nodename"]])
+  dead <- callr::r_bg(function() Sys.getpid())
+  dead$wait()
+  alive <- callr::r_bg(function() Sys.sleep(30))
+  on.exit(alive$kill(), add = TRUE)
+  stale <- file.path(dir, sprintf("sgld-0123456789abcdef.rows.partial-%s-%d", host, dead$get_pid()))
+  running <- file.path(dir, sprintf("sgld-0123456789abcdef.rows.partial-%s-%d", host, alive$get_pid()))
+  writeBin(raw(100), stale)
+  writeBin(raw(100), running)
+  old <- options(sgld.cache_dir = dir)
+  on.exit(options(old), add = TRUE)
+  dat <- logistic_data(300)
+  model_logistic(file_matrix(cbind(dat$X, y = dat$y)), y = "y")
+  expect_false(file.exists(stale))
+  expect_true(file.exists(running))
 })
 
 options(old_cache)

@@ -79,13 +79,13 @@ test_that("a chain whose future fails leaves a fit of the others and a warning n
   fit <- got$value
   expect_match(got$warnings, "chain 2 failed on its worker \\(chain 2: worker lost\\)", all = FALSE)
   expect_identical(fit$chain_ids, c(1L, 3L))
-  expect_identical(fit$status, c("done", "failed", "done"))
+  expect_identical(fit$status, c("done", "lost", "done"))
   set.seed(8)
   local <- sgld(m, lr = 1e-4, batch_size = 10, iter = 500, chains = 3, init = init)
   expect_identical(unname(as.array(fit)), unname(as.array(local)[, c(1, 3), , drop = FALSE]))
   expect_s3_class(summary(fit), "summary.sgld_fit")
   expect_error(sgld(m, lr = 1e-4, iter = 10, chains = 3, init = fit),
-               "chain 2 of the fit failed and cannot be continued")
+               "chain 2 of the fit was lost and cannot be continued")
 })
 
 test_that("parallel is checked", {
@@ -254,4 +254,56 @@ test_that("Ctrl-C with chains as futures on plan(sequential) stops the chain run
   expect_identical(out$fit$status, c("interrupted", "not run", "not run", "not run"))
   expect_gte(out$fit$kept[1], 1)
   expect_identical(out$more$iteration[1, ], out$fit$stop_iter + 1)
+})
+
+test_that("a worker killed mid-run costs only its own chain (3 chains, 2 workers)", {
+  skip_on_cran()
+  skip_if_not_installed("callr")
+  # in a child with a time limit: a dead worker must neither hang nor kill the run
+  out <- callr::r(function() {
+    library(sgld)
+    set.seed(1)
+    D <- cbind(x = rnorm(400))
+    D <- cbind(D, y = 1 + 2 * D[, 1] + rnorm(400))
+    token <- tempfile("kill-")
+    # the first worker to take the token kills itself during its chain
+    grad <- function(w, data) {
+      if (file.exists(token) && file.rename(token, paste0(token, ".taken"))) {
+        Sys.sleep(0.2)
+        tools::pskill(Sys.getpid(), tools::SIGKILL)
+      }
+      r <- data[, "y"] - w[1] - w[2] * data[, "x"]
+      c(sum(r), sum(r * data[, "x"]))
+    }
+    environment(grad) <- list2env(list(token = token), parent = globalenv())
+    m <- model_custom(D, grad_loglik = grad, grad_logprior = function(w) -w / 100, d = 2)
+    run <- function(parallel) {
+      set.seed(3)
+      sgld(m, lr = 1e-4, batch_size = 20, iter = 3000, chains = 3, parallel = parallel)
+    }
+    local <- run("threads")
+    future::plan(future::multisession, workers = 2)
+    file.create(token)
+    warnings <- character()
+    fit <- withCallingHandlers(run("future"), warning = function(w) {
+      warnings <<- c(warnings, conditionMessage(w))
+      invokeRestart("muffleWarning")
+    })
+    future::plan(future::sequential)
+    kept <- fit$chain_ids
+    list(status = fit$status, kept = kept, warnings = warnings,
+         same = identical(unname(as.array(fit)), unname(as.array(local)[, kept, , drop = FALSE])),
+         continued = tryCatch(sgld(m, lr = 1e-4, iter = 10, chains = 3, init = fit),
+                              error = conditionMessage))
+  }, timeout = 120)
+  # 3 chains on 2 workers: the third waits for a worker, and may find the
+  # dead one (its future cannot be made: it runs in the session instead)
+  lost <- setdiff(1:3, out$kept)
+  expect_length(lost, 1)
+  expect_identical(out$status[lost], "lost")
+  expect_true(all(out$status[out$kept] == "done"))
+  expect_true(out$same)     # the other chain's draws are those of the local run
+  expect_match(out$warnings, sprintf("chain %d failed on its worker .*`fit\\$status` says \"lost\"", lost),
+               all = FALSE)
+  expect_match(out$continued, sprintf("chain %d of the fit was lost and cannot be continued", lost))
 })
