@@ -1,0 +1,242 @@
+# Multilevel models (model_glmm(), internal; src/model_glmm.c): gradients
+# against finite differences for every family and term structure, the log
+# likelihood against an independent computation from lme4's matrices, the
+# log prior against a change of variables computed numerically, and the
+# decov prior against draws made the way rstanarm makes them.
+skip_if_not_installed("lme4")
+
+glmm_data <- function(n = 240, seed = 5) {
+  set.seed(seed)
+  a <- factor(sample(sprintf("a%02d", 1:12), n, replace = TRUE))
+  b <- factor(sample(sprintf("b%d", 1:7), n, replace = TRUE))
+  x1 <- rnorm(n)
+  x2 <- runif(n)
+  eta <- 0.3 + 0.5 * x1 - 0.4 * x2 + rnorm(12, 0, 0.6)[a] + rnorm(12, 0, 0.3)[a] * x1 +
+    rnorm(7, 0, 0.4)[b]
+  trials <- sample(1:6, n, replace = TRUE)
+  data.frame(a = a, b = b, x1 = x1, x2 = x2, expo = runif(n, 0.5, 2), trials = trials,
+             y_gauss = eta + rnorm(n, 0, 0.8),
+             y_bin = rbinom(n, trials, plogis(eta)),
+             y_pois = rpois(n, exp(eta)))
+}
+
+glmm_structures <- c(intercept = "(1 | a)", slope = "(1 + x1 | a)", crossed = "(1 | a) + (1 | b)",
+                     three = "(1 + x1 + x2 | a) + (1 | b)")
+
+glmm_case <- function(family, structure, data = glmm_data()) {
+  lhs <- switch(family, gaussian = "y_gauss", binomial = "cbind(y_bin, trials - y_bin)",
+                poisson = "y_pois")
+  f <- stats::as.formula(paste(lhs, "~ x1 + x2 +", structure,
+                               if (family == "poisson") "+ offset(log(expo))"))
+  sgld:::model_glmm(f, data, family, prior_loc = c(0.2, 0, 0), prior_scale = c(2, 1.5, 3),
+                    aux_rate = 0.7)
+}
+
+# A random point of the sampler's scale: coefficients, whitened group
+# effects, log sds, the CPCs' atanh, log sigma.
+glmm_point <- function(m) {
+  n_theta <- m$r + m$r * (m$r - 1L) / 2L
+  th <- unlist(lapply(m$r, function(r) c(rnorm(r, -0.5, 0.3), rnorm(r * (r - 1) / 2, 0, 0.7))))
+  c(rnorm(m$p, 0, 0.3), rnorm(sum(m$r * m$G)), th, if (m$family == "gaussian") rnorm(1, 0, 0.2))
+}
+
+# Term k's covariance from (log sd, atanh CPC), independently of the
+# package's factor: the correlations from the partial correlations by their
+# recursion (r <= 3), then Sigma = D R D.
+glmm_sigma <- function(theta, r) {
+  s <- exp(theta[seq_len(r)])
+  z <- tanh(theta[-seq_len(r)])
+  R <- diag(r)
+  if (r >= 2) R[2, 1] <- R[1, 2] <- z[1]
+  if (r == 3) {
+    R[3, 1] <- R[1, 3] <- z[2]
+    R[3, 2] <- R[2, 3] <- z[3] * sqrt((1 - z[1]^2) * (1 - z[2]^2)) + z[1] * z[2]
+  }
+  outer(s, s) * R
+}
+
+# The group effects b (lme4's order) at w, from glmm_sigma()'s Cholesky factor.
+glmm_b <- function(m, w) {
+  zpos <- m$p
+  tpos <- m$p + sum(m$r * m$G)
+  out <- numeric()
+  for (k in seq_len(m$K)) {
+    r <- m$r[k]
+    nt <- r + r * (r - 1) / 2
+    L <- t(chol(glmm_sigma(w[tpos + seq_len(nt)], r)))
+    out <- c(out, L %*% matrix(w[zpos + seq_len(r * m$G[k])], r))
+    zpos <- zpos + r * m$G[k]
+    tpos <- tpos + nt
+  }
+  out
+}
+
+test_that("gradients agree with finite differences for every family and term structure", {
+  set.seed(11)
+  d <- glmm_data()
+  for (family in c("gaussian", "binomial", "poisson")) {
+    for (s in glmm_structures) {
+      m <- glmm_case(family, s, d)
+      for (rep in 1:2) {
+        err <- gradient_errors(m, glmm_point(m))
+        expect_lt(max(err), 1e-6, label = paste(family, s, "relative error"))
+      }
+    }
+  }
+})
+
+test_that("the log likelihood is an independent computation's from lme4's matrices", {
+  set.seed(12)
+  d <- glmm_data()
+  for (family in c("gaussian", "binomial", "poisson")) {
+    for (s in glmm_structures[c("slope", "three")]) {
+      m <- glmm_case(family, s, d)
+      w <- glmm_point(m)
+      parsed <- lme4::lFormula(m$formula, data = d)
+      eta <- drop(parsed$X %*% w[seq_len(m$p)]) +
+        drop(crossprod(as.matrix(parsed$reTrms$Zt), glmm_b(m, w)))
+      off <- stats::model.offset(parsed$fr)
+      if (!is.null(off)) eta <- eta + off
+      ll <- switch(family,
+        gaussian = dnorm(d$y_gauss, eta, exp(w[m$d]), log = TRUE),
+        binomial = dbinom(d$y_bin, d$trials, plogis(eta), log = TRUE),
+        poisson = dpois(d$y_pois, exp(eta), log = TRUE))
+      expect_equal(log_posterior(m, w)$loglik, sum(ll), tolerance = 1e-10)
+      # each row's log likelihood (log_lik(), loo()) is the same computation
+      expect_equal(drop(sgld:::model_loglik_rows(m, matrix(w, 1))), ll, tolerance = 1e-10)
+      # and the reported group effects and covariances are these
+      u <- sgld:::glmm_draws(m, matrix(w, 1))
+      expect_equal(unname(u[1, m$b_names]), glmm_b(m, w), tolerance = 1e-12)
+    }
+  }
+  # lme4's sleepstudy: rstanarm's names
+  m <- sgld:::model_glmm(Reaction ~ Days + (Days | Subject), lme4::sleepstudy, "gaussian")
+  u <- sgld:::glmm_draws(m, matrix(m$default_init, 1))
+  expect_identical(colnames(u)[c(3, 4, 39:42)],
+                   c("b[(Intercept) Subject:308]", "b[Days Subject:308]",
+                     "Sigma[Subject:(Intercept),(Intercept)]", "Sigma[Subject:Days,(Intercept)]",
+                     "Sigma[Subject:Days,Days]", "sigma"))
+})
+
+# decov's density of term k's (log sds, atanh CPCs) given disp, by a change of
+# variables computed numerically: the shares pi_1..pi_{r-1} ~ Dirichlet and
+# tau ~ Gamma, with the Jacobian of (log sds) -> (pi_1..pi_{r-1}, tau) by
+# central differences; the CPCs by their C-vine Beta law.
+decov_numeric <- function(theta, r, reg, conc, shape, scale, disp) {
+  to_pt <- function(ls) {
+    v <- exp(2 * ls)
+    c(v[-r] / sum(v), sqrt(sum(v) / r) / (scale * disp))
+  }
+  pt <- to_pt(theta[seq_len(r)])
+  J <- vapply(seq_len(r), function(j) {
+    e <- replace(numeric(r), j, 1e-6)
+    (to_pt(theta[seq_len(r)] + e) - to_pt(theta[seq_len(r)] - e)) / 2e-6
+  }, numeric(r))
+  shares <- c(pt[-r], 1 - sum(pt[-r]))
+  log_dir <- lgamma(r * conc) - r * lgamma(conc) + (conc - 1) * sum(log(shares))
+  lp <- log_dir + dgamma(pt[r], shape, 1, log = TRUE) + log(abs(det(as.matrix(J))))
+  if (r > 1) {
+    z <- tanh(theta[-seq_len(r)])
+    col <- unlist(lapply(seq_len(r - 1), function(i) seq_len(i) - 1))
+    b <- reg + (r - 2 - col) / 2
+    lp <- lp + sum(dbeta((z + 1) / 2, b, b, log = TRUE) - log(2) + log(1 - z^2))
+  }
+  lp
+}
+
+test_that("the log prior is the priors' density with every Jacobian", {
+  set.seed(13)
+  d <- glmm_data()
+  dc <- list(regularization = c(2, 1), concentration = c(1.5, 1), shape = c(2, 1),
+             scale = c(3, 0.5))
+  for (family in c("gaussian", "poisson")) {
+    m <- sgld:::model_glmm(if (family == "gaussian") y_gauss ~ x1 + (1 + x1 + x2 | a) + (1 | b)
+                           else y_pois ~ x1 + (1 + x1 + x2 | a) + (1 | b),
+                           d, family, prior_loc = c(1, -1), prior_scale = c(2, 0.5),
+                           aux_rate = 0.7, decov = dc)
+    for (rep in 1:3) {
+      w <- glmm_point(m)
+      nz <- sum(m$r * m$G)
+      disp <- if (family == "gaussian") exp(w[m$d]) else 1
+      expected <- sum(dnorm(w[1:2], c(1, -1), c(2, 0.5), log = TRUE)) +
+        sum(dnorm(w[m$p + seq_len(nz)], log = TRUE)) +
+        decov_numeric(w[m$p + nz + 1:6], 3, 2, 1.5, 2, 3, disp) +
+        decov_numeric(w[m$p + nz + 7], 1, 1, 1, 1, 0.5, disp)
+      if (family == "gaussian") expected <- expected + dexp(disp, 0.7, log = TRUE) + w[m$d]
+      expect_equal(log_posterior(m, w)$logprior, expected, tolerance = 1e-8)
+    }
+  }
+  # one coefficient per group: the sd is Exponential(rate 1 / (scale disp)),
+  # disp = sigma for gaussian, at decov's default shape 1
+  m <- sgld:::model_glmm(y_gauss ~ 1 + (1 | a), d, "gaussian", prior_loc = 0, prior_scale = 1,
+                         aux_rate = 2, decov = list(scale = 4))
+  w <- c(0.1, numeric(12), log(3), log(0.5))
+  expect_equal(log_posterior(m, w)$logprior,
+               dnorm(0.1, log = TRUE) + sum(dnorm(numeric(12), log = TRUE)) +
+                 dexp(3, 1 / (4 * 0.5), log = TRUE) + log(3) + dexp(0.5, 2, log = TRUE) +
+                 log(0.5), tolerance = 1e-12)
+})
+
+# One draw of a term's covariance the way rstanarm's make_theta_L() makes it
+# for r = 2 (tau ~ Gamma(shape, 1), shares ~ Dirichlet(concentration), the
+# correlation 2 rho - 1 with rho ~ Beta(regularization, regularization)), and
+# for r = 3 with LKJ(1) drawn as the uniform law on the correlation matrices
+# (three uniform correlations, kept when positive definite).
+decov_draw <- function(r, reg, conc, shape, scale, disp) {
+  tau <- rgamma(1, shape, 1)
+  zeta <- rgamma(r, conc, 1)
+  v <- zeta / sum(zeta) * r * (tau * scale * disp)^2
+  if (r == 2) {
+    rho <- 2 * rbeta(1, reg, reg) - 1
+    return(c(0.5 * log(v), atanh(rho)))
+  }
+  stopifnot(r == 3, reg == 1)
+  repeat {
+    q <- runif(3, -1, 1)
+    R <- matrix(c(1, q[1], q[2], q[1], 1, q[3], q[2], q[3], 1), 3)
+    if (min(eigen(R, symmetric = TRUE, only.values = TRUE)$values) > 0) break
+  }
+  partial <- (q[3] - q[1] * q[2]) / sqrt((1 - q[1]^2) * (1 - q[2]^2))
+  c(0.5 * log(v), atanh(c(q[1], q[2], partial)))
+}
+
+test_that("the decov prior's score has mean zero under draws made rstanarm's way", {
+  # Stein's identity: under the prior, E[d log p / d w_j] = 0 and
+  # E[w_j d log p / d w_j] = -1 for every coordinate. A missing or wrong
+  # Jacobian shifts the first by a constant of order 1; 3000 draws
+  # measure each to about 0.03.
+  set.seed(14)
+  d <- glmm_data(n = 40)
+  m <- sgld:::model_glmm(y_gauss ~ 1 + (1 + x1 | a) + (1 + x1 + x2 | b), d, "gaussian",
+                         prior_loc = 0, prior_scale = 1, aux_rate = 0.5,
+                         decov = list(regularization = c(2, 1), concentration = c(1.5, 1),
+                                      shape = c(2, 1), scale = c(3, 1)))
+  expect_identical(m$r, c(2L, 3L))
+  nz <- sum(m$r * m$G)
+  cols <- m$p + nz + seq_len(9)
+  N <- 3000
+  score <- product <- matrix(0, N, 10)
+  for (s in seq_len(N)) {
+    sigma <- rexp(1, 0.5)
+    th <- c(decov_draw(2, 2, 1.5, 2, 3, sigma), decov_draw(3, 1, 1, 1, 1, sigma), log(sigma))
+    w <- m$default_init
+    w[c(cols, m$d)] <- th
+    g <- log_posterior(m, w)$grad_logprior[c(cols, m$d)]
+    score[s, ] <- g
+    product[s, ] <- th * g + 1
+  }
+  zs <- c(colMeans(score) / (apply(score, 2, sd) / sqrt(N)),
+          colMeans(product) / (apply(product, 2, sd) / sqrt(N)))
+  expect_lt(max(abs(zs)), 4.5)
+})
+
+test_that("model_glmm() refuses what it cannot fit, naming the argument", {
+  d <- glmm_data(n = 60)
+  expect_error(sgld:::model_glmm(y_gauss ~ x1, d, "gaussian"), "no random-effect term")
+  expect_error(sgld:::model_glmm(y_gauss ~ x1 + (1 | a), d, binomial("probit")), "`family`")
+  expect_error(sgld:::model_glmm(y_gauss ~ x1 + (1 | a), d, "gaussian", prior_scale = c(1, -1)),
+               "`prior_scale`")
+  expect_error(sgld:::model_glmm(y_gauss ~ x1 + (1 | a), d, "gaussian",
+                                 decov = list(scale = c(1, 2))), "`decov\\$scale`")
+  expect_error(sgld:::model_glmm(y_gauss ~ x1 + (1 | a), d, "binomial"), "binomial response")
+})
