@@ -33,8 +33,13 @@ model_glmm <- function(formula, data, family = c("gaussian", "binomial", "poisso
   if (is.null(lme4::findbars(formula)))
     abort("`formula` has no random-effect term such as (1 | g).")
   if (!is.data.frame(data)) abort("`data` must be a data frame, not ", describe(data), ".")
-  parsed <- if (family == "gaussian") lme4::lFormula(formula, data = data)
-            else lme4::glFormula(formula, data = data, family = family)
+  glmm_check_variables(formula, data)
+  # lme4's own checks (a grouping factor with one level, more effects than
+  # rows, ...) say what is wrong; the prefix says which argument
+  parsed <- tryCatch(
+    if (family == "gaussian") lme4::lFormula(formula, data = data)
+    else lme4::glFormula(formula, data = data, family = family),
+    error = function(e) abort("`formula`: ", conditionMessage(e)))
   fr <- parsed$fr
   X <- parsed$X
   n <- nrow(X)
@@ -81,6 +86,26 @@ model_glmm <- function(formula, data, family = c("gaussian", "binomial", "poisso
     default_pars = seq_len(p),
     local_parameters = TRUE
   ), class = c("sgld_model_glmm", "sgld_model"))
+}
+
+# Every variable of the formula is a column of data (or, as lm() allows, an
+# object where the formula was made), without missing values: lme4 would
+# drop such rows silently, and the groups' rows with them.
+glmm_check_variables <- function(formula, data) {
+  env <- environment(formula)
+  for (v in all.vars(formula)) {
+    if (!v %in% names(data)) {
+      if (is.null(env) || !exists(v, envir = env))
+        abort("`formula` uses `", v, "`, which is not a column of `data`.")
+      next
+    }
+    na <- which(is.na(data[[v]]))
+    if (length(na))
+      abort("`data`: the column `", v, "` of `formula` has ", length(na), " missing value",
+            if (length(na) > 1) "s", " (first in row ", na[1], "); remove or impute ",
+            "those rows first.")
+  }
+  invisible()
 }
 
 # The response as C reads it: y, and for binomial the trials.

@@ -239,6 +239,20 @@ test_that("model_glmm() refuses what it cannot fit, naming the argument", {
   expect_error(sgld:::model_glmm(y_gauss ~ x1 + (1 | a), d, "gaussian",
                                  decov = list(scale = c(1, 2))), "`decov\\$scale`")
   expect_error(sgld:::model_glmm(y_gauss ~ x1 + (1 | a), d, "binomial"), "binomial response")
+  expect_error(sgld:::model_glmm(y_gauss ~ x1 + (1 | nothere), d, "gaussian"),
+               "`nothere`, which is not a column of `data`")
+  d_na <- d
+  d_na$a[5] <- NA
+  expect_error(sgld:::model_glmm(y_gauss ~ x1 + (1 | a), d_na, "gaussian"),
+               "column `a` .* 1 missing value \\(first in row 5\\)")
+  d_one <- d
+  d_one$one <- factor("k")
+  expect_error(sgld:::model_glmm(y_gauss ~ x1 + (1 | one), d_one, "gaussian"),
+               "`formula`: grouping factors must have > 1 sampled level")
+  d_many <- glmm_data(n = 400)
+  d_many$f <- factor(rep(1:40, length.out = nrow(d_many)))
+  expect_error(sgld:::model_glmm(y_pois ~ x1 + (f | b), d_many, "poisson"),
+               "40 coefficients per group; at most 32")
 })
 
 test_that("mala() on sleepstudy with stan_glmer's priors is within 0.15 sd and 10% of it", {
