@@ -21,7 +21,8 @@ glmm_data <- function(n = 240, seed = 5) {
 }
 
 glmm_structures <- c(intercept = "(1 | a)", slope = "(1 + x1 | a)", crossed = "(1 | a) + (1 | b)",
-                     three = "(1 + x1 + x2 | a) + (1 | b)")
+                     three = "(1 + x1 + x2 | a) + (1 | b)", nested = "(1 | a/b)",
+                     uncorrelated = "(x1 || a)")
 
 glmm_case <- function(family, structure, data = glmm_data()) {
   lhs <- switch(family, gaussian = "y_gauss", binomial = "cbind(y_bin, trials - y_bin)",
@@ -89,7 +90,7 @@ test_that("the log likelihood is an independent computation's from lme4's matric
   set.seed(12)
   d <- glmm_data()
   for (family in c("gaussian", "binomial", "poisson")) {
-    for (s in glmm_structures[c("slope", "three")]) {
+    for (s in glmm_structures[c("slope", "three", "nested", "uncorrelated")]) {
       m <- glmm_case(family, s, d)
       w <- glmm_point(m)
       parsed <- lme4::lFormula(m$formula, data = d)
@@ -124,6 +125,15 @@ test_that("the log likelihood is an independent computation's from lme4's matric
                    c("b[(Intercept) Subject:308]", "b[Days Subject:308]",
                      "Sigma[Subject:(Intercept),(Intercept)]", "Sigma[Subject:Days,(Intercept)]",
                      "Sigma[Subject:Days,Days]", "sigma"))
+  # nested and uncorrelated terms: the names stan_glmer gives (rstanarm 2.21.3)
+  d <- lme4::sleepstudy
+  d$grp <- factor(rep(1:3, length.out = nrow(d)))
+  m <- sgld:::model_glmm(Reaction ~ Days + (1 | grp:Subject) + (Days || Subject), d, "gaussian")
+  expect_identical(m$b_names[c(1, 55, 90)], c("b[(Intercept) grp:Subject:1:308]",
+                                             "b[(Intercept) Subject:308]", "b[Days Subject:372]"))
+  expect_identical(m$sigma_names, c("Sigma[grp:Subject:(Intercept),(Intercept)]",
+                                    "Sigma[Subject:(Intercept),(Intercept)]",
+                                    "Sigma[Subject:Days,Days]"))
 })
 
 # decov's density of term k's (log sds, atanh CPCs) given disp, by a change of
