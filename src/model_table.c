@@ -22,6 +22,7 @@ static const model_entry model_table[] = {
   {"sv", model_sv_build, NULL},
   {"poisson", model_poisson_build, model_poisson_metrics},
   {"negbin", model_negbin_build, model_negbin_metrics},
+  {"glmm", model_glmm_build, NULL},
   /* one builder, two types: the held-out metrics differ by family */
   {"mlp_regression", model_mlp_build, model_mlp_regression_metrics},
   {"mlp_classification", model_mlp_build, model_mlp_classification_metrics},

@@ -256,6 +256,7 @@ sgld_model model_compiled_build(SEXP spec);   /* another package's (sgld_model.h
 sgld_model model_r_build(SEXP spec);
 sgld_model model_poisson_build(SEXP spec);
 sgld_model model_negbin_build(SEXP spec);
+sgld_model model_glmm_build(SEXP spec);    /* multilevel: internal, no face yet */
 /* for t ~ N(a, v): out[0] = E[log sigmoid(t)], out[1] = E[sigmoid(-t)],
    out[2] = E[sigmoid(t) sigmoid(-t)] (logistic_normal.c) */
 void logistic_normal(double a, double v, double *out);

@@ -1,0 +1,483 @@
+/*
+ * Generalised linear mixed models (multilevel models): fixed effects and
+ * group effects of K random-effect terms, as lme4's (1 + x | g).
+ *
+ *   eta_i = x_i' beta + o_i + sum_k u_ki' b_{k, g_k(i)},
+ *   gaussian (identity): y_i ~ N(eta_i, sigma^2);
+ *   binomial (logit):    y_i ~ Binomial(t_i, 1 / (1 + e^-eta_i)), y_i successes of t_i;
+ *   poisson (log):       y_i ~ Poisson(e^eta_i).
+ *
+ * Term k has r_k coefficients per group (the columns u_ki of its model
+ * matrix) and G_k groups; g_k(i) is row i's group. Group effects are stored
+ * non-centred: b_kg = L_k z_kg with z_kg ~ N(0, I) a priori and L_k the lower
+ * Cholesky factor of the term's covariance Sigma_k, so that the samplers
+ * move whitened coordinates. L_k = diag(s_k) C_k, s_k the sds and C_k the
+ * Cholesky factor of the correlation matrix, built from canonical partial
+ * correlations (CPCs) tanh(y) as Stan's cholesky_factor_corr transform does:
+ * row i of C_k is (z_i0 sqrt(r_0), z_i1 sqrt(r_1), ..., sqrt(r_i)) with
+ * r_0 = 1, r_{j+1} = r_j - C_ij^2. The CPC z_ij (j < i) is the partial
+ * correlation of coefficients i and j given 0..j-1 (a C-vine).
+ *
+ * Parameters, in order (all unconstrained):
+ *   beta (p); z (sum_k r_k G_k; term by term, group by group within a term,
+ *   the r_k coefficients of a group together); per term, log s_k (r_k) then
+ *   the CPCs' y (r_k (r_k - 1) / 2, row by row: (1,0), (2,0), (2,1), ...);
+ *   log sigma (gaussian only).
+ *
+ * Priors: beta_j ~ N(loc_j, scale_j^2); sigma ~ Exponential(aux_rate); z ~
+ * N(0, I); Sigma_k ~ rstanarm's decov(regularization, concentration, shape,
+ * scale): trace(Sigma_k) = r_k (tau_k c_k)^2 with tau_k ~ Gamma(shape, 1)
+ * and c_k = scale_k disp (disp = sigma for gaussian, 1 otherwise), the
+ * variances' shares pi_k = s_k^2 / trace ~ Dirichlet(concentration), the
+ * correlation matrix ~ LKJ(regularization), independently. On the
+ * parameters above, with S = sum_j s_j^2, pi_j = s_j^2 / S and
+ * tau = sqrt(S / r) / c, the density of the log sds is
+ *   Dirichlet(pi; a) Gamma(tau; shape, 1) (d tau / d S) S^-(r-1) prod_j 2 s_j^2
+ * (the shares and S map to the variances with Jacobian S^(r-1); tau to S
+ * with d tau / d S = tau / (2 S); each variance to its log sd with 2 s_j^2),
+ * and under LKJ(eta) the C-vine's partial correlations are independent,
+ * z_ij ~ Beta(b_j, b_j) on (-1, 1) with b_j = eta + (r - 2 - j) / 2
+ * (Lewandowski, Kurowicka and Joe 2009), each with Jacobian 1 - z^2 to y.
+ * For r = 1 this is s ~ Exponential(rate 1 / c) at shape 1.
+ *
+ * This is decov() as rstanarm documents it, and as its Stan code
+ * (make_theta_L) builds it for r <= 2. For r >= 3 rstanarm 2.21.3's onion
+ * step scales row j+1's off-diagonal entries by row j's sd rather than its
+ * own, so its variances' shares are not Dirichlet nor its correlations LKJ:
+ * 20,000 draws at decov()'s defaults gave the third variance's share an sd
+ * of 0.172 against the Dirichlet's 0.236 (Kolmogorov-Smirnov p < 1e-15;
+ * 3e-9 and 7e-7 for the third coefficient's correlations;
+ * bench/glmm-decov-rstanarm.R). So for terms of 3 or more coefficients
+ * this model's posterior is the documented prior's, not stan_glmer's.
+ *
+ * The data: the fixed design as a p x n matrix (column i = x_i), the
+ * response, the binomial trials, optional offsets; per row, its group in
+ * each term (K x n, 0-based) and the term's columns u_ki together (R x n,
+ * R = sum_k r_k): never a dense Z.
+ *
+ * Every group effect belongs to some rows, so a minibatch scaled by n/m
+ * would give a wrong gradient for the z's of groups it missed: the model
+ * says local_params, and the R side runs it on full data.
+ */
+#include <R.h>
+#include <Rmath.h>
+#include "sgld.h"
+
+enum { GLMM_GAUSSIAN = 0, GLMM_BINOMIAL = 1, GLMM_POISSON = 2 };
+#define GLMM_RMAX 32    /* most coefficients per group in a term (the R side says so) */
+
+typedef struct glmm_data {
+  int family, p, K, R;        /* R = sum_k r_k */
+  R_xlen_t n;
+  const double *x;            /* p x n */
+  const double *y, *trials;   /* per row; trials for binomial only */
+  const double *offset;       /* per row, or NULL */
+  const double *log_norm;     /* per row: log choose(t, y) or -log y!, 0 for gaussian */
+  const int *r, *G, *group;   /* group: K x n, 0-based */
+  const double *u;            /* R x n */
+  int *z_off, *u_off, *t_off, *l_off;   /* per term: start of z in w, of u in a row,
+                                           of theta in w, of L in work */
+  int nz, nl, i_sigma, d;     /* z's length, sum_k r_k^2, log sigma's index (-1: none) */
+  const double *prior_loc, *prior_scale;
+  double aux_rate;
+  const double *reg, *conc, *shape, *scale;   /* decov, per term */
+} glmm_data;
+
+/* log(1 + e^x) without overflow */
+static inline double softplus(double x) {
+  return x > 0 ? x + log1p(exp(-x)) : log1p(exp(x));
+}
+
+/* log(1 - tanh(y)^2) = log 4 - 2|y| - 2 log(1 + e^-2|y|), accurate for large |y| */
+static inline double log_sech2(double y) {
+  const double a = fabs(y);
+  return M_LN2 * 2.0 - 2.0 * a - 2.0 * log1p(exp(-2.0 * a));
+}
+
+/* Term k's factor L = diag(s) C (r x r, row-major, zero above the diagonal),
+   from its parameters theta = (log s, y). */
+static void term_factor(const glmm_data *M, int k, const double *w, double *L) {
+  const int r = M->r[k];
+  const double *theta = w + M->t_off[k], *y = theta + r;
+  int c = 0;
+  for (int i = 0; i < r; i++) {
+    const double s = exp(theta[i]);
+    double rem = 1.0;
+    for (int j = 0; j < i; j++) {
+      const double cij = tanh(y[c++]) * sqrt(rem);
+      L[i * r + j] = s * cij;
+      rem -= cij * cij;
+    }
+    L[i * r + i] = s * sqrt(rem > 0 ? rem : 0.0);
+    for (int j = i + 1; j < r; j++) L[i * r + j] = 0.0;
+  }
+}
+
+/* b = L z for every group of every term, into b (nz), factors into L (nl) */
+static void group_effects(const glmm_data *M, const double *w, double *b, double *L) {
+  for (int k = 0; k < M->K; k++) {
+    const int r = M->r[k];
+    double *Lk = L + M->l_off[k];
+    term_factor(M, k, w, Lk);
+    const double *z = w + M->z_off[k];
+    double *bk = b + (M->z_off[k] - M->p);
+    for (int g = 0; g < M->G[k]; g++)
+      for (int i = 0; i < r; i++) {
+        double v = 0.0;
+        for (int j = 0; j <= i; j++) v += Lk[i * r + j] * z[g * r + j];
+        bk[g * r + i] = v;
+      }
+  }
+}
+
+static inline double fixed_eta(const glmm_data *M, R_xlen_t i, const double *w) {
+  const double *xi = M->x + i * M->p;
+  double eta = M->offset ? M->offset[i] : 0.0;
+  for (int j = 0; j < M->p; j++) eta += xi[j] * w[j];
+  return eta;
+}
+
+/* row i's linear predictor given every group effect b */
+static inline double row_eta(const glmm_data *M, R_xlen_t i, const double *w, const double *b) {
+  double eta = fixed_eta(M, i, w);
+  const double *ui = M->u + i * M->R;
+  const int *gi = M->group + i * M->K;
+  for (int k = 0; k < M->K; k++) {
+    const int r = M->r[k];
+    const double *bg = b + (M->z_off[k] - M->p) + (R_xlen_t) gi[k] * r, *uk = ui + M->u_off[k];
+    for (int j = 0; j < r; j++) eta += uk[j] * bg[j];
+  }
+  return eta;
+}
+
+/* row i's log likelihood at eta; with d non-NULL, its derivative in eta into
+   d[0] and (gaussian) in log sigma into d[1] */
+static inline double row_loglik(const glmm_data *M, R_xlen_t i, double eta, double log_sigma,
+                                double *d) {
+  const double y = M->y[i];
+  switch (M->family) {
+  case GLMM_GAUSSIAN: {
+    const double e = (y - eta) * exp(-log_sigma);
+    if (d) {
+      d[0] = e * exp(-log_sigma);
+      d[1] = e * e - 1.0;
+    }
+    return -log_sigma - M_LN_SQRT_2PI - 0.5 * e * e;
+  }
+  case GLMM_BINOMIAL: {
+    const double t = M->trials[i];
+    if (d) d[0] = y - t / (1.0 + exp(-eta));
+    return y * eta - t * softplus(eta) + M->log_norm[i];
+  }
+  default: {
+    const double mu = exp(eta);
+    if (d) d[0] = y - mu;
+    return y * eta - mu + M->log_norm[i];
+  }
+  }
+}
+
+static inline double log_sigma_of(const glmm_data *M, const double *w) {
+  return M->i_sigma >= 0 ? w[M->i_sigma] : 0.0;
+}
+
+static double glmm_loglik(const void *data, const double *w, const R_xlen_t *idx, R_xlen_t m,
+                          double *work) {
+  const glmm_data *M = data;
+  double *b = work, *L = work + M->nz;
+  group_effects(M, w, b, L);
+  if (!idx) m = M->n;
+  const double ls = log_sigma_of(M, w);
+  double ll = 0.0;
+  for (R_xlen_t t = 0; t < m; t++) {
+    const R_xlen_t i = idx ? idx[t] : t;
+    ll += row_loglik(M, i, row_eta(M, i, w, b), ls, NULL);
+  }
+  return ll;
+}
+
+/* Back from d/dL (gL, r x r lower, row-major) to term k's parameters: d/d
+   log s_i = sum_j gL_ij L_ij; d/dC_ij = s_i gL_ij, then through each row's
+   recursion r_{j+1} = r_j - C_ij^2, C_ij = tanh(y) sqrt(r_j), C_ii = sqrt(r_i)
+   in reverse, and dz/dy = 1 - z^2. */
+static void factor_gradient(const glmm_data *M, int k, const double *w, const double *L,
+                            const double *gL, double *g) {
+  const int r = M->r[k];
+  const double *theta = w + M->t_off[k], *y = theta + r;
+  double *g_theta = g + M->t_off[k], *g_y = g_theta + r;
+  double rem[GLMM_RMAX + 1], zz[GLMM_RMAX];
+  int c0 = 0;
+  for (int i = 0; i < r; i++) {
+    const double s = exp(theta[i]);
+    double gs = 0.0;
+    for (int j = 0; j <= i; j++) gs += gL[i * r + j] * L[i * r + j];
+    g_theta[i] += gs;
+    if (i == 0) continue;
+    rem[0] = 1.0;
+    for (int j = 0; j < i; j++) {
+      zz[j] = tanh(y[c0 + j]);
+      const double cij = zz[j] * sqrt(rem[j]);
+      rem[j + 1] = rem[j] - cij * cij;
+    }
+    /* adjoint of r_i from C_ii = sqrt(r_i) */
+    const double cii = sqrt(rem[i] > 0 ? rem[i] : 0.0);
+    double a_rem = cii > 0 ? s * gL[i * r + i] / (2.0 * cii) : 0.0;
+    for (int j = i - 1; j >= 0; j--) {
+      const double sq = sqrt(rem[j] > 0 ? rem[j] : 0.0), cij = zz[j] * sq;
+      const double a_c = s * gL[i * r + j] - 2.0 * cij * a_rem;
+      g_y[c0 + j] += a_c * sq * (1.0 - zz[j] * zz[j]);
+      if (sq > 0) a_rem += a_c * zz[j] / (2.0 * sq);
+    }
+    c0 += i;
+  }
+}
+
+/* The log likelihood over idx[0..m) (idx NULL: all rows), its gradient added
+   into g. work: b (nz), L (nl), d/db (nz), d/dL (nl). */
+static double glmm_loglik_grad(const void *data, const double *w, const R_xlen_t *idx,
+                               R_xlen_t m, double *g, double *work) {
+  const glmm_data *M = data;
+  const int p = M->p, K = M->K;
+  double *b = work, *L = b + M->nz, *gb = L + M->nl, *gL = gb + M->nz;
+  group_effects(M, w, b, L);
+  for (int j = 0; j < M->nz; j++) gb[j] = 0.0;
+  if (!idx) m = M->n;
+  const double ls = log_sigma_of(M, w);
+  double ll = 0.0, g_ls = 0.0;
+  for (R_xlen_t t = 0; t < m; t++) {
+    const R_xlen_t i = idx ? idx[t] : t;
+    double d[2] = {0.0, 0.0};
+    ll += row_loglik(M, i, row_eta(M, i, w, b), ls, d);
+    const double *xi = M->x + i * p, *ui = M->u + i * M->R;
+    for (int j = 0; j < p; j++) g[j] += d[0] * xi[j];
+    const int *gi = M->group + i * K;
+    for (int k = 0; k < K; k++) {
+      const int r = M->r[k];
+      double *gbg = gb + (M->z_off[k] - p) + (R_xlen_t) gi[k] * r;
+      const double *uk = ui + M->u_off[k];
+      for (int j = 0; j < r; j++) gbg[j] += d[0] * uk[j];
+    }
+    if (M->i_sigma >= 0) g_ls += d[1];
+  }
+  if (M->i_sigma >= 0) g[M->i_sigma] += g_ls;
+  /* b_g = L z_g: d/dz_g = L' d/db_g, d/dL += d/db_g z_g' (lower triangle) */
+  for (int k = 0; k < K; k++) {
+    const int r = M->r[k];
+    const double *Lk = L + M->l_off[k], *z = w + M->z_off[k], *gbk = gb + (M->z_off[k] - p);
+    double *gLk = gL + M->l_off[k], *gz = g + M->z_off[k];
+    for (int j = 0; j < r * r; j++) gLk[j] = 0.0;
+    for (int grp = 0; grp < M->G[k]; grp++) {
+      const double *zg = z + grp * r, *gbg = gbk + grp * r;
+      for (int i = 0; i < r; i++) {
+        if (gbg[i] == 0.0) continue;
+        for (int j = 0; j <= i; j++) {
+          gz[grp * r + j] += Lk[i * r + j] * gbg[i];
+          gLk[i * r + j] += gbg[i] * zg[j];
+        }
+      }
+    }
+    factor_gradient(M, k, w, Lk, gLk, g);
+  }
+  return ll;
+}
+
+static void glmm_grad_loglik(const void *data, const double *w, const R_xlen_t *idx, int m,
+                             double *g, double *work) {
+  glmm_loglik_grad(data, w, idx, m, g, work);
+}
+
+/* Row by row, for log_lik() and loo(); threads share it, so no work buffer:
+   each term's factor is rebuilt on the stack and the group effect of each
+   row formed on the fly. */
+static void glmm_loglik_rows(const void *data, const double *w, R_xlen_t from, R_xlen_t to,
+                             double *out) {
+  const glmm_data *M = data;
+  double L[GLMM_RMAX * GLMM_RMAX];
+  for (R_xlen_t i = from; i < to; i++) out[i - from] = fixed_eta(M, i, w);
+  for (int k = 0; k < M->K; k++) {
+    const int r = M->r[k];
+    term_factor(M, k, w, L);
+    const double *z = w + M->z_off[k];
+    for (R_xlen_t i = from; i < to; i++) {
+      const double *zg = z + (R_xlen_t) M->group[i * M->K + k] * r;
+      const double *uk = M->u + i * M->R + M->u_off[k];
+      double v = 0.0;
+      for (int a = 0; a < r; a++) {
+        double ba = 0.0;
+        for (int j = 0; j <= a; j++) ba += L[a * r + j] * zg[j];
+        v += uk[a] * ba;
+      }
+      out[i - from] += v;
+    }
+  }
+  const double ls = log_sigma_of(M, w);
+  for (R_xlen_t i = from; i < to; i++) out[i - from] = row_loglik(M, i, out[i - from], ls, NULL);
+}
+
+/* The decov prior of term k's parameters given disp (see the top), with
+   its gradient added into g (and d/d log disp into *g_log_disp) when g is
+   not NULL. */
+static double decov_logprior(const glmm_data *M, int k, const double *w, double log_disp,
+                             double *g, double *g_log_disp) {
+  const int r = M->r[k];
+  const double *ls = w + M->t_off[k], *y = ls + r;
+  const double a = M->conc[k], shape = M->shape[k], eta = M->reg[k];
+  /* S = sum_j s_j^2, computed relative to the largest for range */
+  double mx = ls[0];
+  for (int j = 1; j < r; j++) if (ls[j] > mx) mx = ls[j];
+  double sum = 0.0, sum_ls = 0.0;
+  for (int j = 0; j < r; j++) {
+    sum += exp(2.0 * (ls[j] - mx));
+    sum_ls += ls[j];
+  }
+  const double log_S = 2.0 * mx + log(sum);
+  const double log_tau = 0.5 * (log_S - log((double) r)) - log(M->scale[k]) - log_disp;
+  const double tau = exp(log_tau);
+  double lp = lgammafn(r * a) - r * lgammafn(a) + (a - 1.0) * (2.0 * sum_ls - r * log_S)
+              + shape * log_tau - tau - lgammafn(shape) - r * log_S + (r - 1) * M_LN2
+              + 2.0 * sum_ls;
+  if (g) {
+    for (int j = 0; j < r; j++) {
+      const double pi = exp(2.0 * (ls[j] - mx)) / sum;
+      g[M->t_off[k] + j] += 2.0 * a - 2.0 * r * a * pi + (shape - tau) * pi;
+    }
+    *g_log_disp += tau - shape;
+  }
+  /* the C-vine's partial correlations: Beta(b_j, b_j) on (-1, 1), b_j =
+     eta + (r - 2 - j) / 2 for column j, with Jacobian 1 - z^2 */
+  int c = 0;
+  for (int i = 1; i < r; i++)
+    for (int j = 0; j < i; j++, c++) {
+      const double bj = eta + 0.5 * (r - 2 - j);
+      lp += bj * log_sech2(y[c]) - (2.0 * bj - 1.0) * M_LN2 - lbeta(bj, bj);
+      if (g) g[M->t_off[k] + r + c] -= 2.0 * bj * tanh(y[c]);
+    }
+  return lp;
+}
+
+static double glmm_prior(const glmm_data *M, const double *w, double *g) {
+  double lp = 0.0;
+  for (int j = 0; j < M->p; j++) {
+    const double s = M->prior_scale[j], v = (w[j] - M->prior_loc[j]) / s;
+    lp += -0.5 * v * v - log(s) - M_LN_SQRT_2PI;
+    if (g) g[j] -= v / s;
+  }
+  for (int j = M->p; j < M->p + M->nz; j++) {
+    lp += -0.5 * w[j] * w[j] - M_LN_SQRT_2PI;
+    if (g) g[j] -= w[j];
+  }
+  const double log_disp = log_sigma_of(M, w);
+  double g_log_disp = 0.0;
+  for (int k = 0; k < M->K; k++) lp += decov_logprior(M, k, w, log_disp, g, &g_log_disp);
+  if (M->i_sigma >= 0) {
+    /* sigma ~ Exponential(rate), with Jacobian sigma to log sigma */
+    const double sigma = exp(log_disp);
+    lp += log(M->aux_rate) - M->aux_rate * sigma + log_disp;
+    if (g) g[M->i_sigma] += g_log_disp + 1.0 - M->aux_rate * sigma;
+  }
+  return lp;
+}
+
+static double glmm_logprior(const void *data, const double *w) {
+  return glmm_prior(data, w, NULL);
+}
+
+static void glmm_grad_logprior(const void *data, const double *w, double *g) {
+  glmm_prior(data, w, g);
+}
+
+/* a finite w whose correlations round to +-1 leaves a singular factor */
+static int glmm_in_domain(const void *data, const double *w) {
+  const glmm_data *M = data;
+  for (int k = 0; k < M->K; k++) {
+    const int r = M->r[k], nc = r * (r - 1) / 2;
+    const double *theta = w + M->t_off[k];
+    for (int j = 0; j < r; j++) if (fabs(theta[j]) > 300.0) return 0;
+    for (int j = 0; j < nc; j++) if (fabs(theta[r + j]) > 15.0) return 0;
+  }
+  return M->i_sigma < 0 || fabs(w[M->i_sigma]) < 300.0;
+}
+
+static const int *list_ints(SEXP spec, const char *name, R_xlen_t len) {
+  SEXP x = list_elt(spec, name);
+  if (TYPEOF(x) != INTSXP || XLENGTH(x) != len)
+    error("internal: '%s' must be an integer vector of length %lld", name, (long long) len);
+  return INTEGER(x);
+}
+
+sgld_model model_glmm_build(SEXP spec) {
+  glmm_data *M = (glmm_data *) R_alloc(1, sizeof(glmm_data));
+  M->family = list_int(spec, "family_code");
+  M->p = list_int(spec, "p");
+  M->K = list_int(spec, "K");
+  M->n = (R_xlen_t) list_real(spec, "n");
+  if (M->family < 0 || M->family > 2 || M->p < 0 || M->K < 1 || M->n < 1)
+    error("internal: malformed glmm model");
+  const int K = M->K;
+  M->r = list_ints(spec, "r", K);
+  M->G = list_ints(spec, "G", K);
+  int *z_off = (int *) R_alloc(K, sizeof(int)), *u_off = (int *) R_alloc(K, sizeof(int));
+  int *t_off = (int *) R_alloc(K, sizeof(int)), *l_off = (int *) R_alloc(K, sizeof(int));
+  int pos = M->p, R = 0, nl = 0;
+  for (int k = 0; k < K; k++) {
+    if (M->r[k] < 1 || M->r[k] > GLMM_RMAX || M->G[k] < 1)
+      error("internal: term %d has %d coefficients and %d groups", k + 1, M->r[k], M->G[k]);
+    z_off[k] = pos;
+    pos += M->r[k] * M->G[k];
+    u_off[k] = R;
+    R += M->r[k];
+    l_off[k] = nl;
+    nl += M->r[k] * M->r[k];
+  }
+  M->nz = pos - M->p;
+  for (int k = 0; k < K; k++) {
+    t_off[k] = pos;
+    pos += M->r[k] + M->r[k] * (M->r[k] - 1) / 2;
+  }
+  M->i_sigma = M->family == GLMM_GAUSSIAN ? pos++ : -1;
+  M->d = pos;
+  if (M->d != list_int(spec, "d")) error("internal: glmm model's d does not add up");
+  M->R = R;
+  M->nl = nl;
+  M->z_off = z_off;
+  M->u_off = u_off;
+  M->t_off = t_off;
+  M->l_off = l_off;
+  const R_xlen_t n = M->n;
+  M->x = list_doubles(spec, "x", (R_xlen_t) M->p * n);
+  M->u = list_doubles(spec, "u", (R_xlen_t) R * n);
+  M->group = list_ints(spec, "group", (R_xlen_t) K * n);
+  for (R_xlen_t i = 0; i < (R_xlen_t) K * n; i++)
+    if (M->group[i] < 0 || M->group[i] >= M->G[i % K])
+      error("internal: glmm group index out of range");
+  M->y = list_doubles(spec, "y", n);
+  M->trials = M->family == GLMM_BINOMIAL ? list_doubles(spec, "trials", n) : NULL;
+  M->offset = list_optional_doubles(spec, "obs_offset", n);
+  double *ln = (double *) R_alloc((size_t) n, sizeof(double));
+  for (R_xlen_t i = 0; i < n; i++)
+    ln[i] = M->family == GLMM_BINOMIAL ? lchoose(M->trials[i], M->y[i])
+            : M->family == GLMM_POISSON ? -lgammafn(M->y[i] + 1.0) : 0.0;
+  M->log_norm = ln;
+  M->prior_loc = list_doubles(spec, "prior_loc", M->p);
+  M->prior_scale = list_doubles(spec, "prior_scale", M->p);
+  M->aux_rate = M->family == GLMM_GAUSSIAN ? list_real(spec, "aux_rate") : 1.0;
+  M->reg = list_doubles(spec, "decov_regularization", K);
+  M->conc = list_doubles(spec, "decov_concentration", K);
+  M->shape = list_doubles(spec, "decov_shape", K);
+  M->scale = list_doubles(spec, "decov_scale", K);
+
+  return (sgld_model) {
+    .d = M->d,
+    .n = n,
+    .data = M,
+    .grad_loglik = glmm_grad_loglik,
+    .loglik = glmm_loglik,
+    .loglik_grad = glmm_loglik_grad,
+    .loglik_rows = glmm_loglik_rows,
+    .grad_logprior = glmm_grad_logprior,
+    .logprior = glmm_logprior,
+    .in_domain = glmm_in_domain,
+    .work_size = (size_t) 2 * ((size_t) M->nz + (size_t) nl),
+    .local_params = 1
+  };
+}
