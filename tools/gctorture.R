@@ -112,6 +112,21 @@ for (nm in names(models)) {
   calls[[paste(nm, "gradient")]] <- list(sgld:::C_sgld_gradient_draws, m,
     list(w = w0, batch_size = 3, times = 4, replace = 0L, cv_mode = w0))
 }
+# model_glmm() (internal, full data only): evaluation, per-row log likelihood
+# and a short MALA run, with a correlated two-coefficient term and a crossed one
+if (requireNamespace("lme4", quietly = TRUE)) {
+  dg <- data.frame(y = rpois(40, 2), x = rnorm(40), a = gl(5, 8), b = gl(4, 1, 40))
+  mg <- sgld:::model_glmm(y ~ x + (1 + x | a) + (1 | b), dg, "poisson")
+  wg <- rnorm(mg$d, sd = 0.1)
+  calls[["glmm eval"]] <- list(sgld:::C_sgld_model_eval, mg, wg)
+  calls[["glmm loglik draws"]] <- list(sgld:::C_sgld_loglik_draws, mg, matrix(wg, mg$d, 2),
+                                       c(1, 3))
+  mg$local_parameters <- FALSE
+  s <- sgld:::run_settings(mg, lr = 1e-3, batch_size = NULL, iter = 20, burnin = 5, thin = 2,
+                           temperature = 1, chains = 2, init = NULL, replace = FALSE,
+                           clip = NULL, threads = 1, mala = TRUE)
+  calls[["glmm mala run"]] <- list(sgld:::C_sgld_run, mg, s)
+}
 # model_sv(): full data only (no diagnostics, no held-out monitor), with pSGLD,
 # whose preconditioner reads the local-parameter gradient
 msv <- model_sv(df$y, type = "rw")
