@@ -115,7 +115,7 @@ test_that("predictions add the offset of new data", {
   d <- binom_data()
   m <- model_logistic(cbind(s, f) ~ x, data = d, offset = log(t))
   set.seed(5)
-  fit <- sgld(m, lr = 1e-3, batch_size = 10, iter = 2000, thin = 4)
+  fit <- sgld(m, lr = 1e-3, batch_size = 10, iter = 2000, thin = 4, chains = 1)
   W <- as.matrix(fit)
   new <- data.frame(x = c(0, 1, -1), t = c(1, 2, 0.5))
   eta <- cbind(1, new$x) %*% t(W) + log(new$t)
