@@ -20,6 +20,9 @@ fast_psis_loo <- function(ll, chains, r_eff = NULL, weights = FALSE,
                           threads = available_cores()) {
   if (length(chains) > 1) chains <- length(unique(chains))
   storage.mode(ll) <- "double"
+  if (!all(is.finite(ll)))
+    abort("loo(): the log likelihood is not finite for some draw and observation (a draw ",
+          "where an observation has probability 0); PSIS-LOO cannot weigh it.")
   if (!is.null(r_eff)) {
     r_eff <- as.double(r_eff)
     if (length(r_eff) == 1L) r_eff <- rep(r_eff, ncol(ll))

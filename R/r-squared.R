@@ -84,27 +84,3 @@ model_trials <- function(model) {
   trials <- model$trials
   if (is.null(trials) || all(trials == 1)) NULL else trials
 }
-
-# The mean over the training rows of each draw's residual variance (one per
-# draw), given the expected responses mu (draws x rows, counts for trials)
-# and the draws W (sampler scale): each regression's own.
-model_residual_variance <- function(model, mu, W, trials) UseMethod("model_residual_variance")
-
-model_residual_variance.default <- function(model, mu, W, trials) {
-  abort("bayes_R2() and loo_R2() are available for fits of model_linear(), model_logistic(), ",
-        "model_poisson() and model_negbin(), not ", class(model)[1], ".")
-}
-
-model_residual_variance.sgld_model_linear <- function(model, mu, W, trials)
-  exp(W[, model$d])   # sigma2, sampled as its logarithm
-
-model_residual_variance.sgld_model_logistic <- function(model, mu, W, trials) {
-  if (is.null(trials)) return(rowMeans(mu * (1 - mu)))
-  n_trials <- rep(trials, each = nrow(mu))
-  rowMeans(mu * (1 - mu / n_trials))   # n p (1 - p) with mu = n p
-}
-
-model_residual_variance.sgld_model_poisson <- function(model, mu, W, trials) rowMeans(mu)
-
-model_residual_variance.sgld_model_negbin <- function(model, mu, W, trials)
-  rowMeans(mu + mu^2 / exp(W[, model$d]))   # phi, sampled as its logarithm

@@ -77,14 +77,21 @@ typedef struct {
 
 /* the mean over chains of the lag-t autocovariance, as loo's (scaled) */
 static double mean_acov(const acov_data *a, int t) {
-  long double total = 0;
+  double total = 0;
   for (int c = 0; c < a->chains; c++) {
     const double *y = a->centred + (size_t) c * a->n;
-    long double s = 0;
-    for (int i = 0; i + t < a->n; i++) s += y[i] * y[i + t];
-    total += s * a->scale;
+    double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    int m = a->n - t, i = 0;
+    for (; i + 4 <= m; i += 4) {
+      s0 += y[i] * y[i + t];
+      s1 += y[i + 1] * y[i + 1 + t];
+      s2 += y[i + 2] * y[i + 2 + t];
+      s3 += y[i + 3] * y[i + 3 + t];
+    }
+    for (; i < m; i++) s0 += y[i] * y[i + t];
+    total += ((s0 + s1) + (s2 + s3)) * a->scale;
   }
-  return (double) (total / a->chains);
+  return total / a->chains;
 }
 
 /* The relative efficiency of the column x (S = n * chains values), loo's
@@ -148,26 +155,23 @@ static int before(const double *v, int a, int b) {
   return v[a] < v[b] || (v[a] == v[b] && a < b);
 }
 
-/* Reorder idx[lo..hi] so that idx[k] is the k-th in (value, position) order,
-   with smaller ones before it and larger after (quickselect). */
-static void select_kth(const double *v, int *idx, int lo, int hi, int k) {
+/* The k-th smallest of v[0..n-1] (0-based), reordering v (quickselect). */
+static double kth_smallest(double *v, int n, int k) {
+  int lo = 0, hi = n - 1;
   while (hi > lo) {
-    int mid = lo + (hi - lo) / 2;
-    /* median of three as the pivot */
-    if (before(v, idx[mid], idx[lo])) { int s = idx[mid]; idx[mid] = idx[lo]; idx[lo] = s; }
-    if (before(v, idx[hi], idx[lo])) { int s = idx[hi]; idx[hi] = idx[lo]; idx[lo] = s; }
-    if (before(v, idx[hi], idx[mid])) { int s = idx[hi]; idx[hi] = idx[mid]; idx[mid] = s; }
-    int pivot = idx[mid];
+    double a = v[lo], b = v[lo + (hi - lo) / 2], c = v[hi];
+    double pivot = a < b ? (b < c ? b : (a < c ? c : a)) : (a < c ? a : (b < c ? c : b));
     int i = lo, j = hi;
     while (i <= j) {
-      while (before(v, idx[i], pivot)) i++;
-      while (before(v, pivot, idx[j])) j--;
-      if (i <= j) { int s = idx[i]; idx[i] = idx[j]; idx[j] = s; i++; j--; }
+      while (v[i] < pivot) i++;
+      while (pivot < v[j]) j--;
+      if (i <= j) { double t = v[i]; v[i] = v[j]; v[j] = t; i++; j--; }
     }
     if (k <= j) hi = j;
     else if (k >= i) lo = i;
-    else return;
+    else return v[k];
   }
+  return v[k];
 }
 
 /* heap sort of idx[0..len-1] in (value, position) order (a total order, so
@@ -200,8 +204,15 @@ static void gpd_fit(const double *x, int N, double *theta, double *l, double *k_
   double xstar = x[(int) floor(N / 4.0 + 0.5) - 1];
   for (int j = 0; j < M; j++) {
     theta[j] = 1 / x[N - 1] + (1 - sqrt(M / (j + 1 - 0.5))) / prior / xstar;
-    for (int i = 0; i < N; i++) tmp[i] = log1p(-theta[j] * x[i]);
-    double k = mean_corrected(tmp, N);
+    /* the hot loop of loo(): M x N log1p a column */
+    double s0 = 0, s1 = 0;
+    int i = 0;
+    for (; i + 2 <= N; i += 2) {
+      s0 += log1p(-theta[j] * x[i]);
+      s1 += log1p(-theta[j] * x[i + 1]);
+    }
+    if (i < N) s0 += log1p(-theta[j] * x[i]);
+    double k = (s0 + s1) / N;
     l[j] = N * (log(-theta[j] / k) - k - 1);
   }
   double lse = log_sum_exp(l, M), theta_hat = 0;
@@ -222,30 +233,46 @@ typedef struct {
 
 /* One column: returns its results in out[0..5] = elpd_loo, mcse, p_loo,
    pareto_k, n_eff, r_eff; its normalised log weights into lw_out if not NULL.
-   flags: 1 = too few tail draws, 2 = tail values all equal. */
+   flags: 1 = too few tail draws, 2 = tail values all equal.
+   Two exponentials a draw: the likelihood relative to its largest value
+   (which the relative efficiency, lpd and elpd_loo all use: the first is
+   invariant to the scale, the others add the log of the scale back) and the
+   smoothed weights relative to theirs. */
 static int psis_column(const double *ll, int S, int chains, double r_eff_given,
                        const double *zn, int n_zn, column_scratch *w, double *out,
                        double *lw_out) {
   int flags = 0, n = S / chains;
-  double *lik = w->lik;
-  for (int s = 0; s < S; s++) lik[s] = exp(ll[s]);
+  double *lik = w->lik, max_ll = -INFINITY;
+  for (int s = 0; s < S; s++) if (ll[s] > max_ll) max_ll = ll[s];
+  double lik_sum = 0;
+  for (int s = 0; s < S; s++) {
+    lik[s] = exp(ll[s] - max_ll);
+    lik_sum += lik[s];
+  }
   double r_eff = isnan(r_eff_given) ? relative_efficiency(lik, n, chains, w->centred, w->rho,
                                                          w->chain_means)
                                    : r_eff_given;
   double *lw = w->lw;
-  double max_ratio = -INFINITY;
-  for (int s = 0; s < S; s++) if (-ll[s] > max_ratio) max_ratio = -ll[s];
+  /* log ratios -ll relative to their largest, -min(ll) */
+  double min_ll = INFINITY;
+  for (int s = 0; s < S; s++) if (ll[s] < min_ll) min_ll = ll[s];
+  double max_ratio = -min_ll;
   for (int s = 0; s < S; s++) lw[s] = -ll[s] - max_ratio;
   double khat = INFINITY;
   double tail_cap = 0.2 * S, tail_sqrt = 3 * sqrt(S / r_eff);
   int tail_len = (int) ceil(tail_sqrt < tail_cap ? tail_sqrt : tail_cap);
   if (tail_len >= 5 && tail_len < S) {
-    int *idx = w->idx;
-    for (int s = 0; s < S; s++) idx[s] = s;
-    int first = S - tail_len;   /* the tail: positions first..S-1 in order */
-    select_kth(lw, idx, 0, S - 1, first - 1);
+    /* the tail: the tail_len largest in a stable ascending sort, so among
+       values equal to the cutoff the later draws; positions first..S-1 */
+    int *idx = w->idx, first = S - tail_len;
+    double *copy = w->tail;
+    for (int s = 0; s < S; s++) copy[s] = lw[s];
+    double cutoff = kth_smallest(copy, S, first - 1);
+    int above = 0;
+    for (int s = 0; s < S; s++) if (lw[s] > cutoff) idx[first + above++] = s;
+    for (int s = S - 1; s >= 0 && above < tail_len; s--)
+      if (lw[s] == cutoff) idx[first + above++] = s;
     sort_tail(lw, idx + first, tail_len);
-    double cutoff = lw[idx[first - 1]];
     double lo = lw[idx[first]], hi = lw[idx[S - 1]];
     if (fabs(hi - lo) < DBL_EPSILON / 100) flags |= 2;
     else {
@@ -262,47 +289,58 @@ static int psis_column(const double *ll, int S, int chains, double r_eff_given,
       }
     }
   } else if (tail_len < 5) flags |= 1;
+  /* the weights, truncated at the largest raw ratio (lw <= 0 here), then
+     normalised: w_s = exp(lw_s) / sum exp(lw) */
+  double *wt = w->tmp, max_lw = -INFINITY;
   for (int s = 0; s < S; s++) {
     if (lw[s] > 0) lw[s] = 0;
-    lw[s] += max_ratio;
+    if (lw[s] > max_lw) max_lw = lw[s];
   }
-  double norm = log_sum_exp(lw, S);
-  for (int s = 0; s < S; s++) lw[s] -= norm;
-  /* elpd_loo: log sum of w_s exp(l_s); lpd: log mean exp(l_s) */
-  double *tmp = w->tmp;
-  for (int s = 0; s < S; s++) tmp[s] = ll[s] + lw[s];
-  double elpd = log_sum_exp(tmp, S);
-  double lpd = log_sum_exp(ll, S) - log((double) S);
-  long double sum_w2 = 0, var_epd = 0;
-  double E_epd = exp(elpd);
+  double z_sum = 0;
   for (int s = 0; s < S; s++) {
-    double w2 = exp(lw[s]) * exp(lw[s]);
-    sum_w2 += w2;
-    var_epd += w2 * (lik[s] - E_epd) * (lik[s] - E_epd);
+    wt[s] = exp(lw[s] - max_lw);
+    z_sum += wt[s];
   }
-  /* loo's mcse_elpd(): the variance of log z over normal quantiles of
-     exp(elpd_loo), positive z only */
-  double sd_epd = sqrt((double) var_epd);
-  long double m = 0;
+  double sum_w2 = 0, w_lik = 0;
+  for (int s = 0; s < S; s++) {
+    wt[s] /= z_sum;
+    sum_w2 += wt[s] * wt[s];
+    w_lik += wt[s] * lik[s];
+  }
+  /* elpd_loo: log sum_s w_s exp(l_s); lpd: log mean_s exp(l_s) */
+  double elpd = max_ll + log(w_lik);
+  double lpd = max_ll + log(lik_sum) - log((double) S);
+  /* loo's mcse_elpd(): the variance of log z over normal quantiles z of
+     exp(elpd_loo), positive z only; on the likelihood's scale (log z moves
+     by a constant) */
+  double var_epd = 0;
+  for (int s = 0; s < S; s++) {
+    double e = lik[s] - w_lik;
+    var_epd += wt[s] * wt[s] * e * e;
+  }
+  double sd_epd = sqrt(var_epd);
+  double *logz = w->tail;
   int pos = 0;
   for (int r = 0; r < n_zn; r++) {
-    double z = E_epd + sd_epd * zn[r];
-    if (z > 0) { tmp[pos++] = log(z); }
+    double z = w_lik + sd_epd * zn[r];
+    if (z > 0) logz[pos++] = log(z);
   }
   double var_elpd = NAN;
   if (pos > 1) {
-    m = mean_corrected(tmp, pos);
-    long double ss = 0;
-    for (int r = 0; r < pos; r++) ss += (tmp[r] - m) * (tmp[r] - m);
-    var_elpd = (double) (ss / (pos - 1));
+    double m = mean_corrected(logz, pos), ss = 0;
+    for (int r = 0; r < pos; r++) ss += (logz[r] - m) * (logz[r] - m);
+    var_elpd = ss / (pos - 1);
   }
   out[0] = elpd;
   out[1] = sqrt(var_elpd / r_eff);
   out[2] = lpd - elpd;
   out[3] = khat;
-  out[4] = r_eff / (double) sum_w2;
+  out[4] = r_eff / sum_w2;
   out[5] = r_eff;
-  if (lw_out) for (int s = 0; s < S; s++) lw_out[s] = lw[s];
+  if (lw_out) {
+    double log_z = max_lw + log(z_sum);
+    for (int s = 0; s < S; s++) lw_out[s] = lw[s] - log_z;
+  }
   return flags;
 }
 
@@ -316,11 +354,18 @@ SEXP sgld_psis_loo(SEXP ll, SEXP chains_, SEXP r_eff_, SEXP zn_, SEXP weights_,
   if (!isReal(ll) || !isMatrix(ll)) error("`ll` must be a numeric matrix");
   int S = nrows(ll), N = ncols(ll), chains = asInteger(chains_);
   int threads = asInteger(threads_), want_weights = asLogical(weights_);
-  if (chains < 1 || S % chains != 0 || S / chains < 4)
+  if (chains == NA_INTEGER || chains < 1) error("`chains` must be a positive whole number");
+  if (S % chains != 0 || S / chains < 4)
     error("the draws must be %d chains of equal length, at least 4 each", chains);
   if (!isNull(r_eff_) && (!isReal(r_eff_) || XLENGTH(r_eff_) != N))
     error("`r_eff` must be NULL or %d numbers", N);
   if (!isReal(zn_)) error("`zn` must be numeric");
+  const double *ll_values = REAL(ll);
+  for (R_xlen_t j = 0; j < XLENGTH(ll); j++)
+    if (!isfinite(ll_values[j])) error("the log likelihood must be finite; entry %lld is not",
+                                       (long long) j + 1);
+  if (threads > N) threads = N;   /* a thread per column at most, so scratch stays small */
+  if (threads > 64) threads = 64;
   if (threads < 1) threads = 1;
   const double *L = REAL(ll), *zn = REAL(zn_);
   const double *r_eff = isNull(r_eff_) ? NULL : REAL(r_eff_);
