@@ -225,7 +225,7 @@ print_stored_ess <- function(x) {
   conv <- x$checks$convergence
   if (is.null(conv) || !is.finite(conv$ess_min)) return(invisible())
   cat("Effective sample size of the stored draws: smallest ", format(round(conv$ess_min)),
-      if (isTRUE(conv$thin > 1)) paste0(" (from every ", conv$thin, "th draw)"),
+      if (isTRUE(conv$thin > 1)) paste0(" (from every k-th draw, k = ", conv$thin, ")"),
       if (!is.null(x$auto$target_ess)) paste0(", planned ", x$auto$target_ess),
       if (is.finite(conv$rhat_max)) paste0("; largest R-hat ", format(round(conv$rhat_max, 3), nsmall = 3)),
       "\n", sep = "")

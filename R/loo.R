@@ -17,7 +17,7 @@ loo_mcse_quantiles <- function(n = 1000) {
 # compute each column's relative efficiency; `weights` to return the
 # normalised log weights too (loo_R2()).
 fast_psis_loo <- function(ll, chains, r_eff = NULL, weights = FALSE,
-                          threads = available_cores()) {
+                          threads = getOption("sgld.threads", available_cores())) {
   if (length(chains) > 1) chains <- length(unique(chains))
   storage.mode(ll) <- "double"
   if (!all(is.finite(ll)))

@@ -187,7 +187,10 @@ test_that("a copy truncated or changed after a run is an error, never a bus erro
     bm <- bigmemory::as.big.matrix(cbind(X, y = y), backingfile = "m.bin",
                                    descriptorfile = "m.desc", backingpath = dir)
     m <- model_logistic(bm, y = "y")
-    run <- function(m, ...) { set.seed(1); sgld(m, lr = 1e-4, batch_size = 50, iter = 500, ..., chains = 1) }
+    run <- function(m, chains = 1, ...) {
+      set.seed(1)
+      sgld(m, lr = 1e-4, batch_size = 50, iter = 500, chains = chains, ...)
+    }
     caught <- function(expr) tryCatch({ expr; "no error" }, error = conditionMessage)
     first <- run(m)                                  # mapped, and the mapping kept
     saved <- tempfile()
