@@ -97,7 +97,7 @@ model_observed.default <- function(model) model$z[model$p + 1L, ]
 # scale), over the model's own rows (each with its case weight; in memory or
 # on a file), computed in C by the model's table, `threads` threads sharing
 # the rows.
-model_loglik_rows <- function(model, W, threads = getOption("sgld.threads", available_cores())) {
+model_loglik_rows <- function(model, W, threads = getOption("sgld.threads", 1L)) {
   W <- t(W)
   storage.mode(W) <- "double"
   .Call(C_sgld_pointwise_loglik, model, W, as.integer(threads))
