@@ -7,6 +7,15 @@
 # At 5,000 rows x 4,000 draws loo::loo() took 5-7 s in R, most of it in
 # relative_eff() and the per-column PSIS (bench/loo-speed.md).
 
+# Threads for loo(): the option, else the idle processors (R/run.R). Columns
+# are shared dynamically, so no thread waits on another until the end.
+loo_threads <- function() {
+  threads <- getOption("sgld.threads")
+  if (!is.null(threads)) return(threads)
+  cores <- available_cores()
+  min(cores, idle_cores(cores))
+}
+
 # normal quantiles of loo's Monte Carlo error of elpd_loo (its mcse_elpd())
 loo_mcse_quantiles <- function(n = 1000) {
   stats::qnorm((seq_len(n) - 3 / 8) / (n - 2 * 3 / 8 + 1))
@@ -16,8 +25,7 @@ loo_mcse_quantiles <- function(n = 1000) {
 # `chains` chains of equal length, one after the other. `r_eff` NULL to
 # compute each column's relative efficiency; `weights` to return the
 # normalised log weights too (loo_R2()).
-fast_psis_loo <- function(ll, chains, r_eff = NULL, weights = FALSE,
-                          threads = getOption("sgld.threads", available_cores())) {
+fast_psis_loo <- function(ll, chains, r_eff = NULL, weights = FALSE, threads = loo_threads()) {
   if (length(chains) > 1) chains <- length(unique(chains))
   storage.mode(ll) <- "double"
   if (!all(is.finite(ll)))

@@ -70,7 +70,7 @@
 NULL
 
 #' @rdname posterior_predict.sgld_fit
-#' @exportS3Method rstantools::posterior_linpred
+#' @export
 posterior_linpred.sgld_fit <- function(object, transform = FALSE, newdata = NULL,
                                        ndraws = NULL, draws = NULL, ...) {
   check_dots_empty(...)
@@ -82,7 +82,7 @@ posterior_linpred.sgld_fit <- function(object, transform = FALSE, newdata = NULL
 }
 
 #' @rdname posterior_predict.sgld_fit
-#' @exportS3Method rstantools::posterior_epred
+#' @export
 posterior_epred.sgld_fit <- function(object, newdata = NULL, ndraws = NULL, draws = NULL,
                                      ...) {
   check_dots_empty(...)
@@ -92,7 +92,7 @@ posterior_epred.sgld_fit <- function(object, newdata = NULL, ndraws = NULL, draw
 }
 
 #' @rdname posterior_predict.sgld_fit
-#' @exportS3Method rstantools::posterior_predict
+#' @export
 posterior_predict.sgld_fit <- function(object, newdata = NULL, ndraws = NULL, draws = NULL,
                                        ...) {
   check_dots_empty(...)
@@ -114,7 +114,7 @@ model_posterior_predict.default <- function(model, object, newdata, ndraws) {
 }
 
 #' @rdname posterior_predict.sgld_fit
-#' @exportS3Method rstantools::log_lik
+#' @export
 log_lik.sgld_fit <- function(object, newdata = NULL, ndraws = NULL, draws = NULL, ...) {
   check_dots_empty(...)
   ndraws <- ndraws_or_draws(ndraws, draws)
@@ -146,7 +146,7 @@ model_log_lik.default <- function(model, object, newdata, ndraws) {
 }
 
 #' @rdname posterior_predict.sgld_fit
-#' @exportS3Method rstantools::posterior_interval
+#' @export
 posterior_interval.sgld_fit <- function(object, prob = 0.9, pars = NULL, ...) {
   check_dots_empty(...)
   check_number(prob, "prob", lower = 0, upper = 1, lower_open = TRUE, upper_open = TRUE)
@@ -163,7 +163,7 @@ posterior_interval.sgld_fit <- function(object, prob = 0.9, pars = NULL, ...) {
 }
 
 #' @rdname posterior_predict.sgld_fit
-#' @exportS3Method rstantools::predictive_interval
+#' @export
 predictive_interval.sgld_fit <- function(object, newdata = NULL, ndraws = NULL,
                                          prob = 0.9, draws = NULL, ...) {
   check_dots_empty(...)
@@ -174,8 +174,12 @@ predictive_interval.sgld_fit <- function(object, newdata = NULL, ndraws = NULL,
 }
 
 #' @rdname posterior_predict.sgld_fit
-#' @exportS3Method loo::loo
+#' @export
 loo.sgld_fit <- function(x, ..., r_eff = NULL) {
+  # the log likelihood and PSIS on the idle processors (R/loo.R)
+  threads <- loo_threads()
+  old <- options(sgld.threads = threads)
+  on.exit(options(old))
   ll <- log_lik.sgld_fit(x)
   chain <- chain_of_draws(x)
   # loo's own options (save_psis, is_method, cores): its matrix method
@@ -188,7 +192,7 @@ loo.sgld_fit <- function(x, ..., r_eff = NULL) {
 }
 
 #' @rdname posterior_predict.sgld_fit
-#' @exportS3Method loo::waic
+#' @export
 waic.sgld_fit <- function(x, ...) loo::waic(log_lik.sgld_fit(x), ...)
 
 # ---- shared by the prediction methods ---------------------------------------

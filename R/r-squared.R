@@ -38,7 +38,7 @@
 NULL
 
 #' @rdname bayes_R2.sgld_fit
-#' @exportS3Method rstantools::bayes_R2
+#' @export
 bayes_R2.sgld_fit <- function(object, ...) {
   check_dots_empty(...)
   W <- prediction_draws(object, NULL, "bayes_R2()")
@@ -51,7 +51,7 @@ bayes_R2.sgld_fit <- function(object, ...) {
 }
 
 #' @rdname bayes_R2.sgld_fit
-#' @exportS3Method rstantools::loo_R2
+#' @export
 loo_R2.sgld_fit <- function(object, ...) {
   check_dots_empty(...)
   W <- prediction_draws(object, NULL, "loo_R2()")
