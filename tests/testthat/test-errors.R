@@ -65,7 +65,7 @@ test_that("sampler arguments are checked, each naming the argument", {
     list(list(init = c(1, NA, 1)), "`init` must be finite"),
     list(list(init = c(1, Inf, 1)), "`init` must be finite"),
     list(list(init = c(1, 1, -1)), "sigma2 must be positive"),
-    list(list(init = matrix(1, 3, 3)), "`init` must be a 1 x 3 matrix"),
+    list(list(init = matrix(1, 3, 3)), "`init` must be a 4 x 3 matrix \\(one row per chain\\)"),
     list(list(init = list(1, 2, 3)), "`init` must be NULL, a numeric vector"),
     list(list(burnin = 100), "`burnin` must be smaller than `iter`"),
     list(list(burnin = -1), "`burnin` must be a whole number between 0"),
