@@ -46,7 +46,7 @@ test_that("under an address-space limit a run too large for it stops before it s
   writeLines(c(
     "library(sgld)",
     "m <- model_logistic(type ~ ., data = MASS::Pima.tr)",
-    "r <- tryCatch(sgld(m, lr = 1e-5, batch_size = 10, iter = 2e7, burnin = 0, thin = 1),",
+    "r <- tryCatch(sgld(m, lr = 1e-5, batch_size = 10, iter = 2e7, burnin = 0, thin = 1, chains = 1),",
     "              error = function(e) conditionMessage(e))",
     "cat(if (is.character(r)) r else 'ran', '\\n')"), script)
   rscript <- file.path(R.home("bin"), "Rscript")
