@@ -426,7 +426,7 @@ auto_sgld_phases <- function(model, args, given, call, made) {
     strategy = "langevin",
     reason = sprintf(paste0(
       "lr = \"auto\": preconditioner %s, step %s in its coordinates%s (temperature %s ",
-      "cancels the step's widening), %s; %s iterations for about %s effective draws%s%s."),
+      "cancels the step's widening), %s; %s iterations planned for about %s effective draws%s%s."),
       if ("precondition" %in% given) "given" else "= Laplace covariance at the mode",
       format(eta_top, digits = 3),
       if (!is.null(coords))
@@ -603,7 +603,7 @@ auto_sgld_mala <- function(model, args, given, call, made, pm, precondition, cur
     reason = sprintf(paste0(
       "lr = \"auto\": the posterior is far from its Laplace approximation (%s), so the ",
       "steps are Metropolis-adjusted (MALA, exact whatever the step) with the full data: ",
-      "preconditioner %s, step %s (pilot acceptance %s); %s iterations for about %d ",
+      "preconditioner %s, step %s (pilot acceptance %s); %s iterations planned for about %d ",
       "effective draws (%s per iteration in a warm-up of %s)%s%s."),
       if (why == "departure")
         sprintf("its scores at points drawn from it are %s times a Gaussian's",
@@ -725,7 +725,9 @@ auto_mala_phases <- function(model, args, given, call, made) {
     acc <- pilot$acceptance
     if (acc < 0.45) eta <- eta / 2 else if (acc > 0.85) eta <- eta * 1.5 else break
   }
-  iter <- if ("iter" %in% given && !is.null(args$iter)) args$iter else 11000
+  # 10,000 kept iterations in all, split over the chains; each chain burns
+  # in 1,000 from its own start
+  iter <- if ("iter" %in% given && !is.null(args$iter)) args$iter else 1000 + ceiling(1e4 / chains)
   burnin <- if ("burnin" %in% given) args$burnin else 1000
   # an `iter` given alone shorter than the planned burn-in: half of it
   if (burnin >= iter && !"burnin" %in% given) burnin <- floor(iter / 2)

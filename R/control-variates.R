@@ -191,7 +191,7 @@ resolve_control_variates <- function(control_variates, model) {
               call. = FALSE)
     return(unname(m$sampler))
   }
-  if (inherits(control_variates, "sgld_fit")) control_variates <- coef(control_variates)
+  if (inherits(control_variates, "sgld_fit")) control_variates <- parameter_means(control_variates)
   if (!is.numeric(control_variates))
     abort("`control_variates` must be TRUE, FALSE, a fit, or a point (a mode) of length ",
           model$d, " on the user's scale; not ", describe(control_variates), ".")

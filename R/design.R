@@ -58,6 +58,8 @@ design_from_formula <- function(formula, data, extras = list(), na.action = NULL
           "predictors; add an intercept (`~ 1`) or a predictor.")
   check_design_columns(X)
   list(X = X, y = y, terms = tt, xlevels = .getXlevels(tt, mf),
+       # the rows' names as the frame holds them (compact when automatic)
+       row_names = attr(mf, "row.names"),
        contrasts = attr(X, "contrasts"), formula = formula,
        weights = if (!is.null(weights)) as.double(weights),
        offset = if (!is.null(offset)) as.double(offset),
@@ -237,6 +239,7 @@ add_formula_parts <- function(model, design) {
   model$formula <- design$formula
   model$offset <- design$offset
   model$offset_expr <- design$offset_expr
+  model$row_names <- design$row_names
   model
 }
 
@@ -283,6 +286,12 @@ design_matrix.default <- function(model) {
 design_for_newdata <- function(model, newdata) {
   if (is.null(newdata)) {
     X <- design_matrix(model)
+    # named by the training data's rows, as predict() and fitted() of glm()
+    if (!is.null(model$row_names) && length(model$row_names) > 0L &&
+        nrow(X) == .row_names_info(structure(list(), row.names = model$row_names), 2L))
+      rownames(X) <- as.character(
+        if (is.integer(model$row_names) && anyNA(model$row_names)) seq_len(nrow(X))
+        else model$row_names)
     if (!is.null(model$offset)) attr(X, "offset") <- model$offset
     return(X)
   }

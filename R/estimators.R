@@ -43,7 +43,7 @@ posterior_expectation <- function(fit, fun, weighted = TRUE) {
 posterior_mean <- function(fit, weighted = TRUE) {
   if (!inherits(fit, "sgld_fit")) abort("`fit` must be an sgld_fit, not ", describe(fit), ".")
   check_flag(weighted, "weighted")
-  if (!all_kept(fit)) return(coef(fit, weighted = weighted))
+  if (!all_kept(fit)) return(parameter_means(fit, weighted = weighted))
   weighted_average(pooled(fit), fit, weighted)
 }
 

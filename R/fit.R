@@ -166,7 +166,8 @@ new_sgld_fit <- function(engine, model, settings, lr, method, call, time,
     expected_time = res$expected_seconds,
     rule = rule$label,
     model = model,
-    settings = c(settings[c("iter", "burnin", "thin", "chains", "batch_size", "temperature")],
+    settings = c(settings[c("iter", "burnin", "thin", "chains", "threads", "batch_size",
+                          "temperature")],
                  list(replace = as.logical(settings$replace), lr = lr,
                       init = to_user_scale(model, matrix(settings$init, chains, d, byrow = TRUE)))),
     method = method,
@@ -221,6 +222,20 @@ pooled <- function(fit) do.call(rbind, lapply(fit$draws, unclass))
 # print() of a fit shows at most this many parameters
 print_max_rows <- 30L
 
+# The effective sample size of what was stored, as the run's checks measured
+# it (R/warnings.R: convergence_check()), beside the plan of lr = "auto":
+# the plan's ~2,000 effective draws are of every iteration after burn-in,
+# and thinning keeps fewer.
+print_stored_ess <- function(x) {
+  conv <- x$checks$convergence
+  if (is.null(conv) || !is.finite(conv$ess_min)) return(invisible())
+  cat("Effective sample size of the stored draws: smallest ", format(round(conv$ess_min)),
+      if (isTRUE(conv$thin > 1)) paste0(" (from every k-th draw, k = ", conv$thin, ")"),
+      if (!is.null(x$auto$target_ess)) paste0(", planned ", x$auto$target_ess),
+      if (is.finite(conv$rhat_max)) paste0("; largest R-hat ", format(round(conv$rhat_max, 3), nsmall = 3)),
+      "\n", sep = "")
+}
+
 #' @export
 print.sgld_fit <- function(x, digits = 4, ...) {
   s <- x$settings
@@ -235,6 +250,7 @@ print.sgld_fit <- function(x, digits = 4, ...) {
         " (per chain)\n", sep = "")
   cat("Kept ", format(ndraws(x), big.mark = ","), " draws per chain (burn-in ",
       format(s$burnin, big.mark = ",", scientific = FALSE), ", thin ", s$thin, "); ", format(x$time, digits = 3), " s\n", sep = "")
+  print_stored_ess(x)
   if (any(x$status != "done"))
     cat("Stopped early: ", paste0("chain ", seq_along(x$status), " ", x$status,
                                   collapse = ", "), "\n", sep = "")
@@ -261,7 +277,7 @@ print.sgld_fit <- function(x, digits = 4, ...) {
       if (!is.null(x$storage)) cat("Draws: ", x$storage, ".\n", sep = "")
     } else {
       cat("Final iterate:\n")
-      print(coef(x), digits = digits)
+      print(parameter_means(x), digits = digits)
     }
   }
   invisible(x)
@@ -270,13 +286,16 @@ print.sgld_fit <- function(x, digits = 4, ...) {
 #' Summaries of a fit
 #'
 #' Posterior means (plain and step-weighted), standard deviations, quantiles,
-#' effective sample sizes and, for several chains, the potential scale
-#' reduction factor, all over the kept draws of every chain.
+#' Monte Carlo standard errors of the means (`mcse`), effective sample sizes
+#' (`n_eff`) and, for several chains (the default), the potential scale
+#' reduction factor (`Rhat`), all over the kept draws of every chain; the
+#' columns are named as rstanarm's.
 #'
 #' The plain mean is \eqn{\frac1K \sum_k h(w_k)}{1/K sum_k h(w_k)}; the step-weighted mean
 #' \eqn{\sum_k \eta_k h(w_k) / \sum_k \eta_k}{sum_k eta_k h(w_k) / sum_k eta_k} weights each draw by its learning
 #' rate, which is what a decaying schedule calls for (the two agree for a
-#' constant one). ESS is [coda::effectiveSize()] summed over chains; R-hat is
+#' constant one). ESS (`n_eff`) is [coda::effectiveSize()] summed over
+#' chains, `mcse` is `sd / sqrt(n_eff)`; R-hat is
 #' the point estimate of [coda::gelman.diag()]. Both come from coda's spectral
 #' and variance estimates, whose cost grows with the chain's length: on chains
 #' longer than `max_draws` draws they are computed from every k-th draw (k the
@@ -332,12 +351,14 @@ kept_statistics <- function(object, probs, k) {
   stats <- draw_statistics(object, probs)
   if (ndraws(object) > 1) {
     d <- if (k > 1) thin_draws(object$draws, k) else object$draws
-    stats <- cbind(stats, ess = ess(d))
+    n_eff <- ess(d)
+    # the Monte Carlo standard error of the mean, as rstanarm's mcse column
+    stats <- cbind(stats, mcse = stats[, "sd"] / sqrt(n_eff), n_eff = n_eff)
     if (length(object$draws) > 1) {
-      stats <- cbind(stats, rhat = psrf(d))
+      stats <- cbind(stats, Rhat = psrf(d))
     }
   } else {
-    stats <- cbind(stats, ess = NA_real_)
+    stats <- cbind(stats, mcse = NA_real_, n_eff = NA_real_)
   }
   stats
 }
@@ -391,8 +412,8 @@ thin_draws <- function(draws, k) {
 # quantiles, ESS and R-hat need draws and are NA.
 add_moment_rows <- function(object, stats, probs) {
   columns <- if (!is.null(stats)) colnames(stats)
-             else c("mean", "weighted_mean", "sd", quantile_names(probs), "ess",
-                    if (length(object$draws) > 1 && ndraws(object) > 1) "rhat")
+             else c("mean", "weighted_mean", "sd", quantile_names(probs), "mcse", "n_eff",
+                    if (length(object$draws) > 1 && ndraws(object) > 1) "Rhat")
   mom <- pooled_moments(object$moments, object$chain_ids)
   all <- matrix(NA_real_, object$model$d, length(columns),
                 dimnames = list(object$model$names, columns))
@@ -473,8 +494,8 @@ format_statistics <- function(s, digits) {
   out <- matrix("", nrow(s), ncol(s), dimnames = dimnames(s))
   for (j in seq_len(ncol(s))) {
     v <- s[, j]
-    out[, j] <- if (colnames(s)[j] == "ess") format(round(v), big.mark = "")
-                else if (colnames(s)[j] == "rhat") format(round(v, 3), nsmall = 3)
+    out[, j] <- if (colnames(s)[j] == "n_eff") format(round(v), big.mark = "")
+                else if (colnames(s)[j] == "Rhat") format(round(v, 3), nsmall = 3)
                 else formatC(v, digits = digits, format = "fg")
   }
   out
@@ -489,8 +510,17 @@ table_width <- function(out) {
 #'
 #' For a sampler (`sgld()`), `coef()` is the posterior mean over all kept draws
 #' (step-weighted with `weighted = TRUE`); for an optimiser (`sgd()`, `gd()`) it
-#' is the final iterate, averaged over chains. `vcov()` is the covariance of
-#' the pooled draws.
+#' is the final iterate, averaged over chains. rstanarm's `coef()` is the
+#' posterior median; here it is the mean, which the running moments give
+#' also for parameters whose draws were not stored (`pars`) and which a
+#' decaying learning rate asks to weight; the medians are `summary(fit)`'s
+#' `50%` column. As rstanarm's, for the regressions ([model_linear()],
+#' [model_logistic()], [model_poisson()], [model_negbin()]) `coef()` holds
+#' one entry per column of the model matrix, so `X %*% coef(fit)` is the
+#' linear predictor: the auxiliary parameter (`sigma2` of the linear model,
+#' `phi` of the negative binomial) is left out; [sigma()] gives the
+#' residual sd. For the other models it holds every parameter. `vcov()` is
+#' the covariance of the pooled draws of the same parameters.
 #' @param object An `sgld_fit`.
 #' @param weighted Weight the draws by their learning rate?
 #' @param ... Not used.
@@ -499,6 +529,11 @@ table_width <- function(out) {
 coef.sgld_fit <- function(object, weighted = FALSE, ...) {
   check_dots_empty(...)
   check_flag(weighted, "weighted")
+  parameter_means(object, weighted)[coefficient_indices(object$model)]
+}
+
+# The posterior mean of every parameter (the final iterate of an optimiser).
+parameter_means <- function(object, weighted = FALSE) {
   if (object$method %in% c("sgd", "gd")) return(colMeans(object$last))
   if (ndraws(object) == 0) abort("the fit has no kept draws.")
   if (!all_kept(object)) {
@@ -513,11 +548,18 @@ coef.sgld_fit <- function(object, weighted = FALSE, ...) {
   colMeans(x)
 }
 
+# The regression coefficients (the model matrix's columns, without an
+# auxiliary parameter), or every parameter of another model.
+coefficient_indices <- function(model) {
+  if (isTRUE(model_capabilities(model)$regression) && !is.null(model$p)) seq_len(model$p)
+  else seq_len(model$d)
+}
+
 #' @rdname coef.sgld_fit
 #' @export
 vcov.sgld_fit <- function(object, ...) {
   require_all_draws(object, "vcov()")
-  stats::cov(pooled(object))
+  stats::cov(pooled(object)[, coefficient_indices(object$model), drop = FALSE])
 }
 
 #' Draws as matrices, arrays and coda objects

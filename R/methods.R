@@ -17,19 +17,23 @@
 #'     for the event and 0 otherwise, or counts (Poisson or negative binomial).}
 #'   \item{`log_lik()`}{the log likelihood of each observation under each draw;
 #'     its row sums are the log likelihood of the data, and it is what
-#'     `loo::loo()` and `loo::waic()` take. `loo::loo(fit)` and
-#'     `loo::waic(fit)` call it and pass the relative efficiency of each
-#'     chain's draws.}
+#'     `loo::loo()` and `loo::waic()` take. `loo(fit)` and `waic(fit)` call
+#'     it. `loo(fit)` computes, in C and on threads, what
+#'     `loo::loo(log_lik(fit), r_eff = loo::relative_eff(exp(log_lik(fit)),
+#'     chain_id))` computes in R (the relative efficiency of each
+#'     observation's draws over the chains, then Pareto-smoothed importance
+#'     sampling), equal to it to rounding and several times faster; the
+#'     result is loo's `psis_loo` object. Arguments of loo's own
+#'     (`save_psis`, `is_method`, `cores`) hand the matrix to `loo::loo()`.}
 #' }
 #' `posterior_interval()` gives central intervals of the parameters from
 #' quantiles of the draws (on the user's scale, e.g. `sigma2`), and
 #' `predictive_interval()` central intervals of `posterior_predict()` for each
 #' observation.
 #'
-#' The generics live in the suggested packages rstantools (`posterior_*`,
-#' `predictive_interval`, `log_lik`) and loo (`loo`, `waic`); sgld registers
-#' its methods when those packages are loaded, so call them as
-#' `rstantools::posterior_predict(fit)` or after `library(rstantools)`.
+#' The generics live in rstantools (`posterior_*`, `predictive_interval`,
+#' `log_lik`, `prior_summary`, `bayes_R2`, `loo_R2`) and loo (`loo`, `waic`);
+#' sgld imports and re-exports them, so `library(sgld)` alone is enough.
 #' Every draw counts once: with a decaying learning rate, the step-weighted
 #' estimates of [posterior_expectation()] may be preferable. The
 #' matrices hold draws x observations numbers; for averages over the draws on
@@ -48,8 +52,8 @@
 #' @param prob The probability mass of each central interval.
 #' @param pars Names of the parameters, or `NULL` for all.
 #' @param r_eff For `loo()`: the relative efficiency of the draws of each
-#'   observation, or `NULL` to compute it from the chains with
-#'   `loo::relative_eff()`.
+#'   observation, or `NULL` to compute it from the chains (as
+#'   `loo::relative_eff()` does).
 #' @param ... For `loo()` and `waic()`, passed to loo's matrix methods; for
 #'   the others, not used.
 #' @return A matrix: draws x observations, parameters x 2 (`posterior_interval`)
@@ -57,19 +61,16 @@
 #'   loo's objects.
 #' @examples
 #' set.seed(1)
-#' fit <- sgld(model_linear(y ~ x, data = handout[1:500, ]), lr = 2e-6, batch_size = 50,
-#'             iter = 20000, thin = 20)
-#' if (requireNamespace("rstantools", quietly = TRUE)) {
-#'   rstantools::posterior_interval(fit)
-#'   dim(rstantools::posterior_predict(fit, newdata = handout[1:5, ], ndraws = 100))
-#'   rowSums(rstantools::log_lik(fit, ndraws = 3))
-#' }
-#' if (requireNamespace("loo", quietly = TRUE)) loo::loo(fit)
+#' fit <- sgld(model_linear(y ~ x, data = handout[1:500, ]))
+#' posterior_interval(fit)
+#' dim(posterior_predict(fit, newdata = handout[1:5, ], ndraws = 100))
+#' rowSums(log_lik(fit, ndraws = 3))
+#' loo(fit)
 #' @name posterior_predict.sgld_fit
 NULL
 
 #' @rdname posterior_predict.sgld_fit
-#' @exportS3Method rstantools::posterior_linpred
+#' @export
 posterior_linpred.sgld_fit <- function(object, transform = FALSE, newdata = NULL,
                                        ndraws = NULL, draws = NULL, ...) {
   check_dots_empty(...)
@@ -81,7 +82,7 @@ posterior_linpred.sgld_fit <- function(object, transform = FALSE, newdata = NULL
 }
 
 #' @rdname posterior_predict.sgld_fit
-#' @exportS3Method rstantools::posterior_epred
+#' @export
 posterior_epred.sgld_fit <- function(object, newdata = NULL, ndraws = NULL, draws = NULL,
                                      ...) {
   check_dots_empty(...)
@@ -91,7 +92,7 @@ posterior_epred.sgld_fit <- function(object, newdata = NULL, ndraws = NULL, draw
 }
 
 #' @rdname posterior_predict.sgld_fit
-#' @exportS3Method rstantools::posterior_predict
+#' @export
 posterior_predict.sgld_fit <- function(object, newdata = NULL, ndraws = NULL, draws = NULL,
                                        ...) {
   check_dots_empty(...)
@@ -113,12 +114,20 @@ model_posterior_predict.default <- function(model, object, newdata, ndraws) {
 }
 
 #' @rdname posterior_predict.sgld_fit
-#' @exportS3Method rstantools::log_lik
+#' @export
 log_lik.sgld_fit <- function(object, newdata = NULL, ndraws = NULL, draws = NULL, ...) {
   check_dots_empty(...)
   ndraws <- ndraws_or_draws(ndraws, draws)
+  model_log_lik(object$model, object, newdata, ndraws)
+}
+
+# log_lik() for each kind of model: a method per model class, beside the
+# model's own file; the default is the regressions' (each row's log
+# likelihood from the model's C table, src/model_contract.c).
+model_log_lik <- function(model, object, newdata, ndraws) UseMethod("model_log_lik")
+
+model_log_lik.default <- function(model, object, newdata, ndraws) {
   W <- prediction_draws(object, ndraws, "log_lik()")
-  model <- object$model
   if (!is.null(newdata)) {
     if (is.null(model$terms))
       abort("`newdata`: the log likelihood of new data needs a model built from a formula, ",
@@ -137,7 +146,7 @@ log_lik.sgld_fit <- function(object, newdata = NULL, ndraws = NULL, draws = NULL
 }
 
 #' @rdname posterior_predict.sgld_fit
-#' @exportS3Method rstantools::posterior_interval
+#' @export
 posterior_interval.sgld_fit <- function(object, prob = 0.9, pars = NULL, ...) {
   check_dots_empty(...)
   check_number(prob, "prob", lower = 0, upper = 1, lower_open = TRUE, upper_open = TRUE)
@@ -154,7 +163,7 @@ posterior_interval.sgld_fit <- function(object, prob = 0.9, pars = NULL, ...) {
 }
 
 #' @rdname posterior_predict.sgld_fit
-#' @exportS3Method rstantools::predictive_interval
+#' @export
 predictive_interval.sgld_fit <- function(object, newdata = NULL, ndraws = NULL,
                                          prob = 0.9, draws = NULL, ...) {
   check_dots_empty(...)
@@ -166,15 +175,25 @@ predictive_interval.sgld_fit <- function(object, newdata = NULL, ndraws = NULL,
 }
 
 #' @rdname posterior_predict.sgld_fit
-#' @exportS3Method loo::loo
+#' @export
 loo.sgld_fit <- function(x, ..., r_eff = NULL) {
+  # the log likelihood and PSIS on the idle processors (R/loo.R)
+  threads <- loo_threads()
+  old <- options(sgld.threads = threads)
+  on.exit(options(old))
   ll <- log_lik.sgld_fit(x)
-  if (is.null(r_eff)) r_eff <- loo::relative_eff(exp(ll), chain_id = chain_of_draws(x))
-  loo::loo(ll, r_eff = r_eff, ...)
+  chain <- chain_of_draws(x)
+  # loo's own options (save_psis, is_method, cores): its matrix method
+  if (length(list(...))) {
+    if (is.null(r_eff)) r_eff <- fast_psis_loo(ll, chain)$pointwise[, "r_eff"]
+    return(loo::loo(ll, r_eff = r_eff, ...))
+  }
+  # PSIS and the relative efficiencies in C (R/loo.R, src/loo.c)
+  psis_loo_object(fast_psis_loo(ll, chain, r_eff), dim(ll))
 }
 
 #' @rdname posterior_predict.sgld_fit
-#' @exportS3Method loo::waic
+#' @export
 waic.sgld_fit <- function(x, ...) loo::waic(log_lik.sgld_fit(x), ...)
 
 # ---- shared by the prediction methods ---------------------------------------
@@ -251,14 +270,16 @@ central_quantiles <- function(x, prob) {
 #' \describe{
 #'   \item{`fitted()`}{the posterior mean of the expected response of each
 #'     training observation (the mean over draws of `posterior_epred()`),
-#'     computed by [predict.sgld_fit()] without the draws x observations matrix.}
+#'     computed by [predict.sgld_fit()] without the draws x observations matrix,
+#'     named by the rows of the data (as `residuals()` and `predict()`).}
 #'   \item{`residuals()`}{the response minus `fitted()` (for the logistic
 #'     model the proportion of events: 1 for the event, 0 otherwise, or
 #'     events / trials for a `cbind(events, nonevents)` response).}
 #'   \item{`confint()`}{central posterior intervals from quantiles of the draws
 #'     (equal-tailed credible intervals), not normal approximations.}
 #'   \item{`logLik()`}{the log likelihood of the training data at the posterior
-#'     mean, `coef(fit)`, with `df` the number of parameters; a plug-in value
+#'     mean of the parameters (with the auxiliary one, unlike `coef(fit)`),
+#'     with `df` the number of parameters; a plug-in value
 #'     for reference. For comparing models use `loo::loo(fit)`.}
 #'   \item{`nobs()`, `formula()`, `family()`}{the number of observations,
 #'     the model's formula (for models built from one) and the family:
@@ -272,8 +293,8 @@ central_quantiles <- function(x, prob) {
 #'     residual sd \eqn{\sigma = \sqrt{\sigma^2}}{sigma = sqrt(sigma2)}, as
 #'     rstanarm's `sigma()` (for [sgd()] and [gd()], the square root of the
 #'     final `sigma2`). `summary()`, `as.matrix()`, `as.array()` and
-#'     posterior's `as_draws()` report `sigma` beside `sigma2`; `coef()` holds
-#'     the parameters only (rstanarm's `coef()` holds only the coefficients).}
+#'     posterior's `as_draws()` report `sigma` beside `sigma2`; `coef()` and
+#'     `vcov()` hold the coefficients only, as rstanarm's.}
 #'   \item{`coef(summary(fit))`}{the summary's statistics as a matrix.}
 #'   \item{`tidy()`, `glance()`}{(generics' methods, registered when the
 #'     generics package is loaded, as with broom) one row per parameter with its
@@ -350,7 +371,7 @@ confint.sgld_fit <- function(object, parm, level = 0.95, ...) {
 logLik.sgld_fit <- function(object, ...) {
   check_dots_empty(...)
   model <- object$model
-  w <- to_sampler_scale(model, matrix(coef(object), 1L))
+  w <- to_sampler_scale(model, matrix(parameter_means(object), 1L))
   ll <- log_posterior(model, as.vector(w))$loglik
   structure(ll, df = model$d, nobs = nobs.sgld_fit(object), class = "logLik")
 }

@@ -169,7 +169,7 @@ ica_unmixing <- function(fit, draws = FALSE) {
     abort("`fit` must be a fit of model_ica(), not ", describe(fit), ".")
   check_flag(draws, "draws")
   D <- fit$model$D
-  if (!draws) return(matrix(coef(fit), D, D))
+  if (!draws) return(matrix(parameter_means(fit), D, D))
   require_all_draws(fit, "ica_unmixing(draws = TRUE)")
   x <- pooled(fit)
   array(t(x), c(D, D, nrow(x)))

@@ -166,6 +166,8 @@ model_derived.sgld_model_linear <- function(model, x) {
   if (!"sigma2" %in% colnames(x)) return(NULL)
   cbind(sigma = sqrt(x[, "sigma2"]))
 }
+# bayes_R2(): sigma2 of each draw, sampled as its logarithm
+model_residual_variance.sgld_model_linear <- function(model, mu, W, trials) exp(W[, model$d])
 # the stored response is net of the offset
 model_observed.sgld_model_linear <- function(model) {
   model$z[model$p + 1L, ] + if (is.null(model$offset)) 0 else model$offset

@@ -221,6 +221,11 @@ model_capabilities.sgld_model_logistic <- function(model) {
 model_family.sgld_model_logistic <- function(model) stats::binomial()
 model_link.sgld_model_logistic <- function(model) "logit"
 model_mean.sgld_model_logistic <- function(model, eta, W) stats::plogis(eta)
+# bayes_R2(): p (1 - p), or n p (1 - p) with mu = n p for binomial counts
+model_residual_variance.sgld_model_logistic <- function(model, mu, W, trials) {
+  if (is.null(trials)) return(rowMeans(mu * (1 - mu)))
+  rowMeans(mu * (1 - mu / rep(trials, each = nrow(mu))))
+}
 # events out of each row's trials: 1 unless the response gave counts
 model_response_draws.sgld_model_logistic <- function(model, eta, W, newdata) {
   trials <- logistic_trials(model, newdata)

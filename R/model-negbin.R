@@ -81,6 +81,9 @@ model_family.sgld_model_negbin <- function(model) {
 }
 model_link.sgld_model_negbin <- function(model) "log"
 model_mean.sgld_model_negbin <- function(model, eta, W) exp(eta)
+# bayes_R2(): mu + mu^2 / phi, phi sampled as its logarithm
+model_residual_variance.sgld_model_negbin <- function(model, mu, W, trials)
+  rowMeans(mu + mu^2 / exp(W[, model$d]))
 model_response_draws.sgld_model_negbin <- function(model, eta, W, rows) {
   phi <- exp(W[, model$d])          # one per draw, recycled down the columns
   matrix(stats::rnbinom(length(eta), size = phi, mu = exp(eta)), nrow(eta))

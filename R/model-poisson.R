@@ -142,6 +142,8 @@ model_capabilities.sgld_model_poisson <- function(model) {
 model_family.sgld_model_poisson <- function(model) stats::poisson()
 model_link.sgld_model_poisson <- function(model) "log"
 model_mean.sgld_model_poisson <- function(model, eta, W) exp(eta)
+# bayes_R2(): the variance is the mean
+model_residual_variance.sgld_model_poisson <- function(model, mu, W, trials) rowMeans(mu)
 model_response_draws.sgld_model_poisson <- function(model, eta, W, rows) {
   matrix(stats::rpois(length(eta), exp(eta)), nrow(eta))
 }

@@ -77,6 +77,16 @@ model_response_draws <- function(model, eta, W, rows) UseMethod("model_response_
 model_derived <- function(model, x) UseMethod("model_derived")
 model_derived.default <- function(model, x) NULL
 
+# The mean over the training rows of each draw's residual variance (one per
+# draw), given the expected responses mu (draws x rows; counts where the
+# response gave binomial trials) and the draws W (sampler scale), for
+# bayes_R2() (R/r-squared.R).
+model_residual_variance <- function(model, mu, W, trials) UseMethod("model_residual_variance")
+model_residual_variance.default <- function(model, mu, W, trials) {
+  abort("bayes_R2() and loo_R2() are available for fits of regression models (model_linear(), ",
+        "model_logistic(), model_poisson(), model_negbin()), not ", class(model)[1], ".")
+}
+
 # The observed response in the scale of model_mean(), for residuals().
 model_observed <- function(model) UseMethod("model_observed")
 model_observed.default <- function(model) model$z[model$p + 1L, ]

@@ -144,9 +144,13 @@ model_predict.default <- function(model, object, newdata, type, draws, ndraws, t
   storage.mode(X) <- "double"
   code <- if (type == "link") 0L else match(link, c("identity", "logit", "log")) - 1L
   out <- .Call(C_sgld_predict, X, use$chains, use$pick, off, code, draws, as.integer(threads))
-  if (type != "class") return(out)
-  cls <- function(p) factor(model$labels[1 + (p > 0.5)], levels = model$labels)
-  if (draws) matrix(as.character(cls(out)), nrow(out)) else cls(out)
+  if (type == "class") {
+    cls <- function(p) factor(model$labels[1 + (p > 0.5)], levels = model$labels)
+    out <- if (draws) matrix(as.character(cls(out)), nrow(out)) else cls(out)
+  }
+  # named by the rows of the data, as predict.glm()'s
+  if (draws) rownames(out) <- rownames(X) else names(out) <- rownames(X)
+  out
 }
 
 # The draws predict() uses: the chains as they are (no pooled copy; their first

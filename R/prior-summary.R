@@ -16,14 +16,14 @@
 #' @examples
 #' m <- model_linear(y ~ x, data = handout, prior = prior_nig(V = 10, shape = 2))
 #' if (requireNamespace("rstantools", quietly = TRUE)) rstantools::prior_summary(m)
-#' @exportS3Method rstantools::prior_summary
+#' @export
 prior_summary.sgld_fit <- function(object, ...) {
   check_dots_empty(...)
   prior_summary.sgld_model(object$model)
 }
 
 #' @rdname prior_summary.sgld_fit
-#' @exportS3Method rstantools::prior_summary
+#' @export
 prior_summary.sgld_model <- function(object, ...) {
   check_dots_empty(...)
   rows <- model_prior_rows(object)

@@ -49,7 +49,7 @@ logistic_split_runs <- function(x, y, runs = 50, sweeps = 10, train = 0.8, batch
   out <- lapply(seq_len(runs), function(r) {
     rows <- sample.int(n, n_train)
     m <- model_logistic(x[rows, , drop = FALSE], y[rows], prior = prior)
-    fit <- sgld(m, lr = lr, batch_size = batch_size, iter = iter, burnin = iter - 1,
+    fit <- sgld(m, lr = lr, batch_size = batch_size, iter = iter, burnin = iter - 1, chains = 1,
                 monitor = monitor_every(every, newdata = list(x = x[-rows, , drop = FALSE],
                                                               y = y[-rows])))
     cbind(run = r, fit$monitor[, -1])

@@ -148,7 +148,7 @@ tune_sgld <- function(model, step = c(0.01, 0.05, 0.1, 0.25, 0.5), batch_size = 
     start <- proc.time()[["elapsed"]]
     fit <- tryCatch(suppressWarnings(sgld(
       model, lr = g$lr, batch_size = g$batch_size, iter = iter, burnin = floor(iter / 2),
-      thin = 1, precondition = P, control_variates = if (g$control_variates) pm$mode else FALSE,
+      thin = 1, chains = 1, precondition = P, control_variates = if (g$control_variates) pm$mode else FALSE,
       temperature = if (is.null(P)) 1 else 1 - g$step / 2, init = start_at)),
       error = function(e) NULL)
     time[i] <- proc.time()[["elapsed"]] - start
@@ -201,7 +201,7 @@ tuned_sgld <- function(model, tune, given) {
     abort("`lr = \"auto\"` and `tune` choose the same settings two ways: give one of them.")
   args <- utils::modifyList(tune$best, given, keep.null = TRUE)
   # several chains start over-dispersed, as with lr = "auto" (R/auto.R)
-  chains <- if (is.null(given$chains)) 1 else given$chains
+  chains <- if (is.null(given$chains)) formals(sgld)$chains else given$chains
   if (!"init" %in% names(given) && is.numeric(chains) && length(chains) == 1 && chains > 1)
     args$init <- auto_init(model, list(mode = tune$mode, sampler = tune$sampler,
                                        covariance = tune$covariance), chains)

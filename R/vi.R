@@ -220,7 +220,7 @@ bbb <- function(model, lr = "auto", batch_size = NULL, iter = "auto", ...,
                 draws = 1000, thin = NULL, elbo_every = NULL, elbo_draws = 100,
                 local = "auto", elbo_batch = "auto", replace = FALSE,
                 control_variates = "auto", clip = NULL, monitor = NULL,
-                threads = getOption("sgld.threads", 1L),
+                threads = NULL,
                 progress = getOption("sgld.progress", interactive())) {
   if (missing(model) || is_formula(model))
     return(formula_face(bbb, match.call(), parent.frame()))  # R/formula-face.R

@@ -131,7 +131,7 @@ final_run <- function(name, k) {
                             init = init)
     s <- summary(fit)$statistics
     final_cache[[key]] <<- list(status = fit$status, ratio = s[, "sd"] / exact$sd,
-                                ess = s[, "ess"], time = fit$time)
+                                ess = s[, "n_eff"], time = fit$time)
   }
   final_cache[[key]]
 }

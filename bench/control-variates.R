@@ -133,7 +133,7 @@ cat(sprintf("\nMALA (exact reference): lr %.2f with P = Laplace covariance, 2 ch
             mala_lr, mala_iter, mala_burnin))
 cat(sprintf("  acceptance %s; ESS %.0f to %.0f (median %.0f); %.1f s (status: %s)\n",
             paste(sprintf("%.3f", fit_mala$acceptance), collapse = " / "),
-            min(st_mala[, "ess"]), max(st_mala[, "ess"]), median(st_mala[, "ess"]),
+            min(st_mala[, "n_eff"]), max(st_mala[, "n_eff"]), median(st_mala[, "n_eff"]),
             fit_mala$time, paste(unique(fit_mala$status), collapse = ", ")))
 
 ## SGLD with and without control variates -----------------------------------
@@ -172,17 +172,17 @@ cat(sprintf("\nSGLD, batch %d, constant lr %.4g (eta * lambda_max = %.3f, eta * 
 cat(sprintf("  2 chains x %s iterations (burn-in %d, thin %d), started at the mode\n",
             format(sgld_iter, big.mark = ",", scientific = FALSE), sgld_burnin, sgld_thin))
 cat(sprintf("  with control variates: %.1f s, ESS %.0f to %.0f (status: %s)\n", fit_cv$time,
-            min(st_cv[, "ess"]), max(st_cv[, "ess"]), paste(unique(fit_cv$status), collapse = ", ")))
+            min(st_cv[, "n_eff"]), max(st_cv[, "n_eff"]), paste(unique(fit_cv$status), collapse = ", ")))
 cat(sprintf("  without:                %.1f s, ESS %.0f to %.0f (status: %s)\n", fit_plain$time,
-            min(st_plain[, "ess"]), max(st_plain[, "ess"]), paste(unique(fit_plain$status), collapse = ", ")))
+            min(st_plain[, "n_eff"]), max(st_plain[, "n_eff"]), paste(unique(fit_plain$status), collapse = ", ")))
 
 sd_mala <- st_mala[, "sd"]
 ratio_cv <- st_cv[, "sd"] / sd_mala
 ratio_plain <- st_plain[, "sd"] / sd_mala
 mean_diff <- (st_cv[, "mean"] - st_mala[, "mean"]) / sd_mala
 # delta method: a sd estimated from E effective draws has relative error ~ 1/sqrt(2E)
-mcse_ratio <- sqrt(1 / (2 * st_mala[, "ess"]) + 1 / (2 * st_cv[, "ess"]))
-mcse_mean <- sqrt(1 / st_mala[, "ess"] + 1 / st_cv[, "ess"])
+mcse_ratio <- sqrt(1 / (2 * st_mala[, "n_eff"]) + 1 / (2 * st_cv[, "n_eff"]))
+mcse_mean <- sqrt(1 / st_mala[, "n_eff"] + 1 / st_cv[, "n_eff"])
 
 cat("\nPosterior sds. CV ratio = SGLD-CV sd / MALA sd (MCSE: its Monte Carlo error); CV/Lap. =\n")
 cat("SGLD-CV sd / Laplace sd, a check free of the reference's Monte Carlo error since at this n\n")
@@ -192,9 +192,9 @@ cat(sprintf("%-12s %9s %9s %5s | %8s %6s %7s %6s %5s %8s | %6s %6s\n", "", "Lapl
             "CV ratio", "MCSE", "CV/Lap.", "pred.", "ESS", "dmean/sd", "no-CV", "pred."))
 for (j in seq_len(d)) {
   cat(sprintf("%-12s %9.6f %9.6f %5.0f | %8.3f %6.3f %7.3f %6.3f %5.0f %8.3f | %6.2f %6.2f\n",
-              colnames(X)[j], sd_laplace[j], sd_mala[j], st_mala[j, "ess"], ratio_cv[j],
+              colnames(X)[j], sd_laplace[j], sd_mala[j], st_mala[j, "n_eff"], ratio_cv[j],
               mcse_ratio[j], st_cv[j, "sd"] / sd_laplace[j], pred_cv[j] / sd_laplace[j],
-              st_cv[j, "ess"], mean_diff[j], ratio_plain[j], pred_plain[j] / sd_laplace[j]))
+              st_cv[j, "n_eff"], mean_diff[j], ratio_plain[j], pred_plain[j] / sd_laplace[j]))
 }
 cat(sprintf("\nMALA sd / Laplace sd: %.3f to %.3f\n", min(sd_mala / sd_laplace), max(sd_mala / sd_laplace)))
 
@@ -212,7 +212,7 @@ cat(sprintf("    smallest per-coordinate ratio %.4g; at the mode: infinite  [tar
 cat(sprintf("  SGLD-CV sds vs MALA: max relative error %.3f (largest 3 x MCSE %.3f)  [target <= 0.15]  %s\n",
             max_err, 3 * max(mcse_ratio), verdict(ok_sd)))
 cat(sprintf("  SGLD-CV sds vs Laplace: max relative error %.3f (largest 3 x MCSE %.3f)\n",
-            max(abs(st_cv[, "sd"] / sd_laplace - 1)), 3 / sqrt(2 * min(st_cv[, "ess"]))))
+            max(abs(st_cv[, "sd"] / sd_laplace - 1)), 3 / sqrt(2 * min(st_cv[, "n_eff"]))))
 cat(sprintf("  SGLD-CV means vs MALA: max |difference| %.3f MALA sds (largest 3 x MCSE %.3f)\n",
             max(abs(mean_diff)), 3 * max(mcse_mean)))
 cat(sprintf("  contrast, SGLD without control variates at the same step: sds %.1f to %.1f times MALA's\n",

@@ -21,7 +21,7 @@ rows <- lapply(names(heldout_models), function(name) {
   }))[["elapsed"]]
   # the model's parameters, as the reference (as.matrix() of a linear fit also has sigma)
   x <- as.matrix(fit)[, fit$model$names]
-  ess <- summary(fit)$statistics[, "ess"]
+  ess <- summary(fit)$statistics[, "n_eff"]
   data.frame(data = name, n = m$n, d = m$d, strategy = fit$auto$strategy,
              departure = signif(fit$auto$laplace_departure, 2),
              alone = length(fit$auto$coordinates), iter = fit$settings$iter,

@@ -32,6 +32,7 @@ SEXP sgld_predict(SEXP X, SEXP chains, SEXP pick, SEXP offset, SEXP link, SEXP k
                   SEXP threads);
 SEXP sgld_predict_mixture(SEXP x, SEXP chains, SEXP pick, SEXP sigma2_x, SEXP keep);
 SEXP sgld_ksd(SEXP x, SEXP scores, SEXP c, SEXP beta);
+SEXP sgld_psis_loo(SEXP ll, SEXP chains, SEXP r_eff, SEXP zn, SEXP weights, SEXP threads);
 /* callables for other packages' compiled models (model_compiled.c) */
 SEXP compiled_model_pointer(const sgld_model_table *table, int abi_version, SEXP keep_alive);
 int compiled_abi_version(void);
@@ -65,6 +66,7 @@ static const R_CallMethodDef call_methods[] = {
   CALLDEF(sgld_predict, 7),
   CALLDEF(sgld_predict_mixture, 5),
   CALLDEF(sgld_ksd, 4),
+  CALLDEF(sgld_psis_loo, 6),
   {NULL, NULL, 0}
 };
 

@@ -147,7 +147,7 @@ run_cases <- function(seed, first, last) {
     which_model <- sample(names(models), 1)
     m <- models[[which_model]]
     target <- sample(c("run", "coordinates", "vi", "whiten", "eval", "expected", "log_joint", "gradient", "rng",
-                       "schedule", "codes", "sampler", "predict", "predict_mixture", "ksd",
+                       "schedule", "codes", "sampler", "predict", "predict_mixture", "ksd", "psis_loo",
                        "file_rows", "state", "state_engine", "file", "loglik_draws", "mode"), 1)
     if (nzchar(Sys.getenv("FUZZ_VERBOSE"))) cat("case", case, target, which_model, "\n")
     res <- tryCatch({
@@ -292,6 +292,12 @@ run_cases <- function(seed, first, last) {
                     sigma2_x = 2, keep = TRUE)
           a <- mutate(a, sample(1:3, 1))
           do.call(.Call, c(list(sgld:::C_sgld_predict_mixture), unname(a)))
+        },
+        psis_loo = {
+          a <- list(ll = matrix(-abs(rnorm(40)), 20), chains = 2L, r_eff = NULL,
+                    zn = stats::qnorm(stats::ppoints(10)), weights = TRUE, threads = 2L)
+          a <- mutate(a, sample(1:3, 1))
+          do.call(.Call, c(list(sgld:::C_sgld_psis_loo), unname(a)))
         },
         ksd = .Call(sgld:::C_sgld_ksd, draw() %||% matrix(rnorm(6), 2), draw() %||% matrix(rnorm(6), 2),
                     draw(), draw()),

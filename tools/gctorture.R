@@ -241,6 +241,10 @@ calls[["predict mixture"]] <- list(sgld:::C_sgld_predict_mixture, df$x[1:5],
                                    list(matrix(rnorm(6), 3), matrix(rnorm(4), 2)), c(2, 5), 2, FALSE)
 calls[["predict mixture draws"]] <- list(sgld:::C_sgld_predict_mixture, df$x[1:5],
                                          list(matrix(rnorm(6), 3)), NULL, 2, TRUE)
+calls[["psis loo"]] <- list(sgld:::C_sgld_psis_loo, matrix(-abs(rnorm(40)), 20), 2L, NULL,
+                            stats::qnorm(stats::ppoints(10)), TRUE, 2L)
+calls[["psis loo, r_eff given"]] <- list(sgld:::C_sgld_psis_loo, matrix(-abs(rnorm(40)), 20), 1L,
+                                         rep(0.5, 2), stats::qnorm(stats::ppoints(10)), FALSE, 1L)
 calls[["ksd"]] <- list(sgld:::C_sgld_ksd, matrix(rnorm(12), 3), matrix(rnorm(12), 3), 1, -0.5)
 calls[["streams"]] <- list(sgld:::C_sgld_streams, 3L)
 calls[["schedule"]] <- list(sgld:::C_sgld_schedule_values,

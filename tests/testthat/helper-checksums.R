@@ -29,39 +29,39 @@ checksum_cases <- function() {
                                    threads = 2, replace = TRUE),
     # the other rules that take their normals ready-drawn (sgld.h: step_drawn)
     # on a split batch, where the gradient's region draws them (src/gradient.c)
-    psgld_split = function() psgld(dense, lr = 1e-4, batch_size = 103, iter = 500),
-    sghmc_split = function() sghmc(dense, lr = 1e-6, batch_size = 103, iter = 500, threads = 2),
+    psgld_split = function() psgld(dense, lr = 1e-4, batch_size = 103, iter = 500, chains = 1),
+    sghmc_split = function() sghmc(dense, lr = 1e-6, batch_size = 103, iter = 500, threads = 2, chains = 1),
     precond_split = function() sgld(dense, lr = 1e-4, batch_size = 103, iter = 500, threads = 2,
-                                    precondition = diag(seq(0.5, 2, length.out = 50))),
-    psgld = function() psgld(lin, lr = 1e-4, batch_size = 100, iter = 2000),
-    precond = function() sgld(lin, lr = 1e-3, iter = 2000, precondition = diag(c(1e-4, 1e-4, 1e-3))),
-    sghmc = function() sghmc(lin, lr = 1e-8, batch_size = 100, iter = 2000),
+                                    precondition = diag(seq(0.5, 2, length.out = 50)), chains = 1),
+    psgld = function() psgld(lin, lr = 1e-4, batch_size = 100, iter = 2000, chains = 1),
+    precond = function() sgld(lin, lr = 1e-3, iter = 2000, precondition = diag(c(1e-4, 1e-4, 1e-3)), chains = 1),
+    sghmc = function() sghmc(lin, lr = 1e-8, batch_size = 100, iter = 2000, chains = 1),
     momentum = function() sgd(lin, lr = 1e-6, iter = 500, optimizer = "momentum"),
     adagrad = function() sgd(lin, lr = 0.1, iter = 500, optimizer = "adagrad"),
     rmsprop = function() sgd(lin, lr = 0.01, iter = 500, optimizer = "rmsprop"),
     adam = function() sgd(lin, lr = 0.01, iter = 500, optimizer = "adam"),
     gd = function() gd(lin, lr = 1e-5, iter = 300),
-    mala = function() mala(lin, lr = 1e-5, iter = 1000),
+    mala = function() mala(lin, lr = 1e-5, iter = 1000, chains = 1),
     logistic_cv = function() sgld(logit, lr = 1e-4, batch_size = 50, iter = 2000,
-                                  control_variates = TRUE, clip = clip_norm(1e4)),
+                                  control_variates = TRUE, clip = clip_norm(1e4), chains = 1),
     logistic_diag = function() sgld(logit, lr = lr_poly(1e-3, 10, 0.55), batch_size = 20,
                                     iter = 2000, diagnostics = diagnostics_every(200),
-                                    monitor = monitor_every(500)),
+                                    monitor = monitor_every(500), chains = 1),
     mixture_threshold = function() sgld(mix, lr = lr_range(0.005, 5e-5), batch_size = 1,
                                         iter = 5000, burnin = sampling_threshold(0.5, every = 100),
-                                        thin = mixing_distance(1e-3)),
-    ica_natural = function() sgld(ica, lr = 1e-5, batch_size = 100, iter = 500),
-    ica_mala = function() mala(ica, lr = 1e-6, iter = 200),
+                                        thin = mixing_distance(1e-3), chains = 1),
+    ica_natural = function() sgld(ica, lr = 1e-5, batch_size = 100, iter = 500, chains = 1),
+    ica_mala = function() mala(ica, lr = 1e-6, iter = 200, chains = 1),
     # batch 103: the batch in 4 pieces (gradient.c), each in blocks of 8 and 4
     # rows and single rows; batch 13: one piece, the fused prior pass
-    logistic_dense = function() sgld(dense, lr = 1e-4, batch_size = 103, iter = 500),
-    logistic_dense_small = function() sgld(dense, lr = 1e-4, batch_size = 13, iter = 500),
-    logistic_float = function() sgld(dense_f, lr = 1e-4, batch_size = 103, iter = 500),
-    linear_dense = function() sgld(dense_lin, lr = 1e-6, batch_size = 103, iter = 500),
-    minibatch_hash = function() sgld(big, lr = 1e-10, batch_size = 2000, iter = 300),
+    logistic_dense = function() sgld(dense, lr = 1e-4, batch_size = 103, iter = 500, chains = 1),
+    logistic_dense_small = function() sgld(dense, lr = 1e-4, batch_size = 13, iter = 500, chains = 1),
+    logistic_float = function() sgld(dense_f, lr = 1e-4, batch_size = 103, iter = 500, chains = 1),
+    linear_dense = function() sgld(dense_lin, lr = 1e-6, batch_size = 103, iter = 500, chains = 1),
+    minibatch_hash = function() sgld(big, lr = 1e-10, batch_size = 2000, iter = 300, chains = 1),
     continued = function() {
-      f <- sgld(lin, lr = 1e-7, batch_size = 10, iter = 1000, burnin = 0)
-      sgld(lin, lr = 1e-7, batch_size = 10, iter = 1000, burnin = 0, init = f)
+      f <- sgld(lin, lr = 1e-7, batch_size = 10, iter = 1000, burnin = 0, chains = 1)
+      sgld(lin, lr = 1e-7, batch_size = 10, iter = 1000, burnin = 0, init = f, chains = 1)
     }
   )
 }

@@ -20,7 +20,7 @@ test_that("one sweep of SGLD at batch size 10 predicts Adult's test set (accurac
   set.seed(81)
   sweep <- ceiling(m$n / 10)
   fit <- sgld(m, lr = 1e-5, batch_size = 10, iter = sweep, burnin = 0, thin = 1,
-              monitor = monitor_every(sweep %/% 4, newdata = te))
+              monitor = monitor_every(sweep %/% 4, newdata = te), chains = 1)
   acc <- mean((predict(fit, te$x) > 0.5) == (te$y == 1))
   expect_gte(acc, 0.84)
   # the monitor's accuracy of the last state is the engine's own count
@@ -48,8 +48,8 @@ test_that("sparse and dense storage give the same model and the same draws", {
   expect_equal(log_posterior(model_logistic(X2, y), w)$grad_loglik,
                log_posterior(model_logistic(X2, y, sparse = FALSE), w)$grad_loglik,
                tolerance = 1e-12)
-  set.seed(3); f1 <- sgld(sp, lr = 1e-5, batch_size = 10, iter = 500)
-  set.seed(3); f2 <- sgld(de, lr = 1e-5, batch_size = 10, iter = 500)
+  set.seed(3); f1 <- sgld(sp, lr = 1e-5, batch_size = 10, iter = 500, chains = 1)
+  set.seed(3); f2 <- sgld(de, lr = 1e-5, batch_size = 10, iter = 500, chains = 1)
   expect_equal(as.matrix(f1), as.matrix(f2), tolerance = 1e-10)
   expect_equal(predict(f1, X[1:5, ]), predict(f1)[1:5])
 })

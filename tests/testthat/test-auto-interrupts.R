@@ -25,7 +25,7 @@ phase_run <- function(data, above, call) {
 
 test_that("an interrupt in the warm-up returns the warm-up's draws, with a warning", {
   skip_interrupt_test()
-  out <- interrupted_run(phase_run(handout, 1e6, quote(sgld(m, burnin = 1e9, thin = 1e3))),
+  out <- interrupted_run(phase_run(handout, 1e6, quote(sgld(m, burnin = 1e9, thin = 1e3, chains = 1))),
                          settle = 1, flag_first = FALSE)
   fit <- out$fit
   expect_identical(fit$status, "interrupted")
@@ -38,7 +38,7 @@ test_that("an interrupt in the warm-up returns the warm-up's draws, with a warni
 
 test_that("an interrupt in the run returns the run's draws so far", {
   skip_interrupt_test()
-  out <- interrupted_run(phase_run(handout, 1e6, quote(sgld(m, iter = 1e9, thin = 1e4))),
+  out <- interrupted_run(phase_run(handout, 1e6, quote(sgld(m, iter = 1e9, thin = 1e4, chains = 1))),
                          settle = 1.5, flag_first = FALSE)
   fit <- out$fit
   expect_identical(fit$status, "interrupted")
@@ -56,7 +56,7 @@ test_that("an interrupt in the run returns the run's draws so far", {
 test_that("the Metropolis-adjusted phases of a hard posterior are interrupted likewise", {
   skip_interrupt_test()
   d <- nearly_separated_data()
-  out <- interrupted_run(phase_run(d, 1e5, quote(sgld(m, burnin = 1e6))), settle = 1,
+  out <- interrupted_run(phase_run(d, 1e5, quote(sgld(m, burnin = 1e6, chains = 1))), settle = 1,
                          flag_first = FALSE)
   fit <- out$fit
   expect_identical(fit$method, "mala")
@@ -64,7 +64,7 @@ test_that("the Metropolis-adjusted phases of a hard posterior are interrupted li
   expect_identical(fit$auto$interrupted, "warm-up")
   expect_gt(fit$kept, 10)
   expect_true(any(grepl("interrupted in its warm-up", out$warnings)))
-  out <- interrupted_run(phase_run(d, 1e5, quote(sgld(m, iter = 1e8, thin = 100))), settle = 1,
+  out <- interrupted_run(phase_run(d, 1e5, quote(sgld(m, iter = 1e8, thin = 100, chains = 1))), settle = 1,
                          flag_first = FALSE)
   fit <- out$fit
   expect_identical(fit$method, "mala")
@@ -87,7 +87,7 @@ test_that("an interrupt in the mode search stops it in C, and nothing is returne
     trace("posterior_mode", where = asNamespace("sgld"), print = FALSE, at = 8,
           tracer = substitute(writeLines("finished", A), list(A = .(after))))
     writeLines("search", flag)
-    tryCatch(sgld(m), interrupt = function(cond) "interrupted")
+    tryCatch(sgld(m, chains = 1), interrupt = function(cond) "interrupted")
   }))
   out <- interrupted_run(run, settle = 0.3, flag_first = FALSE)
   expect_identical(out$fit, "interrupted")

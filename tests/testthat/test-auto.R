@@ -9,7 +9,7 @@ accuracy <- function(fit, mean, sd) {
   x <- as.matrix(fit)[, seq_along(mean), drop = FALSE]
   z <- sweep(x, 2, colMeans(x))
   list(mean = abs(colMeans(x) - mean) / sd, sd = abs(apply(x, 2, sd) / sd - 1),
-       ess = summary(fit)$statistics[seq_along(mean), "ess"],
+       ess = summary(fit)$statistics[seq_along(mean), "n_eff"],
        kurtosis = colMeans(z^4) / colMeans(z^2)^2)
 }
 
@@ -29,7 +29,7 @@ test_that("sgld(m) alone is accurate on the handout data and on unscaled mtcars"
   m <- handout_model()
   ex <- linear_exact_posterior(m)
   set.seed(1601)
-  fit <- sgld(m)
+  fit <- sgld(m, chains = 1)
   expect_accurate(fit, ex$mean, ex$sd, "handout")
   expect_true(fit$auto$control_variates)
   expect_output(print(fit), "lr = \"auto\"")
@@ -41,7 +41,7 @@ test_that("sgld(m) alone is accurate on the handout data and on unscaled mtcars"
   m <- model_linear(mpg ~ wt + hp, data = mtcars)
   ex <- linear_exact_posterior(m)
   set.seed(1602)
-  fit <- sgld(m)
+  fit <- sgld(m, chains = 1)
   expect_accurate(fit, ex$mean, ex$sd, "mtcars")
   expect_identical(fit$settings$batch_size, 32)
 })
@@ -50,16 +50,16 @@ test_that("sgld(m) and mala(m) alone are accurate on Pima (7 unscaled predictors
   skip_if_not_installed("MASS")
   m <- model_logistic(type ~ npreg + glu + bp + skin + bmi + ped + age, data = MASS::Pima.tr)
   set.seed(1603)
-  ref <- mala(m, iter = 100000, burnin = 1000, thin = 5)
+  ref <- mala(m, iter = 100000, burnin = 1000, thin = 5, chains = 1)
   expect_true(ref$acceptance > 0.45 && ref$acceptance < 0.85)
   r <- as.matrix(ref)
   # the reference's own error is a small part of the bar
-  expect_true(all(summary(ref)$statistics[, "ess"] > 8000))
+  expect_true(all(summary(ref)$statistics[, "n_eff"] > 8000))
   set.seed(1604)
-  fit <- sgld(m)
+  fit <- sgld(m, chains = 1)
   expect_accurate(fit, colMeans(r), apply(r, 2, sd), "Pima sgld")
   set.seed(1605)
-  fit <- mala(m)
+  fit <- mala(m, chains = 1)
   expect_accurate(fit, colMeans(r), apply(r, 2, sd), "Pima mala")
   # the glm intercept is -9.77 (unscaled glucose, age, ...): the quoted failures
   # of fixed learning rates gave -312 to 0.01
@@ -82,7 +82,7 @@ test_that("sgld(m) alone is accurate on a simulated logistic regression with n =
   # by a relative O(1 / n): far below the bar's 0.15 sd and 10%.
   pm <- posterior_mode(m, covariance = TRUE)
   set.seed(1607)
-  fit <- sgld(m)
+  fit <- sgld(m, chains = 1)
   expect_true(fit$auto$control_variates)
   expect_lt(fit$settings$batch_size, 2000)
   expect_accurate(fit, pm$mode, sqrt(diag(pm$covariance)), "n = 10^6")
@@ -98,11 +98,11 @@ test_that("several chains start over-dispersed and user settings override the au
   # the starts spread over about 2 posterior sds, not one point
   expect_true(all(apply(init[, 1:3], 2, sd) > 0.5 * sd_user[1:3]))
   s <- summary(fit)$statistics
-  expect_true(all(s[, "rhat"] < 1.05))
+  expect_true(all(s[, "Rhat"] < 1.05))
   set.seed(1609)
   # (a short run: its ESS rightly warns)
   fit <- suppressWarnings(sgld(m, iter = 3000, burnin = 500, thin = 2, batch_size = 8,
-                               init = c(37, -4, 0, 7)))
+                               init = c(37, -4, 0, 7), chains = 1))
   expect_identical(fit$settings$iter, 3000)
   expect_identical(fit$settings$batch_size, 8)
   expect_identical(fit$settings$burnin, 500)
@@ -115,27 +115,27 @@ test_that("a given lr behaves exactly as before lr had a default", {
   m <- handout_model()
   # (short runs from the default start: the checks rightly warn)
   set.seed(1610)
-  a <- suppressWarnings(sgld(m, lr = 1e-6, batch_size = 10, iter = 400))
+  a <- suppressWarnings(sgld(m, lr = 1e-6, batch_size = 10, iter = 400, chains = 1))
   set.seed(1610)
-  b <- suppressWarnings(sgld(m, lr = 1e-6, batch_size = 10, iter = 400, burnin = 200))
+  b <- suppressWarnings(sgld(m, lr = 1e-6, batch_size = 10, iter = 400, burnin = 200, chains = 1))
   expect_identical(as.matrix(a), as.matrix(b))
   expect_identical(a$settings$iter, 10000 / 25)
   expect_null(a$auto)
   set.seed(1611)
-  a <- suppressWarnings(mala(m, lr = 1e-5, iter = 300))
+  a <- suppressWarnings(mala(m, lr = 1e-5, iter = 300, chains = 1))
   expect_identical(a$settings$burnin, 150)
   set.seed(1612)
   # 10,000 iterations, half burn-in; without `thin`, 1,000 of the 5,000 stored
-  expect_identical(nrow(as.matrix(suppressWarnings(sgld(m, lr = 1e-6)))), 1000L)
+  expect_identical(nrow(as.matrix(suppressWarnings(sgld(m, lr = 1e-6, chains = 1)))), 1000L)
 })
 
 test_that("lr = \"auto\" says why it cannot be used", {
   m <- model_linear(mpg ~ wt + hp, data = mtcars)
-  expect_error(sgld(m, precondition = "rmsprop"), "fixed matrix")
-  expect_error(sgld(model_mixture(mixture_data(50))), "has several modes. Give `lr` yourself")
-  expect_error(mala(model_ica(matrix(rnorm(40), 20))), "has several modes")
-  expect_error(psgld(m), "psgld\\(\\) needs a learning rate `lr`.*sgld\\(model\\) chooses")
-  expect_error(sghmc(m), "sghmc\\(\\) needs a learning rate")
+  expect_error(sgld(m, precondition = "rmsprop", chains = 1), "fixed matrix")
+  expect_error(sgld(model_mixture(mixture_data(50)), chains = 1), "has several modes. Give `lr` yourself")
+  expect_error(mala(model_ica(matrix(rnorm(40), 20)), chains = 1), "has several modes")
+  expect_error(psgld(m, chains = 1), "psgld\\(\\) needs a learning rate `lr`.*sgld\\(model\\) chooses")
+  expect_error(sghmc(m, chains = 1), "sghmc\\(\\) needs a learning rate")
   expect_error(sgd(m), "posterior_mode\\(model\\) finds the mode")
   expect_error(gd(m), "gd\\(\\) needs a learning rate")
 })
@@ -152,7 +152,7 @@ test_that("sgld(m) alone is accurate on a nearly separated regression, by Metrop
   # 2,020,000 MALA iterations, smallest ESS 7,149 (data-raw/nearly-separated-reference.R)
   ref <- readRDS(test_path("nearly-separated-reference.rds"))
   set.seed(1656)
-  res <- with_warnings(sgld(m))
+  res <- with_warnings(sgld(m, chains = 1))
   fit <- res$value
   expect_identical(res$warnings, character())
   expect_identical(fit$auto$strategy, "mala")
@@ -165,7 +165,7 @@ test_that("sgld(m) alone is accurate on a nearly separated regression, by Metrop
   # here) keeps sgld()'s default burn-in, half of it
   m <- nearly_separated_model(k = 300)
   set.seed(1657)
-  fit <- suppressWarnings(sgld(m, iter = 2000))
+  fit <- suppressWarnings(sgld(m, iter = 2000, chains = 1))
   expect_identical(fit$auto$strategy, "langevin")
   expect_identical(fit$settings$burnin, 1000)
   expect_gt(fit$auto$laplace_departure, 1)
@@ -177,7 +177,7 @@ test_that("sgld(m) alone draws rare levels with events of one class one at a tim
   # 2,000,000 MALA iterations, confirmed by NUTS (data-raw/rare-levels-reference.R)
   ref <- readRDS(test_path("rare-levels-reference.rds"))
   set.seed(1661)
-  fit <- sgld(m)
+  fit <- sgld(m, chains = 1)
   # far from Gaussian along the levels with no events (h, i) or only events
   # (j), close to it along the rest: those three are drawn by slice sampling
   # and the rest take the step of a near-Gaussian posterior (0.25, not 0.1)
@@ -204,7 +204,7 @@ test_that("sgld(m) alone is accurate on Adult (a9a design)", {
   # 150,000 MALA iterations (data-raw/adult-reference.R)
   ref <- readRDS(test_path("adult-reference.rds"))
   set.seed(1654)
-  fit <- sgld(m)
+  fit <- sgld(m, chains = 1)
   # far from Gaussian along six rare levels with no or one event (1-51
   # rows): they are drawn one at a time on their own rows, and the rest
   # takes the step of a near-Gaussian posterior, not the small one

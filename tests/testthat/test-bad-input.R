@@ -6,7 +6,7 @@ bad_input_fixtures <- function() {
   set.seed(1)
   df <- data.frame(y = rnorm(30), x = rnorm(30), g = factor(sample(c("a", "b"), 30, TRUE)))
   m <- model_linear(y ~ x, data = df)
-  fit <- sgld(m, lr = 1e-4, batch_size = 5, iter = 200)
+  fit <- sgld(m, lr = 1e-4, batch_size = 5, iter = 200, chains = 1)
   list(df = df, m = m, X = cbind(1, df$x), fit = fit,
        lg = model_logistic(g ~ x, data = df),
        ica = model_ica(cbind(df$x, df$y)),
@@ -55,8 +55,8 @@ bad_calls <- list(
        "`transform`: to_user\\(to_sampler\\(init\\)\\) does not give `init` back"),
   list(quote(model_custom(X, gl, gp, d = 2, transform = list(to_user = function(w) w[1], to_sampler = identity))),
        "`transform\\$to_user` must return a numeric vector of length 2"),
-  list(quote(mala(cm, lr = 1e-4)), "mala\\(\\) needs the log densities of the model, but model_custom\\(\\) was given no `loglik` and `logprior`"),
-  list(quote(sgld(cm, lr = 1e-4, monitor = monitor_every(10))), "`monitor` needs the log densities of the model, but model_custom\\(\\) was given no `loglik`"),
+  list(quote(mala(cm, lr = 1e-4, chains = 1)), "mala\\(\\) needs the log densities of the model, but model_custom\\(\\) was given no `loglik` and `logprior`"),
+  list(quote(sgld(cm, lr = 1e-4, monitor = monitor_every(10), chains = 1)), "`monitor` needs the log densities of the model, but model_custom\\(\\) was given no `loglik`"),
   list(quote(model_compiled(NULL)), "`pointer` must be an external pointer made by sgld_model_pointer\\(\\) in compiled code, not NULL"),
   list(quote(model_compiled(1:3)), "`pointer` must be an external pointer .* not an integer vector of length 3"),
   list(quote(model_compiled(sgld:::C_sgld_run$address)), "`pointer` is an external pointer, but not one made by sgld_model_pointer\\(\\)"),
@@ -66,22 +66,22 @@ bad_calls <- list(
   list(quote(prior_laplace(0, 0)), "`scale` must be positive and finite"),
   list(quote(prior_nig(shape = Inf)), "`shape` must be a single finite number"),
   # sampler arguments
-  list(quote(sgld(m, lr = -1)), "`lr` must be a positive finite learning rate"),
-  list(quote(sgld(m, lr = c(1, 2))), "`lr` must be a positive number or a schedule"),
-  list(quote(sgld(m, lr = NA)), "`lr` must be a positive number or a schedule"),
-  list(quote(sgld(m, lr = "fast")), "`lr` must be a positive number or a schedule"),
-  list(quote(sgld(m, lr = list(1e-4))), "`lr` must be a positive number or a schedule"),
-  list(quote(sgld(m, lr = 1e-4, batch_size = 31)), "`batch_size` must be a whole number between 1 and 30"),
-  list(quote(sgld(m, lr = 1e-4, batch_size = 2.5)), "`batch_size` must be a single whole number"),
-  list(quote(sgld(m, lr = 1e-4, batch_size = -3)), "`batch_size` must be a whole number between 1 and 30"),
-  list(quote(sgld(m, lr = 1e-4, iter = 1e300)), "`iter` must be a whole number between 1 and"),
-  list(quote(sgld(m, lr = 1e-4, iter = 0)), "`iter` must be a whole number between 1 and"),
-  list(quote(sgld(m, lr = 1e-4, iter = list(10))), "`iter` must be a single whole number"),
+  list(quote(sgld(m, lr = -1, chains = 1)), "`lr` must be a positive finite learning rate"),
+  list(quote(sgld(m, lr = c(1, 2), chains = 1)), "`lr` must be a positive number or a schedule"),
+  list(quote(sgld(m, lr = NA, chains = 1)), "`lr` must be a positive number or a schedule"),
+  list(quote(sgld(m, lr = "fast", chains = 1)), "`lr` must be a positive number or a schedule"),
+  list(quote(sgld(m, lr = list(1e-4), chains = 1)), "`lr` must be a positive number or a schedule"),
+  list(quote(sgld(m, lr = 1e-4, batch_size = 31, chains = 1)), "`batch_size` must be a whole number between 1 and 30"),
+  list(quote(sgld(m, lr = 1e-4, batch_size = 2.5, chains = 1)), "`batch_size` must be a single whole number"),
+  list(quote(sgld(m, lr = 1e-4, batch_size = -3, chains = 1)), "`batch_size` must be a whole number between 1 and 30"),
+  list(quote(sgld(m, lr = 1e-4, iter = 1e300, chains = 1)), "`iter` must be a whole number between 1 and"),
+  list(quote(sgld(m, lr = 1e-4, iter = 0, chains = 1)), "`iter` must be a whole number between 1 and"),
+  list(quote(sgld(m, lr = 1e-4, iter = list(10), chains = 1)), "`iter` must be a single whole number"),
   # with lr = "auto" too, before burnin's default reads it
-  list(quote(sgld(m, iter = "1000")), "`iter` must be a single whole number"),
-  list(quote(mala(m, iter = "1000")), "`iter` must be a single whole number"),
-  list(quote(sghmc(m, lr = 1e-4, iter = "1000")), "`iter` must be a single whole number"),
-  list(quote(psgld(m, lr = 1e-4, iter = "1000")), "`iter` must be a single whole number"),
+  list(quote(sgld(m, iter = "1000", chains = 1)), "`iter` must be a single whole number"),
+  list(quote(mala(m, iter = "1000", chains = 1)), "`iter` must be a single whole number"),
+  list(quote(sghmc(m, lr = 1e-4, iter = "1000", chains = 1)), "`iter` must be a single whole number"),
+  list(quote(psgld(m, lr = 1e-4, iter = "1000", chains = 1)), "`iter` must be a single whole number"),
   list(quote(sgd(m, lr = 1e-4, iter = "1000")), "`iter` must be a single whole number"),
   list(quote(gd(m, lr = 1e-4, iter = "1000")), "`iter` must be a single whole number"),
   list(quote(bbb(m, iter = "1000")), "`iter` must be a single whole number"),
@@ -91,47 +91,47 @@ bad_calls <- list(
   list(quote(model_poisson(round(exp(x)) ~ 1, data = df[1, ])), "`data` must have at least 2 observations, not 1"),
   list(quote(model_negbin(round(exp(x)) ~ 1, data = df[1, ])), "`data` must have at least 2 observations, not 1"),
   list(quote(model_linear(y ~ x, data = df, subset = x >= max(x))), "`data` must have at least 2 observations left after `subset` and `na.action`, not 1"),
-  list(quote(sgld(g ~ x, data = df[1, ], family = binomial)), "`data` must have at least 2 observations, not 1"),
+  list(quote(sgld(g ~ x, data = df[1, ], family = binomial, chains = 1)), "`data` must have at least 2 observations, not 1"),
   list(quote(model_linear(y ~ x, data = df, subset = "a")), "`subset` must be TRUE/FALSE for each of the 30 rows"),
   list(quote(model_linear(y ~ x, data = df, subset = c(NA, x[-1] > 0))), "`subset` must be TRUE/FALSE .* \\(no NA\\)"),
   list(quote(model_linear(y ~ x, data = df, subset = 31)), "`subset` must be .* row numbers between 1 and 30"),
-  list(quote(sgld(m, lr = 1e-4, iter = 100, thin = 1000)), "`thin` must be at most iter - burnin = 50"),
-  list(quote(sgld(m, lr = 1e-4, iter = 100, burnin = 100)), "`burnin` must be smaller than `iter`"),
-  list(quote(sgld(m, lr = 1e-4, burnin = -1)), "`burnin` must be a whole number"),
-  list(quote(sgld(m, lr = 1e-4, temperature = -1)), "`temperature` must be at least 0"),
-  list(quote(sgld(m, lr = 1e-4, temperature = Inf)), "`temperature` must be a single finite number"),
+  list(quote(sgld(m, lr = 1e-4, iter = 100, thin = 1000, chains = 1)), "`thin` must be at most iter - burnin = 50"),
+  list(quote(sgld(m, lr = 1e-4, iter = 100, burnin = 100, chains = 1)), "`burnin` must be smaller than `iter`"),
+  list(quote(sgld(m, lr = 1e-4, burnin = -1, chains = 1)), "`burnin` must be a whole number"),
+  list(quote(sgld(m, lr = 1e-4, temperature = -1, chains = 1)), "`temperature` must be at least 0"),
+  list(quote(sgld(m, lr = 1e-4, temperature = Inf, chains = 1)), "`temperature` must be a single finite number"),
   list(quote(sgld(m, lr = 1e-4, chains = 0)), "`chains` must be a whole number between 1 and 1,000"),
   list(quote(sgld(m, lr = 1e-4, chains = 1e6)), "`chains` must be a whole number between 1 and 1,000"),
-  list(quote(sgld(m, lr = 1e-4, init = 1:2)), "`init` must have length 3"),
-  list(quote(sgld(m, lr = 1e-4, init = c(1, NA, 1))), "`init` must be finite"),
-  list(quote(sgld(m, lr = 1e-4, init = c(0, 0, -1))), "`init`: sigma2 must be positive"),
-  list(quote(sgld(m, lr = 1e-4, init = "zero")), "`init` must be NULL, a numeric vector of length 3"),
+  list(quote(sgld(m, lr = 1e-4, init = 1:2, chains = 1)), "`init` must have length 3"),
+  list(quote(sgld(m, lr = 1e-4, init = c(1, NA, 1), chains = 1)), "`init` must be finite"),
+  list(quote(sgld(m, lr = 1e-4, init = c(0, 0, -1), chains = 1)), "`init`: sigma2 must be positive"),
+  list(quote(sgld(m, lr = 1e-4, init = "zero", chains = 1)), "`init` must be NULL, a numeric vector of length 3"),
   list(quote(sgld(m, lr = 1e-4, chains = 2, init = matrix(1, 3, 3))), "`init` must be a 2 x 3 matrix"),
-  list(quote(sgld(m, lr = 1e-4, replace = "no")), "`replace` must be TRUE or FALSE"),
-  list(quote(sgld(m, lr = 1e-4, clip = 5)), "`clip` must be NULL, clip_norm\\(\\) or clip_value\\(\\)"),
-  list(quote(sgld(m, lr = 1e-4, threads = 0)), "`threads` must be a whole number between 1 and 1,024"),
-  list(quote(sgld(m, lr = 1e-4, monitor = 100)), "`monitor` must be NULL or made by monitor_every\\(\\)"),
-  list(quote(sgld(m, lr = 1e-4, diagnostics = TRUE)), "`diagnostics` must be NULL or made by diagnostics_every\\(\\)"),
-  list(quote(sgld(m, lr = 1e-4, iters = 10)), "unknown argument: `iters`"),
-  list(quote(sgld(list(), lr = 1e-4)), "`model` must be a model made by model_linear\\(\\)"),
+  list(quote(sgld(m, lr = 1e-4, replace = "no", chains = 1)), "`replace` must be TRUE or FALSE"),
+  list(quote(sgld(m, lr = 1e-4, clip = 5, chains = 1)), "`clip` must be NULL, clip_norm\\(\\) or clip_value\\(\\)"),
+  list(quote(sgld(m, lr = 1e-4, threads = 0, chains = 1)), "`threads` must be a whole number between 1 and 1,024"),
+  list(quote(sgld(m, lr = 1e-4, monitor = 100, chains = 1)), "`monitor` must be NULL or made by monitor_every\\(\\)"),
+  list(quote(sgld(m, lr = 1e-4, diagnostics = TRUE, chains = 1)), "`diagnostics` must be NULL or made by diagnostics_every\\(\\)"),
+  list(quote(sgld(m, lr = 1e-4, iters = 10, chains = 1)), "unknown argument: `iters`"),
+  list(quote(sgld(list(), lr = 1e-4, chains = 1)), "`model` must be a model made by model_linear\\(\\)"),
   list(quote(sgld(model_linear(cbind(1, matrix(rnorm(300), 30)), df$y), lr = 1e-4, iter = 1e9, burnin = 0,
-                  thin = 1)),
+                  thin = 1, chains = 1)),
        "the run would keep up to 1e\\+09 draws of 12 parameters"),
-  list(quote(sgld(m, lr = lr_poly(1e-6, 1, 0.55), iter = 4e15, thin = mixing_distance(1e-9))),
+  list(quote(sgld(m, lr = lr_poly(1e-6, 1, 0.55), iter = 4e15, thin = mixing_distance(1e-9), chains = 1)),
        "the run would keep up to .* draws"),
-  list(quote(sgld(m, lr = 1e-4, control_variates = "yes")), "`control_variates` must be TRUE, FALSE, a fit"),
-  list(quote(sgld(m, lr = 1e-4, control_variates = c(1, 2))), "`control_variates` must be a finite numeric vector of length 3"),
-  list(quote(sgld(m, lr = 1e-4, precondition = matrix(c(1, 2, 0, 1, 1, 0, 0, 0, 1), 3))), "`precondition` must be symmetric"),
-  list(quote(sgld(m, lr = 1e-4, precondition = function(w) w)), "`precondition` must be NULL"),
+  list(quote(sgld(m, lr = 1e-4, control_variates = "yes", chains = 1)), "`control_variates` must be TRUE, FALSE, a fit"),
+  list(quote(sgld(m, lr = 1e-4, control_variates = c(1, 2), chains = 1)), "`control_variates` must be a finite numeric vector of length 3"),
+  list(quote(sgld(m, lr = 1e-4, precondition = matrix(c(1, 2, 0, 1, 1, 0, 0, 0, 1), 3), chains = 1)), "`precondition` must be symmetric"),
+  list(quote(sgld(m, lr = 1e-4, precondition = function(w) w, chains = 1)), "`precondition` must be NULL"),
   list(quote(sgld(m, lr = 1e-4, init = fit, chains = 3)), "`init`: the fit to continue has 1 chain; set `chains = 1`"),
   list(quote(sgd(m, lr = 1e-4, optimizer = list())), "`optimizer` must be NULL, a name"),
   list(quote(gd(m, lr = 0)), "`lr` must be a positive finite learning rate"),
-  list(quote(mala(m, lr = 1e-4, temperature = 0)), "`temperature` must be greater than 0"),
-  list(quote(mala(m, lr = 1e-4, precondition = diag(2))), "`precondition` must be a finite 3 x 3 matrix"),
-  list(quote(mala(m, lr = 1e-4, precondition = "rmsprop")), "`precondition` for mala\\(\\) must be NULL"),
-  list(quote(sghmc(m, lr = 1e-4, friction = -0.1)), "`friction` must be greater than 0"),
-  list(quote(psgld(m, lr = 1e-4, lambda = -1)), "`lambda` must be greater than 0"),
-  list(quote(sgld(ica, lr = 1e-4, init = c(1, 1, 1, 1))), "`init`: the unmixing matrix must be invertible"),
+  list(quote(mala(m, lr = 1e-4, temperature = 0, chains = 1)), "`temperature` must be greater than 0"),
+  list(quote(mala(m, lr = 1e-4, precondition = diag(2), chains = 1)), "`precondition` must be a finite 3 x 3 matrix"),
+  list(quote(mala(m, lr = 1e-4, precondition = "rmsprop", chains = 1)), "`precondition` for mala\\(\\) must be NULL"),
+  list(quote(sghmc(m, lr = 1e-4, friction = -0.1, chains = 1)), "`friction` must be greater than 0"),
+  list(quote(psgld(m, lr = 1e-4, lambda = -1, chains = 1)), "`lambda` must be greater than 0"),
+  list(quote(sgld(ica, lr = 1e-4, init = c(1, 1, 1, 1), chains = 1)), "`init`: the unmixing matrix must be invertible"),
   # schedules, clipping, collection and monitors
   list(quote(lr_poly(1, 1, gamma = -1)), "`gamma` must be greater than 0"),
   list(quote(lr_range(1e-3, 1e-2)), "`end` must be smaller than `start`"),
@@ -142,7 +142,7 @@ bad_calls <- list(
   list(quote(clip_norm(-1)), "`threshold` must be greater than 0"),
   list(quote(clip_value("a")), "`threshold` must be a single finite number"),
   list(quote(monitor_every(0)), "`every` must be a whole number between 1"),
-  list(quote(sgld(m, lr = 1e-4, monitor = monitor_every(10, newdata = data.frame(x = 1)))), "`newdata` has no response column 'y'"),
+  list(quote(sgld(m, lr = 1e-4, monitor = monitor_every(10, newdata = data.frame(x = 1)), chains = 1)), "`newdata` has no response column 'y'"),
   list(quote(diagnostics_every(1.5)), "`every` must be a single whole number"),
   list(quote(sampling_threshold(alpha = 0)), "`alpha` must be greater than 0"),
   list(quote(mixing_distance(-1)), "`D0` must be greater than 0"),
@@ -227,35 +227,35 @@ test_that("extreme data give finite draws or a clear divergence report, never Na
   }
   # values of 1e8
   run(sgld(model_linear(cbind(1, x * 1e8), 1e8 * x + rnorm(200) * 1e8), lr = 1e-6,
-           batch_size = 20, iter = 2000))
+           batch_size = 20, iter = 2000, chains = 1))
   # an exact linear fit: sigma2 heads for 0
-  run(sgld(model_linear(cbind(1, x), 1 + 2 * x), lr = 1e-3, batch_size = 20, iter = 5000))
+  run(sgld(model_linear(cbind(1, x), 1 + 2 * x), lr = 1e-3, batch_size = 20, iter = 5000, chains = 1))
   # separable logistic data with a vague prior: the slope runs off, gradients stay finite
   m3 <- model_logistic(cbind(1, x), as.numeric(x > 0), prior = prior_normal(0, 1e6))
-  run(sgld(m3, lr = 1e-2, batch_size = 20, iter = 20000))
+  run(sgld(m3, lr = 1e-2, batch_size = 20, iter = 20000, chains = 1))
   lp <- log_posterior(m3, c(0, -1e6))
   expect_true(is.finite(lp$logpost) && all(is.finite(lp$grad_logpost)))
   # a step far too large: reported, not silent
   fit <- run(sgld(model_linear(cbind(1, x), 1 + 2 * x + rnorm(200)), lr = 10, batch_size = 20,
-                  iter = 1000, burnin = 0))
+                  iter = 1000, burnin = 0, chains = 1))
   expect_identical(fit$status, "diverged")
   # mixture data far from both means, and ICA data of very different scales
-  run(sgld(model_mixture(c(1e8, -1e8, 0)), lr = 1e-3, batch_size = 1, iter = 1000))
-  run(sgld(model_ica(cbind(rnorm(100) * 1e8, rnorm(100))), lr = 1e-3, batch_size = 10, iter = 1000))
+  run(sgld(model_mixture(c(1e8, -1e8, 0)), lr = 1e-3, batch_size = 1, iter = 1000, chains = 1))
+  run(sgld(model_ica(cbind(rnorm(100) * 1e8, rnorm(100))), lr = 1e-3, batch_size = 10, iter = 1000, chains = 1))
 })
 
 test_that("defaults computed from other arguments follow the values the user gave", {
   m <- suppressWarnings(bad_input_fixtures())$m
   # burnin's default is half of the user's iter, for a given lr and for lr = "auto"
   set.seed(1)
-  expect_equal(suppressWarnings(sgld(m, lr = 1e-4, iter = 100))$settings$burnin, 50)
-  expect_equal(suppressWarnings(sghmc(m, lr = 1e-5, iter = 100))$settings$burnin, 50)
-  expect_equal(suppressWarnings(psgld(m, lr = 1e-4, iter = 100))$settings$burnin, 50)
-  auto <- suppressWarnings(sgld(m, iter = 100))
+  expect_equal(suppressWarnings(sgld(m, lr = 1e-4, iter = 100, chains = 1))$settings$burnin, 50)
+  expect_equal(suppressWarnings(sghmc(m, lr = 1e-5, iter = 100, chains = 1))$settings$burnin, 50)
+  expect_equal(suppressWarnings(psgld(m, lr = 1e-4, iter = 100, chains = 1))$settings$burnin, 50)
+  auto <- suppressWarnings(sgld(m, iter = 100, chains = 1))
   expect_equal(c(auto$auto$iter, auto$auto$burnin), c(100, 50))
-  auto <- suppressWarnings(mala(m, iter = 300))
+  auto <- suppressWarnings(mala(m, iter = 300, chains = 1))
   expect_equal(c(auto$auto$iter, auto$auto$burnin), c(300, 150))
   expect_equal(auto$settings$iter, 300)
   # a burn-in the user gives is theirs to get right
-  expect_error(mala(m, iter = 300, burnin = 400), "`burnin` must be smaller than `iter`")
+  expect_error(mala(m, iter = 300, burnin = 400, chains = 1), "`burnin` must be smaller than `iter`")
 })

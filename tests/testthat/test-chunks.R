@@ -51,7 +51,7 @@ test_that("the progress display is drawn on stderr when on, and nothing when off
   on.exit(options(withr_opt))
   set.seed(1)
   expect_match(paste(capture.output(type = "message",
-    fit <- sgld(m, lr = 1e-7, batch_size = 10, iter = 1e7, burnin = 0, thin = 1e4)),
+    fit <- sgld(m, lr = 1e-7, batch_size = 10, iter = 1e7, burnin = 0, thin = 1e4, chains = 1)),
     collapse = ""), "10M/10M it")
 })
 
@@ -61,7 +61,7 @@ test_that("a run expected to outlast the limit without progress says so, and war
   on.exit(options(old))
   set.seed(1)
   note <- capture.output(type = "message", out <- with_warnings(
-    sgld(m, lr = 1e-7, batch_size = 10, iter = 5e6, burnin = 0, thin = 1e4, progress = FALSE)))
+    sgld(m, lr = 1e-7, batch_size = 10, iter = 5e6, burnin = 0, thin = 1e4, progress = FALSE, chains = 1)))
   expect_match(paste(note, collapse = ""), "sgld: this run will take about .* hours")
   expect_true(any(grepl("this run was expected to take .* with no progress display; set `progress = TRUE`",
                         out$warnings)))
@@ -70,7 +70,7 @@ test_that("a run expected to outlast the limit without progress says so, and war
   options(sgld.long_run_seconds = 3600)
   set.seed(1)
   quiet <- capture.output(type = "message", out <- with_warnings(
-    sgld(m, lr = 1e-7, batch_size = 10, iter = 5e6, burnin = 0, thin = 1e4, progress = FALSE)))
+    sgld(m, lr = 1e-7, batch_size = 10, iter = 5e6, burnin = 0, thin = 1e4, progress = FALSE, chains = 1)))
   expect_identical(quiet, character())
   expect_false(any(grepl("expected to take", out$warnings)))
 })
@@ -84,12 +84,12 @@ test_that("the sampling time spans the iterations and leaves out the rest of the
   }
   m <- do.call(model_custom, c(list(data = cbind(1, handout$x, handout$y), d = 3), f))
   set.seed(1)
-  fit <- sgld(m, lr = 1e-7, batch_size = 10, iter = 20, burnin = 0, init = c(0, 0, 0))
+  fit <- sgld(m, lr = 1e-7, batch_size = 10, iter = 20, burnin = 0, init = c(0, 0, 0), chains = 1)
   expect_gte(fit$sampling_time, 0.4)
   expect_lte(fit$sampling_time, fit$time + 0.002)   # proc.time(), which times the call: 1 ms steps
   # auto's search and set-up count in time, not in sampling_time
   set.seed(1)
-  auto <- sgld(model_linear(y ~ x, data = handout), iter = 2000)
+  auto <- sgld(model_linear(y ~ x, data = handout), iter = 2000, chains = 1)
   expect_lt(auto$sampling_time, auto$time)
   expect_gt(auto$sampling_time, 0)
 })

@@ -2,7 +2,7 @@ test_that("a threshold burn-in starts keeping draws once alpha falls below it", 
   m <- handout_model()
   set.seed(131)
   fit <- sgld(m, lr = lr_exp(1e-5, 1e-9), batch_size = 10, iter = 50000,
-              burnin = sampling_threshold(0.1, every = 1000), thin = 10)
+              burnin = sampling_threshold(0.1, every = 1000), thin = 10, chains = 1)
   d <- fit$diagnostics
   first <- d$iteration[which(d$alpha <= 0.1)[1]]
   expect_true(all(d$alpha[d$iteration < first] > 0.1))
@@ -40,8 +40,8 @@ test_that("collection policies are checked", {
   m <- handout_model()
   expect_error(sampling_threshold(0), "`alpha` must be greater than 0")
   expect_error(mixing_distance(-1), "`D0` must be greater than 0")
-  expect_error(sgld(m, lr = 1e-7, iter = 100, burnin = sampling_threshold(0.1, every = 500)),
+  expect_error(sgld(m, lr = 1e-7, iter = 100, burnin = sampling_threshold(0.1, every = 500), chains = 1),
                "`every` must be at most `iter`")
   expect_error(sgld(m, lr = 1e-7, iter = 1000, burnin = sampling_threshold(0.1, every = 100),
-                    diagnostics = diagnostics_every(200)), "must check at the same iterations")
+                    diagnostics = diagnostics_every(200), chains = 1), "must check at the same iterations")
 })

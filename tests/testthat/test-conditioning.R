@@ -50,7 +50,7 @@ test_that("pSGLD mixes the slow coordinates of a badly conditioned regression th
   # 1 / sqrt(2 ESS) ~ 0.045; the minibatch noise adds ~2.5% (h n / (4 m) with
   # h ~ 1e-3). 0.2 is four Monte Carlo sds above that bias; the largest error
   # measured was 0.068.
-  expect_true(all(s_psgld[slow, "ess"] > 150), label = info)
+  expect_true(all(s_psgld[slow, "n_eff"] > 150), label = info)
   expect_true(all(err_psgld[slow] < 0.2), label = info)
   # the step stays stable over the long run: x2 keeps within the search's cap
   expect_lt(s_psgld["x2", "sd"] / ex$sd[["x2"]], 10)

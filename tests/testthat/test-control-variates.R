@@ -60,8 +60,8 @@ test_that("sgld() with control variates reproduces the posterior sds and means o
   s_cv <- summary(fit)$statistics
   # the test has power only if the Monte Carlo error is well inside the tolerance:
   # a sd from E effective draws has relative error about 1 / sqrt(2 E)
-  mcse_ratio <- sqrt(1 / (2 * s_ref[, "ess"]) + 1 / (2 * s_cv[, "ess"]))
-  mcse_mean <- sqrt(1 / s_ref[, "ess"] + 1 / s_cv[, "ess"])
+  mcse_ratio <- sqrt(1 / (2 * s_ref[, "n_eff"]) + 1 / (2 * s_cv[, "n_eff"]))
+  mcse_mean <- sqrt(1 / s_ref[, "n_eff"] + 1 / s_cv[, "n_eff"])
   expect_true(all(3 * mcse_ratio < 0.15))
   expect_true(all(3 * mcse_mean < 0.15))
   expect_true(all(abs(s_cv[, "sd"] / s_ref[, "sd"] - 1) < 0.15))
@@ -87,7 +87,7 @@ test_that("control_variates = the mode vector gives the same draws as TRUE", {
   lr <- 0.05 / fx$lambda_max
   run <- function(cv, ...) {
     set.seed(31)
-    as.matrix(sgld(m, lr = lr, batch_size = 100, iter = 2000, control_variates = cv, ...))
+    as.matrix(sgld(m, lr = lr, batch_size = 100, iter = 2000, control_variates = cv, ..., chains = 1))
   }
   by_flag <- run(TRUE)
   # logistic regression: the user's and the sampler's scales coincide, so the
@@ -102,7 +102,7 @@ test_that("control_variates = the mode vector gives the same draws as TRUE", {
   lm_m <- model_linear(y ~ x, data = handout)
   run_lm <- function(cv) {
     set.seed(32)
-    as.matrix(sgld(lm_m, lr = 1e-6, batch_size = 100, iter = 1000, control_variates = cv))
+    as.matrix(sgld(lm_m, lr = 1e-6, batch_size = 100, iter = 1000, control_variates = cv, chains = 1))
   }
   expect_equal(run_lm(posterior_mode(lm_m)$mode), run_lm(TRUE), tolerance = 1e-10)
 })
@@ -112,7 +112,7 @@ test_that("bad control_variates values are refused with an error naming the argu
   at <- c(0, 0.9, 0.19)
   bad <- list("yes", c(0, 0.9), NA, c(0, NA, 0.19), c(TRUE, FALSE))
   for (cv in bad) {
-    expect_error(sgld(m, lr = 1e-6, iter = 10, control_variates = cv), "`control_variates`",
+    expect_error(sgld(m, lr = 1e-6, iter = 10, control_variates = cv, chains = 1), "`control_variates`",
                  fixed = TRUE)
     expect_error(stochastic_gradients(m, at, times = 10, control_variates = cv),
                  "`control_variates`", fixed = TRUE)

@@ -84,7 +84,7 @@ test_that("a network's R-hat and ESS judge its log likelihood, not its permuted 
   # the two chains found different arrangements of the hidden units: their
   # weights' R-hat is far above 1.05, which means nothing for a network
   s <- suppressWarnings(summary(good))$statistics
-  expect_gt(max(s[grep("^[Wb]", rownames(s)), "rhat"]), 2)
+  expect_gt(max(s[grep("^[Wb]", rownames(s)), "Rhat"]), 2)
   set.seed(25)
   expect_good_run_quiet(function() psgld(m, lr = 1e-3, iter = 20000, chains = 2,
                                          batch_size = 200, pars = TRUE), "network psgld")
@@ -129,4 +129,21 @@ test_that("psrf() is coda's R-hat point estimate, for every variable at once", {
   }
   expect_gt(psrf(x)[2], 1.5)
   expect_true(all(is.na(psrf(x[1]))))
+})
+
+test_that("a default fit has several chains: gelman.diag works, summary has Rhat, n_eff, mcse", {
+  set.seed(3)
+  fit <- sgld(type ~ npreg + glu + bmi, data = MASS::Pima.tr, family = binomial())
+  expect_identical(length(fit$draws), 4L)
+  g <- coda::gelman.diag(coda::as.mcmc.list(fit))
+  # summary's R-hat is over all the draws; gelman.diag drops the first half by default
+  g_all <- coda::gelman.diag(coda::as.mcmc.list(fit), autoburnin = FALSE)
+  expect_identical(dim(g$psrf), c(4L, 2L))
+  expect_true(all(g$psrf[, 1] < 1.05))
+  s <- summary(fit)$statistics
+  expect_true(all(c("Rhat", "n_eff", "mcse") %in% colnames(s)))
+  expect_equal(s[, "Rhat"], g_all$psrf[, 1], tolerance = 1e-8, ignore_attr = TRUE)
+  expect_equal(s[, "mcse"], s[, "sd"] / sqrt(s[, "n_eff"]))
+  expect_true(all(s[, "n_eff"] > 400))
+  expect_output(print(fit), "Effective sample size of the stored draws: smallest [0-9]+")
 })

@@ -2,7 +2,7 @@ test_that("the sampling threshold falls from above 1 to below 0.1 as the step sh
   m <- handout_model()
   set.seed(121)
   fit <- sgld(m, lr = lr_exp(1e-5, 1e-9), batch_size = 10, iter = 1e5,
-              diagnostics = diagnostics_every(2000))
+              diagnostics = diagnostics_every(2000), chains = 1)
   d <- fit$diagnostics
   expect_identical(nrow(d), 50L)
   expect_gt(mean(d$alpha[1:5]), 1)
@@ -17,7 +17,7 @@ test_that("the sampling threshold falls from above 1 to below 0.1 as the step sh
   set.seed(122)
   mm <- model_mixture(mixture_data(100))
   fm <- sgld(mm, lr = lr_exp(0.005, 5e-8), batch_size = 1, iter = 2e5,
-             diagnostics = diagnostics_every(5000))
+             diagnostics = diagnostics_every(5000), chains = 1)
   a <- fm$diagnostics$alpha
   expect_gt(mean(a[1:4]), 1)
   expect_lt(mean(a[37:40]), 0.1)
@@ -28,7 +28,7 @@ test_that("alpha matches a direct computation of the score covariance", {
   x <- mixture_data(60)
   mm <- model_mixture(x)
   fit <- sgld(mm, lr = 1e-3, batch_size = 6, iter = 40, burnin = 0,
-              diagnostics = diagnostics_every(40))
+              diagnostics = diagnostics_every(40), chains = 1)
   w <- as.matrix(fit)[40, ]
   # the diagnostic is taken before the 40th step, at the state after step 39
   w39 <- as.matrix(fit)[39, ]
@@ -47,7 +47,7 @@ test_that("the rejection probability grows with the step size", {
   set.seed(124)
   mm <- model_mixture(mixture_data(100))
   fit <- sgld(mm, lr = lr_exp(0.005, 5e-9), batch_size = 1, iter = 1e5,
-              diagnostics = diagnostics_every(500))
+              diagnostics = diagnostics_every(500), chains = 1)
   d <- fit$diagnostics
   bins <- cut(log10(d$lr), 4)
   r <- tapply(d$rejection, bins, mean)
@@ -58,12 +58,12 @@ test_that("the rejection probability grows with the step size", {
 test_that("diagnostics leave the draws unchanged", {
   m <- handout_model()
   set.seed(125)
-  a <- sgld(m, lr = 1e-7, batch_size = 10, iter = 3000)
+  a <- sgld(m, lr = 1e-7, batch_size = 10, iter = 3000, chains = 1)
   set.seed(125)
-  b <- sgld(m, lr = 1e-7, batch_size = 10, iter = 3000, diagnostics = diagnostics_every(500))
+  b <- sgld(m, lr = 1e-7, batch_size = 10, iter = 3000, diagnostics = diagnostics_every(500), chains = 1)
   expect_identical(as.matrix(a), as.matrix(b))
   expect_null(a$diagnostics)
   expect_identical(nrow(b$diagnostics), 6L)
-  expect_error(sgld(m, lr = 1e-7, iter = 10, diagnostics = 5), "`diagnostics` must be NULL or made by diagnostics_every")
+  expect_error(sgld(m, lr = 1e-7, iter = 10, diagnostics = 5, chains = 1), "`diagnostics` must be NULL or made by diagnostics_every")
   expect_error(diagnostics_every(0), "`every` must be a whole number between 1")
 })

@@ -18,14 +18,14 @@ test_that("draws beyond the memory available are refused up front, naming the li
   old <- options(sgld.memory_limit = 2^28)
   on.exit(options(old))
   # 4e6 kept rows of 8 parameters: 27 numbers a row, 0.8 GiB at the peak
-  expect_error(sgld(m, lr = 1e-5, batch_size = 10, iter = 4e6, burnin = 0, thin = 1),
+  expect_error(sgld(m, lr = 1e-5, batch_size = 10, iter = 4e6, burnin = 0, thin = 1, chains = 1),
                paste0("the run would keep up to 4e\\+06 draws of 8 parameters \\(0.238 GiB\\), ",
                       "and building its fit holds about three copies of them at once \\(0.805 GiB\\), ",
                       "more than the 0.25 GiB of memory available \\(options\\(sgld.memory_limit\\)\\); ",
                       "increase `thin`"))
   # the same run thinned, or storing fewer parameters, fits
   expect_s3_class(suppressWarnings(sgld(m, lr = 1e-5, batch_size = 10, iter = 4e4, burnin = 0,
-                                        pars = "glu")), "sgld_fit")
+                                        pars = "glu", chains = 1)), "sgld_fit")
   settings <- function(thin) sgld:::run_settings(m, lr = 1e-5, batch_size = 10, iter = 4e6,
                                                  burnin = 0, thin = thin, temperature = 1,
                                                  chains = 1, init = NULL, replace = FALSE,
@@ -46,7 +46,7 @@ test_that("under an address-space limit a run too large for it stops before it s
   writeLines(c(
     "library(sgld)",
     "m <- model_logistic(type ~ ., data = MASS::Pima.tr)",
-    "r <- tryCatch(sgld(m, lr = 1e-5, batch_size = 10, iter = 2e7, burnin = 0, thin = 1),",
+    "r <- tryCatch(sgld(m, lr = 1e-5, batch_size = 10, iter = 2e7, burnin = 0, thin = 1, chains = 1),",
     "              error = function(e) conditionMessage(e))",
     "cat(if (is.character(r)) r else 'ran', '\\n')"), script)
   rscript <- file.path(R.home("bin"), "Rscript")

@@ -65,7 +65,7 @@ test_that("sampler arguments are checked, each naming the argument", {
     list(list(init = c(1, NA, 1)), "`init` must be finite"),
     list(list(init = c(1, Inf, 1)), "`init` must be finite"),
     list(list(init = c(1, 1, -1)), "sigma2 must be positive"),
-    list(list(init = matrix(1, 3, 3)), "`init` must be a 1 x 3 matrix"),
+    list(list(init = matrix(1, 3, 3)), "`init` must be a 4 x 3 matrix \\(one row per chain\\)"),
     list(list(init = list(1, 2, 3)), "`init` must be NULL, a numeric vector"),
     list(list(burnin = 100), "`burnin` must be smaller than `iter`"),
     list(list(burnin = -1), "`burnin` must be a whole number between 0"),
@@ -84,8 +84,8 @@ test_that("sampler arguments are checked, each naming the argument", {
     args <- utils::modifyList(list(model = m, lr = 1e-4, batch_size = 10, iter = 100), case[[1]])
     expect_error(do.call(sgld, args), case[[2]], info = case[[2]])
   }
-  expect_error(sgld(m, 1e-4, 10, 100, 5), "unexpected unnamed argument")
-  expect_error(sgld(list(), lr = 1e-4), "`model` must be a model made by model_linear()")
+  expect_error(sgld(m, 1e-4, 10, 100, 5, chains = 1), "unexpected unnamed argument")
+  expect_error(sgld(list(), lr = 1e-4, chains = 1), "`model` must be a model made by model_linear()")
   expect_error(sgd(m, lr = 1e-4, batch_size = 10, temperature = 1), "unknown argument: `temperature`")
   expect_error(gd("m", lr = 1), "`model` must be a model")
   expect_error(log_posterior(m, c(1, 2)), "`w` must be a finite numeric vector of length 3")

@@ -75,9 +75,9 @@ test_that("a logistic regression on a file gives the draws of the same data in m
   # held-out data for the monitor are in memory; predictions need newdata
   mon <- monitor_every(500, newdata = list(x = dat$X[1:100, ], y = dat$y[1:100]))
   set.seed(1)
-  f1 <- sgld(from_file, lr = 1e-4, batch_size = 30, iter = 1000, monitor = mon)
+  f1 <- sgld(from_file, lr = 1e-4, batch_size = 30, iter = 1000, monitor = mon, chains = 1)
   set.seed(1)
-  f2 <- sgld(in_memory, lr = 1e-4, batch_size = 30, iter = 1000, monitor = mon)
+  f2 <- sgld(in_memory, lr = 1e-4, batch_size = 30, iter = 1000, monitor = mon, chains = 1)
   expect_identical(f1$monitor, f2$monitor)
   expect_error(predict(f1), "reads it from the file .*give `newdata`")
   expect_identical(predict(f1, newdata = dat$X[1:5, ]), predict(f2, newdata = dat$X[1:5, ]))
@@ -104,7 +104,7 @@ test_that("a linear regression on a float file gives the draws of the float data
   expect_equal(from_file$default_init, in_memory$default_init, tolerance = 1e-12)
   run <- function(m) {
     set.seed(2)
-    sgld(m, lr = 1e-5, batch_size = 50, iter = 1000, init = c(0, 0, 0, 1))
+    sgld(m, lr = 1e-5, batch_size = 50, iter = 1000, init = c(0, 0, 0, 1), chains = 1)
   }
   expect_identical(as.array(run(from_file)), as.array(run(in_memory)))
 })
@@ -142,7 +142,7 @@ test_that("files that cannot be read give clear errors", {
   m <- model_logistic(desc, y = "y")
   truncate_copy(m$file$path, 1000)
   m2 <- readRDS({ f <- tempfile(); saveRDS(m, f); f })
-  expect_error(sgld(m2, lr = 1e-4, iter = 10),
+  expect_error(sgld(m2, lr = 1e-4, iter = 10, chains = 1),
                "copy of its rows .* has 1000 bytes where it was written with [0-9]+: it was truncated")
 
   # a truncated or missing backing file
@@ -187,7 +187,10 @@ test_that("a copy truncated or changed after a run is an error, never a bus erro
     bm <- bigmemory::as.big.matrix(cbind(X, y = y), backingfile = "m.bin",
                                    descriptorfile = "m.desc", backingpath = dir)
     m <- model_logistic(bm, y = "y")
-    run <- function(m, ...) { set.seed(1); sgld(m, lr = 1e-4, batch_size = 50, iter = 500, ...) }
+    run <- function(m, chains = 1, ...) {
+      set.seed(1)
+      sgld(m, lr = 1e-4, batch_size = 50, iter = 500, chains = chains, ...)
+    }
     caught <- function(expr) tryCatch({ expr; "no error" }, error = conditionMessage)
     first <- run(m)                                  # mapped, and the mapping kept
     saved <- tempfile()
@@ -230,7 +233,7 @@ test_that("models of one file with other columns or codings keep their own copie
   ref <- model_logistic(dat$X, dat$y, prior = prior_normal(0, 5))
   run <- function(m) {
     set.seed(6)
-    suppressWarnings(sgld(m, lr = 1e-4, batch_size = 50, iter = 1000))
+    suppressWarnings(sgld(m, lr = 1e-4, batch_size = 50, iter = 1000, chains = 1))
   }
   want <- as.array(run(ref))
   saved <- tempfile(fileext = ".rds")
@@ -248,7 +251,7 @@ test_that("models of one file with other columns or codings keep their own copie
   travelled <- unserialize(serialize(logistic, NULL))
   set.seed(6)
   expect_identical(as.array(suppressWarnings(sgld(travelled, lr = 1e-4, batch_size = 50, iter = 1000,
-                                                  parallel = "future"))), want)
+                                                  parallel = "future", chains = 1))), want)
   expect_identical(readLines(theirs), "mine")
   set.seed(6)
   expect_equal(coef(run(linear)), coef(run(model_linear(dat$X, dat$y))), tolerance = 0.2)
@@ -267,16 +270,16 @@ test_that("a backing file replaced after the model was built is an error; stale 
   X2 <- dat$X
   X2[1:5, 2] <- 10
   bm <- file_matrix(cbind(X2, y = dat$y), dir = dir)
-  expect_error(sgld(m, lr = 1e-4, iter = 10),
+  expect_error(sgld(m, lr = 1e-4, iter = 10, chains = 1),
                "backing file '.*m.bin' was modified after the model was built.*build the model again")
   m2 <- model_logistic(bm, y = "y")
   expect_false(identical(m2$file$path, first))
   expect_false(file.exists(first))      # a copy of the matrix as it was: removed
-  expect_error(sgld(m, lr = 1e-4, iter = 10), "backing file .* was modified")
-  expect_s3_class(sgld(m2, lr = 1e-4, iter = 10, batch_size = 10), "sgld_fit")
+  expect_error(sgld(m, lr = 1e-4, iter = 10, chains = 1), "backing file .* was modified")
+  expect_s3_class(sgld(m2, lr = 1e-4, iter = 10, batch_size = 10, chains = 1), "sgld_fit")
   # the model reads its copy alone: a moved backing file leaves it working
   unlink(file.path(dir, "m.bin"))
-  expect_s3_class(sgld(m2, lr = 1e-4, iter = 10, batch_size = 10), "sgld_fit")
+  expect_s3_class(sgld(m2, lr = 1e-4, iter = 10, batch_size = 10, chains = 1), "sgld_fit")
 })
 
 test_that("the cache directory: a damaged copy is written again, a foreign file refused", {
@@ -284,15 +287,15 @@ test_that("the cache directory: a damaged copy is written again, a foreign file 
   bm <- file_matrix(cbind(dat$X, y = dat$y))
   m <- model_logistic(bm, y = "y")
   truncate_copy(m$file$path, 10)
-  expect_error(sgld(m, lr = 1e-4, iter = 10), "has 10 bytes, too few for its header")
+  expect_error(sgld(m, lr = 1e-4, iter = 10, chains = 1), "has 10 bytes, too few for its header")
   again <- model_logistic(bm, y = "y")
   expect_identical(again$file$path, m$file$path)
-  expect_s3_class(sgld(m, lr = 1e-4, iter = 10, batch_size = 10), "sgld_fit")
+  expect_s3_class(sgld(m, lr = 1e-4, iter = 10, batch_size = 10, chains = 1), "sgld_fit")
   unlink(m$file$path)
   # this process still maps the copy: it reads that; a fresh one cannot
-  expect_warning(sgld(m, lr = 1e-4, iter = 10, batch_size = 10),
+  expect_warning(sgld(m, lr = 1e-4, iter = 10, batch_size = 10, chains = 1),
                  "copy of its rows .* was removed while this process had it mapped")
-  expect_error(sgld(unserialize(serialize(m, NULL)), lr = 1e-4, iter = 10),
+  expect_error(sgld(unserialize(serialize(m, NULL)), lr = 1e-4, iter = 10, chains = 1),
                "copy of its rows .* cannot be read .*a cleaned cache.*build the model again")
   writeLines(strrep("not ours ", 100), m$file$path)
   expect_error(model_logistic(bm, y = "y"), "holds a file .* that is not a copy written by sgld")

@@ -27,29 +27,30 @@ test_that("as.matrix and as.array arrange the same draws", {
 test_that("summary gives plain and step-weighted means, sd, quantiles, ESS and R-hat", {
   s <- summary(fit2)$statistics
   expect_identical(colnames(s), c("mean", "weighted_mean", "sd", "2.5%", "25%", "50%",
-                                  "75%", "97.5%", "ess", "rhat"))
+                                  "75%", "97.5%", "mcse", "n_eff", "Rhat"))
   x <- as.matrix(fit2)
   w <- as.vector(fit2$lr)
   expect_equal(s[, "mean"], colMeans(x))
   expect_equal(s[, "weighted_mean"], colSums(x * w) / sum(w))
   expect_false(isTRUE(all.equal(s[, "mean"], s[, "weighted_mean"])))
   expect_equal(s[, "sd"], apply(x, 2, sd))
-  expect_equal(s[1:3, "ess"], coda::effectiveSize(fit2$draws))
-  expect_equal(s["sigma", "ess"],
+  expect_equal(s[1:3, "n_eff"], coda::effectiveSize(fit2$draws))
+  expect_equal(s[, "mcse"], s[, "sd"] / sqrt(s[, "n_eff"]))
+  expect_equal(s["sigma", "n_eff"],
                coda::effectiveSize(coda::mcmc.list(lapply(fit2$draws, function(ch)
                  coda::mcmc(sqrt(unclass(ch)[, "sigma2"]))))), ignore_attr = TRUE)
-  # coef() and vcov() hold the parameters (sigma is derived)
-  expect_equal(coef(fit2), s[1:3, "mean"])
-  expect_equal(coef(fit2, weighted = TRUE), s[1:3, "weighted_mean"])
-  expect_equal(vcov(fit2), cov(x[, 1:3]))
+  # coef() and vcov() hold the coefficients, as rstanarm's (sigma2 is auxiliary)
+  expect_equal(coef(fit2), s[1:2, "mean"])
+  expect_equal(coef(fit2, weighted = TRUE), s[1:2, "weighted_mean"])
+  expect_equal(vcov(fit2), cov(x[, 1:2]))
   expect_output(print(summary(fit2)), "weighted_mean")
   expect_output(print(fit2), "SGLD on sgld_model_linear: 2 chains")
 })
 
 test_that("one chain: no R-hat, as.mcmc works, plot draws traces", {
   set.seed(1)
-  f <- sgld(handout_model(), lr = 1e-7, batch_size = 10, iter = 200)
-  expect_false("rhat" %in% colnames(summary(f)$statistics))
+  f <- sgld(handout_model(), lr = 1e-7, batch_size = 10, iter = 200, chains = 1)
+  expect_false("Rhat" %in% colnames(summary(f)$statistics))
   expect_s3_class(coda::as.mcmc(f), "mcmc")
   pdf(NULL)
   on.exit(dev.off())

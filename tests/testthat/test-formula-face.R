@@ -32,12 +32,12 @@ same_fit <- function(a, b) {
 test_that("every sampler gives the model face's draws for every family", {
   d <- face_data()
   samplers <- list(
-    sgld = function(m, ...) sgld(m, ..., iter = 200, batch_size = 20),
-    psgld = function(m, lr, ...) psgld(m, lr = lr / 10, ..., iter = 200, batch_size = 20),
-    sghmc = function(m, lr, ...) sghmc(m, lr = lr / 10, ..., iter = 200, batch_size = 20),
+    sgld = function(m, ...) sgld(m, ..., iter = 200, batch_size = 20, chains = 1),
+    psgld = function(m, lr, ...) psgld(m, lr = lr / 10, ..., iter = 200, batch_size = 20, chains = 1),
+    sghmc = function(m, lr, ...) sghmc(m, lr = lr / 10, ..., iter = 200, batch_size = 20, chains = 1),
     sgd = function(m, ...) sgd(m, ..., iter = 200, batch_size = 20),
     gd = function(m, ...) gd(m, ..., iter = 100),
-    mala = function(m, ...) mala(m, ..., iter = 200),
+    mala = function(m, ...) mala(m, ..., iter = 200, chains = 1),
     bbb = function(m, lr, ...) bbb(m, lr = lr, ..., iter = 200, batch_size = 20, draws = 50))
   for (fam in face_families(d)) for (s in names(samplers)) {
     run <- samplers[[s]]
@@ -55,28 +55,28 @@ test_that("lr = \"auto\" and the fit's call follow the formula face", {
   d <- face_data()
   m <- model_logistic(b ~ x1 + x2, data = d)
   set.seed(2)
-  by_model <- suppressWarnings(sgld(m, iter = 400))
+  by_model <- suppressWarnings(sgld(m, iter = 400, chains = 1))
   set.seed(2)
-  by_formula <- suppressWarnings(sgld(b ~ x1 + x2, data = d, family = binomial, iter = 400))
+  by_formula <- suppressWarnings(sgld(b ~ x1 + x2, data = d, family = binomial, iter = 400, chains = 1))
   same_fit(by_formula, by_model)
   expect_identical(by_formula$auto$lr, by_model$auto$lr)
   # the call as match.call() gives it, as lm() and glm() keep theirs
   expect_identical(by_formula$call,
-                   quote(sgld(model = b ~ x1 + x2, iter = 400, data = d, family = binomial)))
+                   quote(sgld(model = b ~ x1 + x2, iter = 400, data = d, family = binomial, chains = 1)))
   # a data frame in second place is `data`, as in lm(y ~ x, d)
   set.seed(2)
-  positional <- suppressWarnings(sgld(b ~ x1 + x2, d, family = "binomial", iter = 400))
+  positional <- suppressWarnings(sgld(b ~ x1 + x2, d, family = "binomial", iter = 400, chains = 1))
   same_fit(positional, by_model)
   # and glm()'s name for the formula
   set.seed(2)
   named <- suppressWarnings(sgld(formula = b ~ x1 + x2, data = d, family = binomial,
-                                 iter = 400))
+                                 iter = 400, chains = 1))
   same_fit(named, by_model)
   # mala()'s automatic settings too
   set.seed(4)
-  a <- suppressWarnings(mala(m, iter = 300))
+  a <- suppressWarnings(mala(m, iter = 300, chains = 1))
   set.seed(4)
-  b <- suppressWarnings(mala(b ~ x1 + x2, data = d, family = binomial(), iter = 300))
+  b <- suppressWarnings(mala(b ~ x1 + x2, data = d, family = binomial(), iter = 300, chains = 1))
   same_fit(a, b)
 })
 
@@ -85,23 +85,23 @@ test_that("family is taken as glm() takes it; the default is gaussian", {
   m <- model_linear(y ~ x1 + x2, data = d)
   fits <- lapply(list(NULL, gaussian(), gaussian, "gaussian"), function(f) {
     set.seed(5)
-    args <- list(y ~ x1 + x2, data = d, lr = 1e-3, iter = 100)
+    args <- list(y ~ x1 + x2, data = d, lr = 1e-3, iter = 100, chains = 1)
     if (!is.null(f)) args$family <- f
     suppressWarnings(do.call(sgld, args))
   })
   set.seed(5)
-  ref <- suppressWarnings(sgld(m, lr = 1e-3, iter = 100))
+  ref <- suppressWarnings(sgld(m, lr = 1e-3, iter = 100, chains = 1))
   for (f in fits) same_fit(f, ref)
   # every negative binomial spelling, rstanarm's and MASS's families included
   nb <- model_negbin(nb ~ x1 + x2, data = d)
   set.seed(5)
-  ref <- suppressWarnings(sgld(nb, lr = 1e-3, iter = 100))
+  ref <- suppressWarnings(sgld(nb, lr = 1e-3, iter = 100, chains = 1))
   fams <- list("neg_binomial_2", "negative_binomial", MASS::negative.binomial(2),
                structure(list(family = "neg_binomial_2", link = "log"), class = "family"))
   for (f in fams) {
     set.seed(5)
     same_fit(suppressWarnings(sgld(nb ~ x1 + x2, data = d, family = f, lr = 1e-3,
-                                   iter = 100)), ref)
+                                   iter = 100, chains = 1)), ref)
   }
 })
 
@@ -113,11 +113,11 @@ test_that("weights, offset, subset and na.action are honoured as glm() takes the
   m <- model_poisson(k ~ x1 + x2, data = d[keep, ], weights = d$w[keep],
                      offset = log(d$expo[keep]))
   set.seed(9)
-  ref <- suppressWarnings(sgld(m, lr = 1e-3, iter = 200, batch_size = 20))
+  ref <- suppressWarnings(sgld(m, lr = 1e-3, iter = 200, batch_size = 20, chains = 1))
   set.seed(9)
   got <- suppressWarnings(sgld(k ~ x1 + x2, data = d, family = poisson(), weights = w,
                                offset = log(expo), subset = x1 > -1.5, na.action = na.omit,
-                               lr = 1e-3, iter = 200, batch_size = 20))
+                               lr = 1e-3, iter = 200, batch_size = 20, chains = 1))
   same_fit(got, ref)
   expect_equal(got$model$obs_weight, d$w[keep])
   expect_equal(got$model$obs_offset, log(d$expo[keep]))
@@ -133,7 +133,7 @@ test_that("weights, offset, subset and na.action are honoured as glm() takes the
                               lr = 1e-3, iter = 50))
   same_fit(inside(dd), ref)
   # with na.fail (the default) the missing values are an error naming the column
-  expect_error(sgld(k ~ x1 + x2, data = d, family = poisson, lr = 1e-3),
+  expect_error(sgld(k ~ x1 + x2, data = d, family = poisson, lr = 1e-3, chains = 1),
                "`data` column 'x2' has missing values")
   # the binomial's priors and storage go to model_logistic()
   set.seed(1)
@@ -148,25 +148,25 @@ test_that("weights, offset, subset and na.action are honoured as glm() takes the
 
 test_that("bad families, links and model arguments are errors naming the argument", {
   d <- face_data()
-  expect_error(sgld(b ~ x1, data = d, family = binomial("probit")),
+  expect_error(sgld(b ~ x1, data = d, family = binomial("probit"), chains = 1),
                "`family`: the binomial family's link must be logit here, not probit")
-  expect_error(sgld(y ~ x1, data = d, family = Gamma()), "`family` must be gaussian.*Gamma")
-  expect_error(sgld(y ~ x1, data = d, family = "quasipoisson"),
+  expect_error(sgld(y ~ x1, data = d, family = Gamma(), chains = 1), "`family` must be gaussian.*Gamma")
+  expect_error(sgld(y ~ x1, data = d, family = "quasipoisson", chains = 1),
                "`family` must be .*poisson.*\"quasipoisson\"")
-  expect_error(sgld(y ~ x1, data = d, family = 3), "`family` must be a family")
-  expect_error(sgld(y ~ x1, data = d, family = gaussian, prior_intercept = prior_normal(0, 1)),
+  expect_error(sgld(y ~ x1, data = d, family = 3, chains = 1), "`family` must be a family")
+  expect_error(sgld(y ~ x1, data = d, family = gaussian, prior_intercept = prior_normal(0, 1), chains = 1),
                "`prior_intercept` is not an argument of model_linear\\(\\)")
-  expect_error(mala(y ~ x1, data = d, vi_family = "fullrank"), "`vi_family`")
-  expect_error(sgld(y ~ x1, data = d, lr = 1e-3, foo = 1), "unknown argument: `foo`")
-  expect_error(sgld(y ~ x1, family = gaussian), "`data` must be a data frame")
+  expect_error(mala(y ~ x1, data = d, vi_family = "fullrank", chains = 1), "`vi_family`")
+  expect_error(sgld(y ~ x1, data = d, lr = 1e-3, foo = 1, chains = 1), "unknown argument: `foo`")
+  expect_error(sgld(y ~ x1, family = gaussian, chains = 1), "`data` must be a data frame")
   expect_error(sgld(), "`model` is missing: give a model made by a model_\\*\\(\\) function, or a formula")
   expect_error(bbb(data = d), "`model` is missing")
-  expect_error(sgld(b ~ x1, data = d[1, ], family = binomial),
+  expect_error(sgld(b ~ x1, data = d[1, ], family = binomial, chains = 1),
                "`data` must have at least 2 observations, not 1")
-  expect_error(sgld(b ~ x1, data = d, family = binomial, subset = x1 > 10),
+  expect_error(sgld(b ~ x1, data = d, family = binomial, subset = x1 > 10, chains = 1),
                "`subset` leaves no rows")
   # the builder's messages name the formula, the user's first argument
-  expect_error(sgld(y ~ x1, data = d, family = binomial), "the response of the formula \\(`model`\\)")
+  expect_error(sgld(y ~ x1, data = d, family = binomial, chains = 1), "the response of the formula \\(`model`\\)")
 })
 
 test_that("bbb()'s variational family is vi_family with a formula", {

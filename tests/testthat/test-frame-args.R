@@ -115,14 +115,17 @@ test_that("predictions add the offset of new data", {
   d <- binom_data()
   m <- model_logistic(cbind(s, f) ~ x, data = d, offset = log(t))
   set.seed(5)
-  fit <- sgld(m, lr = 1e-3, batch_size = 10, iter = 2000, thin = 4)
+  fit <- sgld(m, lr = 1e-3, batch_size = 10, iter = 2000, thin = 4, chains = 1)
   W <- as.matrix(fit)
   new <- data.frame(x = c(0, 1, -1), t = c(1, 2, 0.5))
   eta <- cbind(1, new$x) %*% t(W) + log(new$t)
-  expect_equal(predict(fit, new, type = "link"), rowMeans(eta), tolerance = 1e-12)
-  expect_equal(predict(fit, new), rowMeans(plogis(eta)), tolerance = 1e-12)
+  # (predict() names its values by the rows; the values are checked here)
+  expect_equal(predict(fit, new, type = "link"), rowMeans(eta), tolerance = 1e-12,
+               ignore_attr = TRUE)
+  expect_equal(predict(fit, new), rowMeans(plogis(eta)), tolerance = 1e-12, ignore_attr = TRUE)
   expect_equal(predict(fit, type = "link"),
-               rowMeans(cbind(1, d$x) %*% t(W) + log(d$t)), tolerance = 1e-12)
+               rowMeans(cbind(1, d$x) %*% t(W) + log(d$t)), tolerance = 1e-12,
+               ignore_attr = TRUE)
   skip_if_not_installed("rstantools")
   expect_equal(rstantools::posterior_linpred(fit, newdata = new), t(eta), ignore_attr = TRUE)
   # log_lik sums to the log likelihood, counts and offset included

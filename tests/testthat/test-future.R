@@ -90,7 +90,7 @@ test_that("a chain whose future fails leaves a fit of the others and a warning n
 
 test_that("parallel is checked", {
   m <- model_logistic(type ~ ., data = pima())
-  expect_error(sgld(m, lr = 1e-4, parallel = "cluster"),
+  expect_error(sgld(m, lr = 1e-4, parallel = "cluster", chains = 1),
                "`parallel` must be \"threads\" or \"future\", not")
 })
 

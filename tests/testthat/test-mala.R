@@ -23,22 +23,22 @@ test_that("mala() without a preconditioner reports its acceptance and keeps the 
   m <- handout_model()
   ex <- linear_exact_posterior(m)
   set.seed(112)
-  fit <- mala(m, lr = 1e-5, iter = 20000, thin = 5)
+  fit <- mala(m, lr = 1e-5, iter = 20000, thin = 5, chains = 1)
   expect_gt(fit$acceptance, 0.5)
   s <- summary(fit)$statistics
   expect_true(all(abs(s[1:2, "mean"] - ex$mean[1:2]) / ex$sd[1:2] < 0.3))
   # a step far too large is rejected, never accepted blindly
   set.seed(113)
-  big <- mala(m, lr = 1e-3, iter = 200, burnin = 0)
+  big <- mala(m, lr = 1e-3, iter = 200, burnin = 0, chains = 1)
   expect_lt(big$acceptance, 0.05)
   expect_true(all(is.finite(as.matrix(big))))
 })
 
 test_that("mala() arguments are checked", {
   m <- handout_model()
-  expect_error(mala(m, lr = 1e-5, temperature = 0), "`temperature` must be greater than 0")
-  expect_error(mala(m, lr = 1e-5, precondition = diag(2)), "`precondition` must be a finite 3 x 3 matrix")
-  expect_error(mala(m, lr = 1e-5, precondition = matrix(c(1, 2, 0, 2, 1, 0, 0, 0, 1), 3)),
+  expect_error(mala(m, lr = 1e-5, temperature = 0, chains = 1), "`temperature` must be greater than 0")
+  expect_error(mala(m, lr = 1e-5, precondition = diag(2), chains = 1), "`precondition` must be a finite 3 x 3 matrix")
+  expect_error(mala(m, lr = 1e-5, precondition = matrix(c(1, 2, 0, 2, 1, 0, 0, 0, 1), 3), chains = 1),
                "`precondition` must be positive definite")
-  expect_error(mala(m, lr = 1e-5, batch_size = 10), "unknown argument: `batch_size`")
+  expect_error(mala(m, lr = 1e-5, batch_size = 10, chains = 1), "unknown argument: `batch_size`")
 })

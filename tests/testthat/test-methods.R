@@ -125,7 +125,8 @@ test_that("stats' generics: nobs, formula, family, logLik, as.data.frame, coef(s
   expect_identical(family(fit_lin)$family, "gaussian")
   expect_identical(family(fit_log)$family, "binomial")
   ll <- logLik(fit_lin)
-  w <- coef(fit_lin)
+  # at the posterior mean of every parameter, sigma2 included
+  w <- colMeans(as.matrix(fit_lin))[fit_lin$model$names]
   w[["sigma2"]] <- log(w[["sigma2"]])
   expect_equal(as.numeric(ll), log_posterior(fit_lin$model, w)$loglik)
   expect_identical(attr(ll, "df"), 5L)
@@ -168,8 +169,8 @@ test_that("summary thins long chains for ESS and R-hat and says so; print fits 8
     x <- unclass(ch)[seq(1, nrow(ch), by = 6), ]
     coda::mcmc(cbind(x, sigma = sqrt(x[, "sigma2"])))
   }))
-  expect_equal(s$statistics[, "ess"], coda::effectiveSize(thinned), ignore_attr = TRUE)
-  expect_equal(s$statistics[, "rhat"],
+  expect_equal(s$statistics[, "n_eff"], coda::effectiveSize(thinned), ignore_attr = TRUE)
+  expect_equal(s$statistics[, "Rhat"],
                coda::gelman.diag(thinned, autoburnin = FALSE, multivariate = FALSE)$psrf[, 1],
                ignore_attr = TRUE)
   # means and quantiles still use every draw

@@ -138,7 +138,7 @@ test_that("the compiled model samples with sgld() in threads and mala(), matchin
   expect_identical(as.array(two), as.array(run(1)))
   agrees(two, "sgld")
   set.seed(33)
-  fit <- mala(m, lr = 5e-4, iter = 30000, burnin = 2000, thin = 5, init = ref$mean)
+  fit <- mala(m, lr = 5e-4, iter = 30000, burnin = 2000, thin = 5, init = ref$mean, chains = 1)
   expect_true(fit$acceptance > 0.5 && fit$acceptance < 0.95)
   agrees(fit, "mala")
   # the posterior mode, through the same C functions
@@ -176,9 +176,9 @@ test_that("a compiled model gives the same draws as its R-function twin", {
   b <- sgld(twin, lr = 1e-4, batch_size = 20, iter = 2000, chains = 2)
   expect_lt(max(abs(as.matrix(a) - as.matrix(b))), tol)
   set.seed(42)
-  a <- mala(compiled, lr = 1e-3, iter = 1000)
+  a <- mala(compiled, lr = 1e-3, iter = 1000, chains = 1)
   set.seed(42)
-  b <- mala(twin, lr = 1e-3, iter = 1000)
+  b <- mala(twin, lr = 1e-3, iter = 1000, chains = 1)
   expect_identical(a$acceptance, b$acceptance)
   expect_lt(max(abs(as.matrix(a) - as.matrix(b))), tol)
 })
@@ -212,7 +212,7 @@ test_that("compiled models refuse bad pointers, mismatched sizes and stale objec
   expect_error(model_compiled(m$pointer, init = c(1, NA, 2)), "`init` must be NULL or a finite numeric vector of length 3")
   expect_error(model_compiled(m$pointer, transform = list(to_user = exp)),
                "`transform` must be NULL or list\\(to_user = , to_sampler = \\) of two functions")
-  expect_error(sgld(m, lr = 1e-4, iter = 100, monitor = monitor_every(10, newdata = dat)),
+  expect_error(sgld(m, lr = 1e-4, iter = 100, monitor = monitor_every(10, newdata = dat), chains = 1),
                "`monitor`: a compiled model has no held-out metrics")
   # an object whose d was changed by hand would size the run's buffers wrongly
   bad <- m
@@ -222,7 +222,7 @@ test_that("compiled models refuse bad pointers, mismatched sizes and stale objec
   file <- tempfile(fileext = ".rds")
   saveRDS(m, file)
   stale <- readRDS(file)
-  expect_error(sgld(stale, lr = 1e-4, iter = 10), "is a NULL external pointer: compiled models do not survive saving")
+  expect_error(sgld(stale, lr = 1e-4, iter = 10, chains = 1), "is a NULL external pointer: compiled models do not survive saving")
   expect_error(model_compiled(stale$pointer), "`pointer` is a NULL external pointer")
   # the model object alone keeps the plug-in's data alive: the copies the
   # plug-in made are referenced from nowhere else

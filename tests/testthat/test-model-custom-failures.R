@@ -56,7 +56,7 @@ test_that("a failing gradient function stops sgld() with its name, keeping the d
       # the draws are those of a run that never failed
       set.seed(1)
       ok <- sgld(handout_custom(handout[1:200, ]), lr = 1e-5, batch_size = 10, iter = 30,
-                 burnin = 0)
+                 burnin = 0, chains = 1)
       expect_identical(x, as.matrix(ok))
     }
   }
@@ -71,7 +71,7 @@ test_that("a failing log density stops mala() with its name, keeping the draws",
       m <- failing_model(fun, b[[1]], from)
       set.seed(2)
       fit <- expect_model_error(
-        mala(m, lr = 1e-5, iter = 100, burnin = 0),
+        mala(m, lr = 1e-5, iter = 100, burnin = 0, chains = 1),
         paste0("^`", fun, "` ", b[[2]], ".*at iteration 20 of chain 1"))
       expect_identical(fit$status, "failed")
       expect_identical(nrow(as.matrix(fit)), from - 2L)
@@ -81,14 +81,14 @@ test_that("a failing log density stops mala() with its name, keeping the draws",
   # -Inf is a point of zero density, not a failure: the proposal is rejected
   m <- failing_model("loglik", function(v) -Inf, 21L)
   set.seed(2)
-  fit <- mala(m, lr = 1e-5, iter = 40, burnin = 0)
+  fit <- mala(m, lr = 1e-5, iter = 40, burnin = 0, chains = 1)
   expect_identical(fit$status, "done")
   expect_identical(unname(as.matrix(fit)[40, ]), unname(as.matrix(fit)[19, ]))
 })
 
 test_that("a failure before the first iteration is reported as such", {
   m <- failing_model("loglik", function(v) stop("bad start"), 1L)
-  fit <- expect_model_error(mala(m, lr = 1e-5, iter = 10),
+  fit <- expect_model_error(mala(m, lr = 1e-5, iter = 10, chains = 1),
                             "`loglik` failed: bad start \\(before the first iteration of chain 1\\)")
   expect_identical(fit$kept, 0)
   # evaluations outside a run fail with a plain error naming the function
@@ -98,16 +98,16 @@ test_that("a failure before the first iteration is reported as such", {
                "`grad_loglik` returned a vector of length 2; it must return a numeric vector of length 3")
   # a failed chain cannot be continued
   m <- failing_model("grad_loglik", function(v) stop("late"), 11L)
-  fit <- tryCatch(sgld(m, lr = 1e-5, batch_size = 10, iter = 20, burnin = 0),
+  fit <- tryCatch(sgld(m, lr = 1e-5, batch_size = 10, iter = 20, burnin = 0, chains = 1),
                   sgld_model_error = function(e) e$fit)
-  expect_error(sgld(m, lr = 1e-5, batch_size = 10, iter = 20, init = fit),
+  expect_error(sgld(m, lr = 1e-5, batch_size = 10, iter = 20, init = fit, chains = 1),
                "`init`: chain 1 of the fit failed and cannot be continued")
 })
 
 test_that("warnings are re-issued after the run, and are errors under options(warn = 2)", {
   m <- failing_model("grad_logprior", function(v) { warning("prior is odd"); v }, 5L)
   set.seed(3)
-  out <- with_warnings(sgld(m, lr = 1e-5, batch_size = 10, iter = 20, burnin = 0))
+  out <- with_warnings(sgld(m, lr = 1e-5, batch_size = 10, iter = 20, burnin = 0, chains = 1))
   # the model's warning once, with its count (a run this short also warns
   # that its effective sample size is small)
   expect_identical(grep("grad_logprior", out$warnings, value = TRUE),
@@ -117,14 +117,14 @@ test_that("warnings are re-issued after the run, and are errors under options(wa
   old <- options(warn = 2)
   on.exit(options(old))
   set.seed(3)
-  fit <- expect_model_error(sgld(m, lr = 1e-5, batch_size = 10, iter = 20, burnin = 0),
+  fit <- expect_model_error(sgld(m, lr = 1e-5, batch_size = 10, iter = 20, burnin = 0, chains = 1),
                             "`grad_logprior` failed: \\(converted from warning\\) prior is odd")
   expect_identical(fit$kept, 4)
 })
 
 test_that("a jump that skips the error handlers is stopped and reported", {
   m <- failing_model("grad_loglik", function(v) invokeRestart("abort"), 4L)
-  fit <- expect_model_error(sgld(m, lr = 1e-5, batch_size = 10, iter = 20, burnin = 0),
+  fit <- expect_model_error(sgld(m, lr = 1e-5, batch_size = 10, iter = 20, burnin = 0, chains = 1),
                             "`grad_loglik` was left by a jump that skipped its error handling")
   expect_identical(fit$kept, 3)
 })
@@ -153,7 +153,7 @@ test_that("a real interrupt during a slow R function returns the draws made so f
         -nrow(batch) * w
       },
       grad_logprior = function(w) -w)
-    sgld(m, lr = 1e-3, batch_size = 5, iter = 1e6, burnin = 0, thin = 1)
+    sgld(m, lr = 1e-3, batch_size = 5, iter = 1e6, burnin = 0, thin = 1, chains = 1)
   }, settle = 1, flag_first = FALSE)
   expect_identical(out$fit$status, "interrupted")
   expect_gte(out$fit$kept, 10)

@@ -24,35 +24,35 @@ test_that("the R-function linear model gives the built-in model's draws for the 
     expect_identical(a$kept, b$kept)
     a
   }
-  fit <- same(function(m) sgld(m, lr = 1e-6, batch_size = 10, iter = 2000, burnin = 0))
+  fit <- same(function(m) sgld(m, lr = 1e-6, batch_size = 10, iter = 2000, burnin = 0, chains = 1))
   expect_identical(colnames(as.matrix(fit)), c("(Intercept)", "x", "sigma2"))
   expect_identical(colnames(as.matrix(fit, scale = "sampler")),
                    c("w_(Intercept)", "w_x", "w_sigma2"))
   same(function(m) sgld(m, lr = 1e-6, batch_size = 100, iter = 500, chains = 2, thin = 5,
                         threads = 2))
-  same(function(m) psgld(m, lr = 1e-4, batch_size = 10, iter = 1000))
-  same(function(m) sghmc(m, lr = 1e-8, batch_size = 10, iter = 1000))
+  same(function(m) psgld(m, lr = 1e-4, batch_size = 10, iter = 1000, chains = 1))
+  same(function(m) sghmc(m, lr = 1e-8, batch_size = 10, iter = 1000, chains = 1))
   same(function(m) sgd(m, lr = 1e-5, batch_size = 10, iter = 500, optimizer = "adam"))
   same(function(m) gd(m, lr = 1e-5, iter = 50))
   same(function(m) sgld(m, lr = 1e-3, batch_size = 10, iter = 500,
-                        precondition = diag(c(1e-4, 1e-4, 2e-4))))
+                        precondition = diag(c(1e-4, 1e-4, 2e-4)), chains = 1))
   # control variates around one mode (BFGS, for the R functions, stops a few
   # 1e-6 short of the built-in model's Newton mode, which is not what is
   # compared here)
   mode <- posterior_mode(ml)$mode
   expect_lt(max(abs(posterior_mode(mc)$mode - mode) / abs(mode)), 1e-5)
-  same(function(m) sgld(m, lr = 1e-6, batch_size = 10, iter = 500, control_variates = mode))
+  same(function(m) sgld(m, lr = 1e-6, batch_size = 10, iter = 500, control_variates = mode, chains = 1))
   same(function(m) sgld(m, lr = 1e-6, batch_size = 10, iter = 400,
-                        diagnostics = diagnostics_every(100), monitor = monitor_every(100)))
+                        diagnostics = diagnostics_every(100), monitor = monitor_every(100), chains = 1))
 })
 
 test_that("a continued R-function run gives the draws of one long run", {
   mc <- handout_custom(handout[1:500, ])
   set.seed(5)
-  long <- sgld(mc, lr = 1e-5, batch_size = 10, iter = 400, burnin = 0)
+  long <- sgld(mc, lr = 1e-5, batch_size = 10, iter = 400, burnin = 0, chains = 1)
   set.seed(5)
-  first <- sgld(mc, lr = 1e-5, batch_size = 10, iter = 200, burnin = 0)
-  second <- sgld(mc, lr = 1e-5, batch_size = 10, iter = 200, burnin = 0, init = first)
+  first <- sgld(mc, lr = 1e-5, batch_size = 10, iter = 200, burnin = 0, chains = 1)
+  second <- sgld(mc, lr = 1e-5, batch_size = 10, iter = 200, burnin = 0, init = first, chains = 1)
   expect_identical(rbind(as.matrix(first), as.matrix(second)), as.matrix(long))
 })
 
@@ -87,9 +87,9 @@ test_that("without a gradient, central differences of the density stand in for i
   # the sampler runs on it, close to the analytic draws over a short run
   # (measured 2e-12)
   set.seed(3)
-  x <- sgld(numerical, lr = 1e-6, batch_size = 10, iter = 300, burnin = 0)
+  x <- sgld(numerical, lr = 1e-6, batch_size = 10, iter = 300, burnin = 0, chains = 1)
   set.seed(3)
-  y <- sgld(analytic, lr = 1e-6, batch_size = 10, iter = 300, burnin = 0)
+  y <- sgld(analytic, lr = 1e-6, batch_size = 10, iter = 300, burnin = 0, chains = 1)
   expect_lt(max_rel_diff(x, y), 1e-9)
 })
 
@@ -99,7 +99,7 @@ test_that("mala() on the R-function model reproduces the exact posterior", {
   sd_sampler <- c(ex$sd[1:2], ex$sd[["sigma2"]] / ex$mean[["sigma2"]])
   set.seed(211)
   fit <- mala(mc, lr = 0.5, iter = 6000, burnin = 1000, thin = 5, init = ex$mean,
-              precondition = diag(sd_sampler^2))
+              precondition = diag(sd_sampler^2), chains = 1)
   expect_true(fit$acceptance > 0.4 && fit$acceptance < 0.95)
   x <- as.matrix(fit)
   ess <- coda::effectiveSize(fit$draws)
@@ -122,7 +122,7 @@ test_that("the functions get the parameter vector and the selected rows, 1-based
     grad_logprior = function(w) -w, loglik = function(w, batch) -0.5 * nrow(batch) * w^2,
     logprior = function(w) -0.5 * w^2)
   set.seed(1)
-  fit <- sgld(m, lr = 1e-3, batch_size = 7, iter = 20)
+  fit <- sgld(m, lr = 1e-3, batch_size = 7, iter = 20, chains = 1)
   expect_length(seen, 20)
   for (b in seen) {
     expect_s3_class(b, "data.frame")
@@ -159,7 +159,7 @@ test_that("a Poisson regression without a transform recovers glm()'s estimates",
   mode <- posterior_mode(m)
   expect_lt(max(abs(mode$mode - coef(g))), 1e-4)
   set.seed(10)
-  fit <- mala(m, lr = 2e-3, iter = 3000, burnin = 500)
+  fit <- mala(m, lr = 2e-3, iter = 3000, burnin = 500, chains = 1)
   se <- sqrt(diag(vcov(g)))
   ess <- coda::effectiveSize(fit$draws)
   z <- (colMeans(as.matrix(fit)) - coef(g)) / (se / sqrt(ess))
@@ -173,22 +173,22 @@ test_that("features that need the log densities say which function is missing", 
   m <- model_custom(handout_matrix(handout[1:200, ]), grad_loglik = f$grad_loglik,
                     grad_logprior = f$grad_logprior, logprior = f$logprior,
                     names = c("b0", "b1", "s2"), transform = log_transform, init = c(0, 0, 1))
-  expect_error(mala(m, lr = 1e-5), "mala\\(\\) needs .*given no `loglik`\\.")
-  expect_error(sgld(m, lr = 1e-5, diagnostics = diagnostics_every(10)),
+  expect_error(mala(m, lr = 1e-5, chains = 1), "mala\\(\\) needs .*given no `loglik`\\.")
+  expect_error(sgld(m, lr = 1e-5, diagnostics = diagnostics_every(10), chains = 1),
                "`diagnostics` needs .*no `loglik`")
-  expect_error(sgld(m, lr = 1e-5, monitor = monitor_every(10)), "`monitor` needs .*no `loglik`")
-  expect_error(sgld(m, lr = 1e-5, control_variates = TRUE), "posterior_mode\\(\\) needs .*no `loglik`")
+  expect_error(sgld(m, lr = 1e-5, monitor = monitor_every(10), chains = 1), "`monitor` needs .*no `loglik`")
+  expect_error(sgld(m, lr = 1e-5, control_variates = TRUE, chains = 1), "posterior_mode\\(\\) needs .*no `loglik`")
   expect_error(log_posterior(m, c(0, 0, 0)), "log_posterior\\(\\) needs .*no `loglik`")
   m2 <- model_custom(handout_matrix(handout[1:200, ]), grad_loglik = f$grad_loglik,
                      grad_logprior = f$grad_logprior, d = 3)
-  expect_error(mala(m2, lr = 1e-5), "no `loglik` and `logprior`")
+  expect_error(mala(m2, lr = 1e-5, chains = 1), "no `loglik` and `logprior`")
   # sampling and a given control-variate centre need only the gradients
-  fit <- sgld(m, lr = 1e-5, batch_size = 10, iter = 100, control_variates = c(0, 1, 0.2))
+  fit <- sgld(m, lr = 1e-5, batch_size = 10, iter = 100, control_variates = c(0, 1, 0.2), chains = 1)
   expect_identical(fit$status, "done")
   mc <- handout_custom(handout[1:200, ])
-  expect_error(sgld(mc, lr = 1e-6, monitor = monitor_every(10, newdata = handout[1:5, ])),
+  expect_error(sgld(mc, lr = 1e-6, monitor = monitor_every(10, newdata = handout[1:5, ]), chains = 1),
                "`monitor`: held-out data \\(`newdata`\\) are not available for model_custom")
-  fit <- sgld(mc, lr = 1e-6, batch_size = 10, iter = 100)
+  fit <- sgld(mc, lr = 1e-6, batch_size = 10, iter = 100, chains = 1)
   expect_error(predict(fit), "predict\\(\\) is not available for sgld_model_custom")
 })
 
@@ -196,9 +196,9 @@ test_that("a transform maps draws and starting values between the two scales", {
   mc <- handout_custom(handout[1:300, ])
   expect_equal(mc$default_init, c(0, 0, var(handout$y[1:300])))
   set.seed(2)
-  fit <- sgld(mc, lr = 1e-6, batch_size = 10, iter = 50, init = c(0.1, 0.2, 0.5), burnin = 0)
+  fit <- sgld(mc, lr = 1e-6, batch_size = 10, iter = 50, init = c(0.1, 0.2, 0.5), burnin = 0, chains = 1)
   expect_equal(as.matrix(fit)[, 3], exp(as.matrix(fit, scale = "sampler")[, 3]))
-  expect_error(sgld(mc, lr = 1e-6, init = c(0, 0, -1)),
+  expect_error(sgld(mc, lr = 1e-6, init = c(0, 0, -1), chains = 1),
                "`init`: row 1 is outside the parameter space \\(transform\\$to_sampler gives NaN at position 3\\)")
   # without init, the sampler starts at w = 0
   m0 <- handout_custom(handout[1:300, ], init = NULL)

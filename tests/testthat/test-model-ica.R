@@ -75,9 +75,9 @@ test_that("SGLD recovers the heavy-tailed sources, as fastICA does", {
   # Gaussian rows (with the decaying step alone their instability index is
   # underestimated until the run is much longer). Seeds 4-7 gave Amari
   # distances 0.046-0.048 and heavy-row indices 1.6-2.4 against 3.9-6.0.
-  pilot <- sgld(m, lr = lr_poly(2 / 1000, 0, 0.55), batch_size = 100, iter = 2e4)
+  pilot <- sgld(m, lr = lr_poly(2 / 1000, 0, 0.55), batch_size = 100, iter = 2e4, chains = 1)
   fit <- sgld(m, lr = 2e-5, batch_size = 100, iter = 1e5, burnin = 0, thin = 10,
-              init = pilot$last[1, ])
+              init = pilot$last[1, ], chains = 1)
   W <- ica_unmixing(fit)
   d_heavy <- amari_distance(W, sim$A, sources = sim$heavy)
   expect_lt(d_heavy, 0.1)
@@ -127,10 +127,10 @@ test_that("model_ica() and the ICA helpers reject bad input by name", {
   expect_error(model_ica(data.frame(a = 1:3, b = letters[1:3])), "column 'b' is not numeric")
   m <- model_ica(X)
   expect_identical(m$names, c("W[1,1]", "W[2,1]", "W[1,2]", "W[2,2]"))
-  expect_error(sgld(m, lr = 1e-4, iter = 10, init = c(1, 1, 1, 1)),
+  expect_error(sgld(m, lr = 1e-4, iter = 10, init = c(1, 1, 1, 1), chains = 1),
                "`init`: the unmixing matrix must be invertible")
   expect_error(sgld(model_linear(y ~ x, data = sgld::handout), lr = 1e-7, iter = 10,
-                    precondition = "natural"), "needs a matrix parameter")
+                    precondition = "natural", chains = 1), "needs a matrix parameter")
   expect_error(amari_distance(diag(2), diag(3)), "same dimensions")
   expect_error(amari_distance(diag(2), diag(2), sources = 3), "`sources` must be distinct")
   expect_error(ica_unmixing(1), "`fit` must be a fit of model_ica")
@@ -151,10 +151,10 @@ test_that("SGLD and corrected Langevin agree on the heavy-tailed rows", {
   sim <- ica_data(500, heavy = 2, gaussian = 2)
   m <- model_ica(sim$X)
   N <- 500
-  pilot <- sgld(m, lr = lr_poly(2 / N, 0, 0.55), batch_size = 50, iter = 2e4)
+  pilot <- sgld(m, lr = lr_poly(2 / N, 0, 0.55), batch_size = 50, iter = 2e4, chains = 1)
   fit <- sgld(m, lr = 2e-5, batch_size = 100, iter = 2e5, burnin = 0, thin = 20,
-              init = pilot$last[1, ])
-  ref <- mala(m, lr = 0.2 / N, iter = 4e4, burnin = 0, thin = 4, init = fit$last[1, ])
+              init = pilot$last[1, ], chains = 1)
+  ref <- mala(m, lr = 0.2 / N, iter = 4e4, burnin = 0, thin = 4, init = fit$last[1, ], chains = 1)
   expect_identical(ref$rule, "natural-gradient MALA")
   expect_gt(ref$acceptance, 0.5)
   W <- ica_unmixing(fit)

@@ -49,7 +49,7 @@ test_that("SGLD agrees with a long random-walk Metropolis reference", {
   set.seed(52)
   fit <- sgld(m, lr = 2e-4, batch_size = 20, iter = 1e6, burnin = 2e4, thin = 20, chains = 2)
   s <- summary(fit)$statistics
-  expect_true(all(s[, "ess"] > 500))
+  expect_true(all(s[, "n_eff"] > 500))
   z <- abs(s[, "mean"] - ref_mean) / ref_sd
   expect_true(all(z < 0.2), info = paste(format(z, digits = 2), collapse = " "))
   ratio <- s[, "sd"] / ref_sd
@@ -162,9 +162,9 @@ test_that("float storage agrees with double storage to the data's rounding", {
     expect_true(any(gf != gd), label = "the float copy is what the gradient reads")
     # the same draws' distribution: a short run agrees with double storage
     set.seed(3)
-    f1 <- sgld(md, lr = 1e-4, batch_size = 50, iter = 200)
+    f1 <- sgld(md, lr = 1e-4, batch_size = 50, iter = 200, chains = 1)
     set.seed(3)
-    f2 <- sgld(mf, lr = 1e-4, batch_size = 50, iter = 200)
+    f2 <- sgld(mf, lr = 1e-4, batch_size = 50, iter = 200, chains = 1)
     expect_lt(max(abs(as.matrix(f1$draws) - as.matrix(f2$draws))), 1e-3)
   }
   # the float kernel's draws do not depend on the number of threads

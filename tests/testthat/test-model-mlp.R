@@ -124,7 +124,7 @@ test_that("a network without hidden layers is the linear model", {
   # acceptance ~0.8 have an ESS of a few thousand, so the Monte Carlo error of
   # a mean is ~0.02 sd; 0.1 sd and 10% on the sds are 5 standard errors
   set.seed(3)
-  fit <- mala(net, lr = 2e-3, iter = 40000, pars = TRUE)
+  fit <- mala(net, lr = 2e-3, iter = 40000, pars = TRUE, chains = 1)
   s <- summary(fit)$statistics
   ref_mean <- ex$mean[c(2, 3, 1, 4)]
   ref_sd <- ex$sd[c(2, 3, 1, 4)]
@@ -268,7 +268,7 @@ test_that("monitors report held-out metrics on the user's scale", {
   m <- model_mlp(y ~ a + b + c, data = train, hidden = 8)
   set.seed(2)
   fit <- suppressWarnings(sgld(m, lr = 1e-4, batch_size = 30, iter = 1000, pars = TRUE,
-              monitor = monitor_every(250, newdata = test)))
+              monitor = monitor_every(250, newdata = test), chains = 1))
   expect_named(fit$monitor, c("chain", "iteration", "sweep", "log_joint", "test_loglik",
                               "test_rmse"))
   # the last row is the last draw's network: its RMSE and mean log density in R
@@ -301,9 +301,9 @@ test_that("every update rule, control variates and continuation run on a network
   expect_equal(m$family, "binomial")
   set.seed(4)
   for (run in list(
-    function(...) psgld(m, lr = 1e-5, batch_size = 20, iter = 500, ...),
-    function(...) sghmc(m, lr = 1e-4, batch_size = 20, iter = 500, ...),
-    function(...) sgld(m, lr = 1e-3, batch_size = 20, iter = 500, control_variates = TRUE, ...))) {
+    function(...) psgld(m, lr = 1e-5, batch_size = 20, iter = 500, ..., chains = 1),
+    function(...) sghmc(m, lr = 1e-4, batch_size = 20, iter = 500, ..., chains = 1),
+    function(...) sgld(m, lr = 1e-3, batch_size = 20, iter = 500, control_variates = TRUE, ..., chains = 1))) {
     f <- suppressWarnings(run(pars = TRUE))
     expect_true(all(f$status == "done"))
     expect_true(all(is.finite(as.matrix(f))))
@@ -358,7 +358,7 @@ test_that("posterior_predict() simulates responses from each kept draw", {
   df <- data.frame(d$x, y = 3 + 2 * d$y, k = d$cls)
   m <- model_mlp(y ~ a + b + c, data = df, hidden = 4)
   set.seed(6)
-  fit <- suppressWarnings(sgld(m, lr = 1e-4, batch_size = 20, iter = 2000, thin = 10, pars = TRUE))
+  fit <- suppressWarnings(sgld(m, lr = 1e-4, batch_size = 20, iter = 2000, thin = 10, pars = TRUE, chains = 1))
   set.seed(7)
   sim <- posterior_predict(fit, df[1:5, ])
   expect_equal(dim(sim), c(5L, ndraws(fit)))
@@ -368,7 +368,7 @@ test_that("posterior_predict() simulates responses from each kept draw", {
   z <- (sim - mu) / rep(sqrt(as.matrix(fit)[, "sigma2"]) * m$y_sd, each = 5)
   expect_lt(abs(sd(as.vector(z)) - 1), 0.15)
   mk <- model_mlp(k ~ a + b, data = df, hidden = 3)
-  fk <- suppressWarnings(sgld(mk, lr = 1e-4, batch_size = 20, iter = 400, thin = 2, pars = TRUE))
+  fk <- suppressWarnings(sgld(mk, lr = 1e-4, batch_size = 20, iter = 400, thin = 2, pars = TRUE, chains = 1))
   sk <- posterior_predict(fk, df[1:4, ])
   expect_true(all(sk %in% levels(df$k)))
   # class frequencies follow the averaged probabilities (2 x 100 draws per row)
@@ -376,7 +376,7 @@ test_that("posterior_predict() simulates responses from each kept draw", {
   many <- do.call(cbind, lapply(1:20, function(i) posterior_predict(fk, df[1, , drop = FALSE])))
   p <- predict(fk, df[1, , drop = FALSE])
   expect_lt(max(abs(table(factor(many, levels(df$k))) / length(many) - p[1, ])), 0.05)
-  expect_error(posterior_predict(suppressWarnings(sgld(m, lr = 1e-4, iter = 100))), "needs the draws of every weight")
+  expect_error(posterior_predict(suppressWarnings(sgld(m, lr = 1e-4, iter = 100, chains = 1))), "needs the draws of every weight")
   expect_error(posterior_predict(sgd(m, lr = 1e-4, iter = 100)), "optimiser")
 })
 
@@ -442,7 +442,7 @@ test_that("sgld(model) chooses a network's settings, says so, and keeps what is 
   expect_error(sgld(m, precondition = "rmsprop"),
                "runs plain SGLD after an Adam pilot, so `precondition` cannot")
   expect_error(sgld(m, control_variates = TRUE), "`control_variates` cannot")
-  manual <- suppressWarnings(sgld(m, lr = 1e-4, iter = 200))
+  manual <- suppressWarnings(sgld(m, lr = 1e-4, iter = 200, chains = 1))
   expect_error(sgld(m, init = manual), "continues only a fit made by `lr = \"auto\"`")
 })
 

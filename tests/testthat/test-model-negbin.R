@@ -42,7 +42,7 @@ test_that("sgld(m) at its defaults is within 0.15 sd and 10% of NUTS on two data
   for (case in list(list(m = quine_model(), ref = "quine"),
                     list(m = epil_model(), ref = "epil"))) {
     set.seed(1)
-    fit <- sgld(case$m)
+    fit <- sgld(case$m, chains = 1)
     err <- reference_errors(as.matrix(fit), count_reference(case$ref))
     expect_lt(err[["mean"]], 0.15)
     expect_lt(err[["sd"]], 0.10)
@@ -52,7 +52,7 @@ test_that("sgld(m) at its defaults is within 0.15 sd and 10% of NUTS on two data
 test_that("mala(m) at its defaults matches NUTS", {
   # measured: 0.050 sd and 1.9%
   set.seed(2)
-  fit <- mala(quine_model())
+  fit <- mala(quine_model(), chains = 1)
   err <- reference_errors(as.matrix(fit), count_reference("quine"))
   expect_lt(err[["mean"]], 0.15)
   expect_lt(err[["sd"]], 0.10)
@@ -75,7 +75,7 @@ test_that("log_lik, predict and posterior_predict follow from the draws", {
   skip_if_not_installed("loo")
   m <- quine_model()
   set.seed(4)
-  fit <- sgld(m, iter = 2000)
+  fit <- sgld(m, iter = 2000, chains = 1)
   W <- as.matrix(fit, scale = "sampler")
   X <- model.matrix(Days ~ Eth + Sex + Age + Lrn, data = MASS::quine)
   eta <- W[, seq_len(m$p)] %*% t(X)
@@ -107,5 +107,5 @@ test_that("bad input is a clear error", {
   expect_error(model_negbin(Days ~ Eth, data = q, prior_intercept = prior_laplace()),
                "prior_normal")
   m <- quine_model()
-  expect_error(sgld(m, init = c(rep(0, m$p), -1), iter = 10, lr = 1e-5), "phi must be positive")
+  expect_error(sgld(m, init = c(rep(0, m$p), -1), iter = 10, lr = 1e-5, chains = 1), "phi must be positive")
 })

@@ -40,7 +40,7 @@ test_that("sgld(m) at its defaults is within 0.15 sd and 10% of NUTS on two data
   for (case in list(list(m = insurance(), ref = "insurance"),
                     list(m = warpbreaks_model(), ref = "warpbreaks"))) {
     set.seed(1)
-    fit <- sgld(case$m)
+    fit <- sgld(case$m, chains = 1)
     err <- reference_errors(as.matrix(fit), count_reference(case$ref))
     expect_lt(err[["mean"]], 0.15)
     expect_lt(err[["sd"]], 0.10)
@@ -50,7 +50,7 @@ test_that("sgld(m) at its defaults is within 0.15 sd and 10% of NUTS on two data
 test_that("mala(m) at its defaults matches NUTS", {
   # measured: 0.051 sd and 2.7%
   set.seed(2)
-  fit <- mala(insurance())
+  fit <- mala(insurance(), chains = 1)
   err <- reference_errors(as.matrix(fit), count_reference("insurance"))
   expect_lt(err[["mean"]], 0.15)
   expect_lt(err[["sd"]], 0.10)
@@ -97,7 +97,7 @@ test_that("log_lik, predict, posterior_predict and loo follow from the draws", {
   skip_if_not_installed("loo")
   m <- warpbreaks_model()
   set.seed(4)
-  fit <- sgld(m, iter = 2000)
+  fit <- sgld(m, iter = 2000, chains = 1)
   W <- as.matrix(fit, scale = "sampler")
   X <- model.matrix(breaks ~ wool * tension, data = datasets::warpbreaks)
   eta <- W %*% t(X)
@@ -121,7 +121,7 @@ test_that("log_lik, predict, posterior_predict and loo follow from the draws", {
   # the offset enters predictions made from new data
   mi <- insurance()
   set.seed(6)
-  fi <- sgld(mi)
+  fi <- sgld(mi, chains = 1)
   nd <- MASS::Insurance[1:5, ]
   eta_i <- as.matrix(fi, scale = "sampler") %*% t(model.matrix(Claims ~ District + Group + Age, data = nd)) +
     rep(log(nd$Holders), each = nrow(as.matrix(fi)))
@@ -154,6 +154,6 @@ test_that("held-out rows keep their offsets, for log_lik(newdata) and the monito
                tolerance = 1e-12)
   set.seed(7)
   fit <- suppressWarnings(sgld(m, lr = 1e-3, batch_size = 16, iter = 200,
-                               monitor = monitor_every(100, newdata = nd)))
+                               monitor = monitor_every(100, newdata = nd), chains = 1))
   expect_true(all(is.finite(fit$monitor$test_loglik)))
 })

@@ -127,25 +127,25 @@ test_that("bad input gets clear errors", {
   expect_error(model_sv(y, type = "rw", nu_rate = 0), "`nu_rate`")
   m <- model_sv(y, errors = "t")
   init <- m$default_init
-  expect_error(sgld(m, lr = 1e-4, iter = 10, init = replace(init, 2, 1)),
+  expect_error(sgld(m, lr = 1e-4, iter = 10, init = replace(init, 2, 1), chains = 1),
                "phi must be strictly between -1 and 1")
-  expect_error(sgld(m, lr = 1e-4, iter = 10, init = replace(init, 4, 2)),
+  expect_error(sgld(m, lr = 1e-4, iter = 10, init = replace(init, 4, 2), chains = 1),
                "nu must be greater than 2")
-  expect_error(sgld(m, lr = 1e-4, iter = 10, init = replace(init, 3, 0)),
+  expect_error(sgld(m, lr = 1e-4, iter = 10, init = replace(init, 3, 0), chains = 1),
                "sigma must be positive")
 })
 
 test_that("the model refuses what would be wrong or d x d", {
   m <- model_sv(sv_series(50))
-  expect_error(sgld(m, lr = 1e-4, batch_size = 10, iter = 10),
+  expect_error(sgld(m, lr = 1e-4, batch_size = 10, iter = 10, chains = 1),
                "`batch_size` must be the number of time points \\(50\\)")
-  expect_error(sgld(m, lr = 1e-4, iter = 10, control_variates = TRUE),
+  expect_error(sgld(m, lr = 1e-4, iter = 10, control_variates = TRUE, chains = 1),
                "`control_variates` do not apply")
-  expect_error(sgld(m, lr = 1e-4, iter = 10, diagnostics = diagnostics_every(5)),
+  expect_error(sgld(m, lr = 1e-4, iter = 10, diagnostics = diagnostics_every(5), chains = 1),
                "`diagnostics` are not available for this model")
-  expect_error(mala(m, lr = 1e-4, iter = 10, precondition = diag(m$d)),
+  expect_error(mala(m, lr = 1e-4, iter = 10, precondition = diag(m$d), chains = 1),
                "a d x d matrix \\(d = 53\\) is not accepted")
-  expect_error(sgld(m, lr = 1e-4, iter = 10, monitor = monitor_every(5, newdata = 1:3)),
+  expect_error(sgld(m, lr = 1e-4, iter = 10, monitor = monitor_every(5, newdata = 1:3), chains = 1),
                "held-out data have no meaning")
 })
 
@@ -170,7 +170,7 @@ test_that("pSGLD's preconditioner sees the posterior gradient for local paramete
   # a step of lr / lambda and the chain diverged at its first step on SP500
   m <- model_sv(MASS::SP500[1:300], type = "rw")
   set.seed(1)
-  f <- psgld(m, lr = 1e-7, iter = 200, burnin = 100)
+  f <- psgld(m, lr = 1e-7, iter = 200, burnin = 100, chains = 1)
   expect_identical(f$status, "done")
   expect_true(all(is.finite(as.matrix(f))))
   # the globals are stored, the path is summarised by the running moments
@@ -179,7 +179,7 @@ test_that("pSGLD's preconditioner sees the posterior gradient for local paramete
   expect_identical(attr(v, "method"), "normal")
   expect_identical(nrow(v), 300L)
   expect_true(all(v$lower < v$mean & v$mean < v$upper))
-  f2 <- sgld(m, lr = 1e-6, iter = 200, burnin = 100, pars = TRUE)
+  f2 <- sgld(m, lr = 1e-6, iter = 200, burnin = 100, pars = TRUE, chains = 1)
   v2 <- sv_volatility(f2)
   expect_identical(attr(v2, "method"), "draws")
   u <- as.matrix(f2)
@@ -190,7 +190,7 @@ test_that("pSGLD's preconditioner sees the posterior gradient for local paramete
   # with their stored draws
   ma <- model_sv(MASS::SP500[1:300], errors = "t")
   set.seed(2)
-  fa <- sgld(ma, lr = 1e-5, iter = 400, burnin = 200)
+  fa <- sgld(ma, lr = 1e-5, iter = 400, burnin = 200, chains = 1)
   expect_identical(colnames(as.matrix(fa)), c("mu", "phi", "sigma", "nu"))
   expect_equal(unname(sgld:::pooled_moments(fa$moments, 1)$mean[1:4]),
                unname(colMeans(as.matrix(fa))))
@@ -226,7 +226,7 @@ test_that("SGHMC at its stated settings is within the bar of the NUTS reference"
   ref <- sv_reference()
   m <- model_sv(ref$y, type = "rw")
   set.seed(3)
-  f <- sghmc(m, lr = 2.5e-4, iter = 1e6, burnin = 1e5, thin = 10)
+  f <- sghmc(m, lr = 2.5e-4, iter = 1e6, burnin = 1e5, thin = 10, chains = 1)
   expect_sv_bar(sv_fit_accuracy(f, ref))
 })
 
@@ -268,7 +268,7 @@ test_that("sgld(model) alone is within 0.15 sd and 10% of NUTS on the AR(1) mode
     expect_lt(ref$rhat_max, 1.01)
     m <- model_sv(ref$y)
     set.seed(1)
-    f <- sgld(m, progress = FALSE)
+    f <- sgld(m, progress = FALSE, chains = 1)
     expect_match(f$auto$reason, "Leimkuhler-Matthews")
     expect_sv_bar(sv_fit_accuracy(f, ref), mean = 0.15, sd = 0.1, path_cor = 0.995,
                   path_sd = 0.1, label = s)
@@ -285,7 +285,7 @@ test_that("sgld(model) warns when phi's posterior reaches 1 and mu's sd cannot b
   y <- exp(h / 2) * rnorm(300)
   m <- model_sv(y - mean(y))
   set.seed(1)
-  expect_warning(f <- sgld(m, progress = FALSE),
+  expect_warning(f <- sgld(m, progress = FALSE, chains = 1),
                  "did not pin down mu.*phi's posterior reaches 1.*type = \"rw\".*mu_sd")
   expect_gt(f$auto$precision["mu", "se_sd"], sgld:::whiten_precision_bar[["sd"]])
   expect_lt(max(f$auto$precision[c("phi", "sigma"), "se_mean"]), 0.05)
@@ -300,7 +300,7 @@ test_that("an iter shorter than the automatic warm-up gives a run that says it i
   y <- exp(h / 2) * rnorm(300)
   m <- model_sv(y - mean(y))
   set.seed(2)
-  expect_warning(f <- sgld(m, iter = 2000, progress = FALSE),
+  expect_warning(f <- sgld(m, iter = 2000, progress = FALSE, chains = 1),
                  "did not pin down.*a longer run \\(a larger iter\\)")
   expect_true(all(f$auto$precision[, "ess"] == 0))
 })

@@ -37,15 +37,15 @@ test_that("the linear model's monitor gives test log likelihood and RMSE", {
 test_that("monitor arguments are checked", {
   m <- model_logistic(type ~ glu, data = MASS::Pima.tr)
   expect_error(monitor_every(0), "`every` must be a whole number between 1")
-  expect_error(sgld(m, lr = 1e-5, iter = 10, monitor = 5), "`monitor` must be NULL or made by monitor_every")
-  expect_error(sgld(m, lr = 1e-5, iter = 10, monitor = monitor_every(20)), "must be at most `iter`")
+  expect_error(sgld(m, lr = 1e-5, iter = 10, monitor = 5, chains = 1), "`monitor` must be NULL or made by monitor_every")
+  expect_error(sgld(m, lr = 1e-5, iter = 10, monitor = monitor_every(20), chains = 1), "must be at most `iter`")
   bad <- MASS::Pima.te
   levels(bad$type) <- c("No", "Maybe")
-  expect_error(sgld(m, lr = 1e-5, iter = 10, monitor = monitor_every(5, bad)),
+  expect_error(sgld(m, lr = 1e-5, iter = 10, monitor = monitor_every(5, bad), chains = 1),
                "the response has value 'Maybe' not among the training classes")
-  expect_error(sgld(m, lr = 1e-5, iter = 10, monitor = monitor_every(5, MASS::Pima.te["glu"])),
+  expect_error(sgld(m, lr = 1e-5, iter = 10, monitor = monitor_every(5, MASS::Pima.te["glu"]), chains = 1),
                "`newdata` has no response column 'type'")
   mx <- model_logistic(cbind(1, MASS::Pima.tr$glu), MASS::Pima.tr$type)
-  expect_error(sgld(mx, lr = 1e-5, iter = 10, monitor = monitor_every(5, MASS::Pima.te)),
+  expect_error(sgld(mx, lr = 1e-5, iter = 10, monitor = monitor_every(5, MASS::Pima.te), chains = 1),
                "must be a list with `x` and `y`")
 })

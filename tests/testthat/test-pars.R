@@ -33,7 +33,7 @@ test_that("a d = 2000 run keeps the draws asked for, and moments of all 2000", {
   expect_identical(dim(s_few), dim(s_all))
   cols <- c("mean", "weighted_mean", "sd")
   expect_lt(max(abs(s_few[, cols] - s_all[, cols])), 1e-10)
-  expect_true(all(is.na(s_few[-(1:5), c("2.5%", "ess", "rhat")])))
+  expect_true(all(is.na(s_few[-(1:5), c("2.5%", "n_eff", "Rhat")])))
   expect_identical(s_few[1:5, ], s_all[1:5, ])
   expect_lt(max(abs(coef(few) - coef(all))), 1e-10)
   expect_lt(max(abs(coef(few, weighted = TRUE) - coef(all, weighted = TRUE))), 1e-10)
@@ -45,7 +45,7 @@ test_that("a d = 2000 run keeps the draws asked for, and moments of all 2000", {
 test_that("a 1,500-parameter model's default fit stores its draws, for coda too", {
   m <- wide_logistic(n = 200, d = 1500)
   set.seed(2)
-  fit <- sgld(m, lr = 1e-5, batch_size = 50, iter = 200)
+  fit <- sgld(m, lr = 1e-5, batch_size = 50, iter = 200, chains = 1)
   expect_null(fit$pars)
   expect_null(fit$storage)
   x <- as.matrix(coda::as.mcmc.list(fit)[[1]])
@@ -56,7 +56,7 @@ test_that("a 1,500-parameter model's default fit stores its draws, for coda too"
 test_that("a fit without stored draws says so and what has them", {
   m <- wide_logistic(n = 200, d = 1001)
   set.seed(2)
-  fit <- sgld(m, lr = 1e-5, batch_size = 50, iter = 200, pars = FALSE)
+  fit <- sgld(m, lr = 1e-5, batch_size = 50, iter = 200, pars = FALSE, chains = 1)
   expect_identical(ncol(fit$draws[[1]]), 0L)
   expect_identical(nrow(fit$draws[[1]]), 100L)
   expect_length(coef(fit), 1001)
@@ -73,7 +73,7 @@ test_that("the memory budget thins a default run further, or stores nothing", {
   old <- options(sgld.memory_limit = 10e6)   # a budget of 5 MB: 138 draws
   on.exit(options(old))
   set.seed(3)
-  fit <- sgld(m, lr = 1e-5, batch_size = 50, iter = 3000, burnin = 1000)
+  fit <- sgld(m, lr = 1e-5, batch_size = 50, iter = 3000, burnin = 1000, chains = 1)
   expect_null(fit$pars)
   budget_rows <- floor(5e6 / (8 * (3 * 1500 + 3)))
   expect_identical(fit$settings$thin, ceiling(2000 / budget_rows))
@@ -82,12 +82,12 @@ test_that("the memory budget thins a default run further, or stores nothing", {
   # the moments still count every iteration after burn-in
   expect_identical(fit$moments$n, 2000)
   # a `thin` the user gave is kept: draws beyond the memory are refused
-  expect_error(sgld(m, lr = 1e-5, batch_size = 50, iter = 3000, burnin = 1000, thin = 2),
+  expect_error(sgld(m, lr = 1e-5, batch_size = 50, iter = 3000, burnin = 1000, thin = 2, chains = 1),
                "would keep up to 1,000 draws of 1500 parameters.*more than the 0.00931 GiB")
   # a budget too small for 100 draws a chain stores nothing either
   options(sgld.memory_limit = 2e6)
   set.seed(3)
-  none <- sgld(m, lr = 1e-5, batch_size = 50, iter = 3000, burnin = 1000)
+  none <- sgld(m, lr = 1e-5, batch_size = 50, iter = 3000, burnin = 1000, chains = 1)
   expect_identical(none$pars, integer())
   expect_match(none$storage, "storing every parameter's draws would take 0.0335 GiB")
   expect_output(print(none), "Draws: storing every parameter's draws")
@@ -97,7 +97,7 @@ test_that("the memory budget thins a default run further, or stores nothing", {
   # asking for every draw overrides the budget's choice
   options(sgld.memory_limit = 10e6)
   set.seed(3)
-  all <- sgld(m, lr = 1e-5, batch_size = 50, iter = 1200, burnin = 1000, pars = TRUE)
+  all <- sgld(m, lr = 1e-5, batch_size = 50, iter = 1200, burnin = 1000, pars = TRUE, chains = 1)
   expect_null(all$pars)
   expect_identical(ndraws(all), 200L)
 })
@@ -125,7 +125,7 @@ test_that("pars takes names, regular expressions and indices; moments are on the
 
 test_that("bad pars are clear errors", {
   m <- handout_model()
-  run <- function(p) sgld(m, lr = 1e-7, iter = 100, pars = p)
+  run <- function(p) sgld(m, lr = 1e-7, iter = 100, pars = p, chains = 1)
   expect_error(run("tau"), "`pars`: \"tau\" matches no parameter")
   expect_error(run("(["), "neither a parameter name nor a regular expression")
   expect_error(run(4), "indices from 1 to 3")

@@ -2,7 +2,7 @@ fit_logistic <- local({
   d <- pima()
   set.seed(71)
   sgld(model_logistic(type ~ glu + bmi + age, data = d), lr = 2e-4, batch_size = 20,
-       iter = 20000, thin = 10)
+       iter = 20000, thin = 10, chains = 1)
 })
 
 test_that("predictions average the predictive probability over the draws", {
@@ -14,7 +14,13 @@ test_that("predictions average the predictive probability over the draws", {
   expect_equal(predict(fit_logistic), predict(fit_logistic, d))
   cls <- predict(fit_logistic, d, type = "class")
   expect_identical(levels(cls), c("No", "Yes"))
-  expect_identical(as.character(cls), ifelse(predict(fit_logistic, d) > 0.5, "Yes", "No"))
+  expect_identical(as.character(cls), unname(ifelse(predict(fit_logistic, d) > 0.5, "Yes", "No")))
+  # named by the data's rows, as predict.glm()
+  expect_identical(names(predict(fit_logistic, d)), rownames(d))
+  expect_identical(names(cls), rownames(d))
+  expect_identical(names(fitted(fit_logistic)), rownames(d))
+  expect_identical(names(residuals(fit_logistic)), rownames(d))
+  expect_identical(rownames(predict(fit_logistic, d, draws = TRUE)), rownames(d))
   expect_identical(dim(predict(fit_logistic, d, draws = TRUE)), c(nrow(d), nrow(W)))
   # a training accuracy well above the base rate of 0.66
   expect_gt(mean(cls == d$type), 0.72)
@@ -120,6 +126,6 @@ test_that("the mixture predicts its posterior predictive density", {
   expect_length(predict(fit), 60)
   expect_error(predict(fit, at, type = "link"), "`type` must be \"response\"")
   expect_error(predict(fit, "a"), "`newdata` must be a vector of finite numbers")
-  f <- sgld(model_ica(ica_data(50, heavy = 1, gaussian = 1)$X), lr = 1e-4, batch_size = 10, iter = 20)
+  f <- sgld(model_ica(ica_data(50, heavy = 1, gaussian = 1)$X), lr = 1e-4, batch_size = 10, iter = 20, chains = 1)
   expect_error(predict(f), "predict\\(\\) is not available for sgld_model_ica")
 })

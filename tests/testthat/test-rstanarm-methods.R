@@ -121,10 +121,12 @@ test_that("the linear model reports sigma beside sigma2", {
   expect_identical(rownames(s), colnames(x))
   expect_equal(s["sigma", "mean"], mean(x[, "sigma"]), tolerance = 1e-12)
   expect_identical(s["sigma", "97.5%"], quantile(x[, "sigma"], 0.975, names = FALSE))
-  expect_gt(s["sigma", "ess"], 10)
+  expect_gt(s["sigma", "n_eff"], 10)
   # rstanarm's sigma(): the posterior median
   expect_identical(sigma(fit_lin), median(x[, "sigma"]))
-  expect_length(coef(fit_lin), 5)
+  # rstanarm's coef(): one entry per column of the model matrix, no sigma2
+  expect_identical(names(coef(fit_lin)), colnames(sgld:::design_matrix(fit_lin$model)))
+  expect_identical(dim(vcov(fit_lin)), c(4L, 4L))
   if (requireNamespace("posterior", quietly = TRUE))
     expect_true("sigma" %in% posterior::variables(posterior::as_draws_df(fit_lin)))
   expect_error(sigma(fit_log), "sigma\\(\\) is the residual sd of a Gaussian model")

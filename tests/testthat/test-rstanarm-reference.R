@@ -18,8 +18,8 @@ test_that("the stored rstanarm posterior is that of the vignette's data", {
 
   m <- model_logistic(sets$small$X, sets$small$y)
   set.seed(7)
-  s <- summary(mala(m))$statistics[names(ref$small$mean), ]
-  ess <- cbind(s[, "ess"], ref$small$ess_bulk)
+  s <- summary(mala(m, chains = 1))$statistics[names(ref$small$mean), ]
+  ess <- cbind(s[, "n_eff"], ref$small$ess_bulk)
   # standard errors of the difference, in posterior sds: of a mean 1/sqrt(ESS),
   # of an sd 1/sqrt(2 ESS) relative (normal draws), from each program
   se_mean <- sqrt(rowSums(1 / ess))
@@ -54,7 +54,7 @@ test_that("rstanarm's default priors, written for sgld, give rstanarm's posterio
   centred <- data.frame(scale(X, scale = FALSE), type = pima$type)
   set.seed(1)
   fit <- sgld(type ~ ., data = centred, family = binomial(),
-              prior = prior_normal(0, scales), prior_intercept = prior_normal(0, 2.5))
+              prior = prior_normal(0, scales), prior_intercept = prior_normal(0, 2.5), chains = 1)
   draws <- as.matrix(fit)
   draws[, "(Intercept)"] <- draws[, "(Intercept)"] - draws[, colnames(X)] %*% colMeans(X)
   tab <- compare(draws, ref$binomial)
@@ -65,6 +65,6 @@ test_that("rstanarm's default priors, written for sgld, give rstanarm's posterio
   set.seed(1)
   wrong <- sgld(type ~ npreg + glu + bp + skin + bmi + ped + age, data = pima,
                 family = binomial(), prior = prior_normal(0, scales),
-                prior_intercept = prior_normal(0, 2.5))
+                prior_intercept = prior_normal(0, 2.5), chains = 1)
   expect_gt(abs(compare(as.matrix(wrong), ref$binomial)["(Intercept)", "z"]), 1)
 })

@@ -111,16 +111,16 @@ test_that("a cyclical schedule keeps draws only in the sampling part of each cyc
   # run that keeps every iteration: the collector chooses, the chain does not change
   set.seed(4)
   all_it <- quiet(sgld(m, lr = lr_cyclical(1e-4, 4, 0.8, explore = "sample"), batch_size = 10,
-                       iter = iter, burnin = 0))
+                       iter = iter, burnin = 0, chains = 1))
   set.seed(4)
-  every <- quiet(sgld(m, lr = lr_cyclical(1e-4, 4, 0), batch_size = 10, iter = iter, burnin = 0))
+  every <- quiet(sgld(m, lr = lr_cyclical(1e-4, 4, 0), batch_size = 10, iter = iter, burnin = 0, chains = 1))
   expect_false(identical(all_it$iteration[, 1], every$iteration[, 1]))
   expect_identical(as.matrix(all_it$draws[[1]]), as.matrix(every$draws[[1]])[sampling, , drop = FALSE],
                    ignore_attr = TRUE)
   # a mixing distance sums the learning rates from the start of each sampling part
   set.seed(4)
   fit <- quiet(sgld(m, lr = lr_cyclical(1e-4, 4, 0.8), batch_size = 10, iter = iter, burnin = 0,
-                    thin = mixing_distance(5e-6)))
+                    thin = mixing_distance(5e-6), chains = 1))
   e <- lr_values(lr_cyclical(1e-4, 4, 0.8), 1:iter)
   want <- unlist(lapply(split(sampling, cumsum(c(1, diff(sampling) > 1))), function(run) {
     kept <- integer(); acc <- 0
@@ -136,7 +136,7 @@ test_that("exploring by optimisation takes noiseless steps, then samples", {
   # one run of 2 cycles of 40 iterations, the first 30 of each exploring ...
   lr <- lr_cyclical(1e-4, 2, 0.75)
   set.seed(5)
-  one <- quiet(sgld(m, lr = lr, batch_size = 10, iter = 80, burnin = 0, thin = 2))
+  one <- quiet(sgld(m, lr = lr, batch_size = 10, iter = 80, burnin = 0, thin = 2, chains = 1))
   expect_identical(one$iteration[, 1], as.double(c(seq(32, 40, 2), seq(72, 80, 2))))
   # ... is sgd() over each exploring part and sgld() over each sampling part, continued
   # one from the other with the whole run's schedule (the plain rule draws no noise at
@@ -147,37 +147,37 @@ test_that("exploring by optimisation takes noiseless steps, then samples", {
   parts <- list()
   for (cycle in 1:2) {
     fit <- quiet(sgd(m, lr = whole, batch_size = 10, iter = 30, init = fit))
-    fit <- quiet(sgld(m, lr = whole, batch_size = 10, iter = 10, burnin = 0, thin = 2, init = fit))
+    fit <- quiet(sgld(m, lr = whole, batch_size = 10, iter = 10, burnin = 0, thin = 2, init = fit, chains = 1))
     parts[[cycle]] <- as.matrix(fit$draws[[1]])
   }
   expect_identical(do.call(rbind, parts), as.matrix(one$draws[[1]]), ignore_attr = TRUE)
   # exploring by sampling, the first exploring part already differs
   set.seed(5)
   noisy <- quiet(sgld(m, lr = lr_cyclical(1e-4, 2, 0.75, explore = "sample"), batch_size = 10,
-                      iter = 80, burnin = 0, thin = 2))
+                      iter = 80, burnin = 0, thin = 2, chains = 1))
   expect_identical(noisy$iteration, one$iteration)
   expect_false(any(as.matrix(noisy$draws[[1]]) == as.matrix(one$draws[[1]])))
   # the diagnostics report no injected noise while exploring by optimisation
   set.seed(5)
   dg <- quiet(sgld(m, lr = lr, batch_size = 10, iter = 80, burnin = 0, thin = 2,
-                   diagnostics = diagnostics_every(5)))$diagnostics
+                   diagnostics = diagnostics_every(5), chains = 1))$diagnostics
   exploring <- ((dg$iteration - 1) %% 40) / 40 < 0.75
   expect_identical(dg$var_injected[exploring], rep(0, sum(exploring)))
   expect_equal(dg$var_injected[!exploring], 2 * dg$lr[!exploring], tolerance = 1e-15)
   expect_output(print(lr), "the first 0.75 of each exploring \\(optimising\\)")
-  expect_error(mala(m, lr = lr, iter = 80), "mala\\(\\) samples at every iteration")
+  expect_error(mala(m, lr = lr, iter = 80, chains = 1), "mala\\(\\) samples at every iteration")
 })
 
 test_that("a continued cyclical run carries on its cycles", {
   m <- model_linear(y ~ x1, data = small_data())
   set.seed(9)
   one <- quiet(sgld(m, lr = lr_cyclical(1e-4, 4, 0.5), batch_size = 10, iter = 200, burnin = 0,
-                    thin = 5))
+                    thin = 5, chains = 1))
   set.seed(9)
   first <- quiet(sgld(m, lr = lr_cyclical(1e-4, 2, 0.5), batch_size = 10, iter = 100, burnin = 0,
-                      thin = 5))
+                      thin = 5, chains = 1))
   second <- quiet(sgld(m, lr = lr_cyclical(1e-4, 2, 0.5), batch_size = 10, iter = 100, burnin = 0,
-                       thin = 5, init = first))
+                       thin = 5, init = first, chains = 1))
   expect_identical(one$iteration[, 1], as.double(c(30, 35, 40, 45, 50) + rep(0:3 * 50, each = 5)))
   expect_identical(c(first$iteration[, 1], second$iteration[, 1]), one$iteration[, 1])
   expect_identical(rbind(as.matrix(first$draws[[1]]), as.matrix(second$draws[[1]])),
@@ -212,14 +212,14 @@ test_that("lr_cyclical checks its arguments and the run's", {
   expect_error(lr_cyclical(1e-3, 4, explore = "anneal"), "`explore` must be one of \"optimize\", \"sample\"")
   expect_error(lr_cyclical(1e-3, 4, explore = NA), "`explore` must be one of")
   m <- model_linear(y ~ x1, data = small_data())
-  expect_error(sgld(m, lr = lr_cyclical(1e-4, 20), iter = 10),
+  expect_error(sgld(m, lr = lr_cyclical(1e-4, 20), iter = 10, chains = 1),
                "`lr`: lr_cyclical\\(\\) with `cycles` = 20 needs at least as many iterations")
   expect_error(lr_values(lr_cyclical(1e-4, 20), 1:10),
                "`lr`: lr_cyclical\\(\\) with `cycles` = 20 needs at least as many iterations")
   # 4 cycles of 25 iterations, the last 5 of each sampling
-  expect_error(sgld(m, lr = lr_cyclical(1e-4, 4, 0.8), iter = 100, burnin = 0, thin = 6),
+  expect_error(sgld(m, lr = lr_cyclical(1e-4, 4, 0.8), iter = 100, burnin = 0, thin = 6, chains = 1),
                "`thin` must be at most the length of a cycle's sampling part \\(5 iterations")
-  fit <- quiet(sgld(m, lr = lr_cyclical(1e-4, 4, 0.8), iter = 100, burnin = 0, thin = 5))
+  fit <- quiet(sgld(m, lr = lr_cyclical(1e-4, 4, 0.8), iter = 100, burnin = 0, thin = 5, chains = 1))
   expect_identical(fit$iteration[, 1], c(25, 50, 75, 100))
 })
 

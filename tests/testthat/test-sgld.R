@@ -10,9 +10,9 @@ test_that("SGLD with a small constant step reproduces the exact posterior", {
               chains = 2)
   s <- summary(fit)$statistics[names(ex$mean), ]   # the parameters (sigma is derived)
   # the test has power: Monte Carlo error of the mean is well below the tolerance
-  mcse <- s[, "sd"] / sqrt(s[, "ess"])
+  mcse <- s[, "sd"] / sqrt(s[, "n_eff"])
   expect_true(all(3 * mcse < 0.15 * ex$sd))
-  expect_true(all(s[, "ess"] > 300))
+  expect_true(all(s[, "n_eff"] > 300))
   z <- abs(s[, "mean"] - ex$mean) / ex$sd
   expect_true(all(z < 0.15), info = paste(names(z), format(z), collapse = "; "))
   ratio <- s[, "sd"] / ex$sd
@@ -25,7 +25,7 @@ test_that("the temperature scales the stationary variance", {
   ex <- linear_exact_posterior(m)
   set.seed(7)
   fit <- sgld(m, lr = 2e-7, batch_size = 1000, iter = 1.5e5, burnin = 5e3, thin = 20,
-              temperature = 4)
+              temperature = 4, chains = 1)
   s <- summary(fit)$statistics
   ratio <- s[c("(Intercept)", "x"), "sd"] / ex$sd[c("(Intercept)", "x")]
   expect_true(all(abs(ratio / 2 - 1) < 0.1), info = format(ratio))
@@ -72,7 +72,7 @@ test_that("with replacement, minibatches still give a valid sampler", {
   ex <- linear_exact_posterior(m)
   set.seed(31)
   fit <- sgld(m, lr = 2e-7, batch_size = 1000, iter = 1e5, burnin = 5e3, thin = 20,
-              replace = TRUE)
+              replace = TRUE, chains = 1)
   s <- summary(fit)$statistics
   expect_true(all(abs(s[1:2, "mean"] - ex$mean[1:2]) / ex$sd[1:2] < 0.3))
   expect_true(all(abs(s[1:2, "sd"] / ex$sd[1:2] - 1) < 0.15))
@@ -104,7 +104,7 @@ test_that("a run that diverges stops there and keeps what it had", {
   m <- handout_model()
   set.seed(8)
   # a deliberately huge step (50 times the handout's): the chain blows up mid-run
-  r <- with_warnings(sgld(m, lr = 5e-4, batch_size = 10, iter = 5000, burnin = 0, thin = 1))
+  r <- with_warnings(sgld(m, lr = 5e-4, batch_size = 10, iter = 5000, burnin = 0, thin = 1, chains = 1))
   fit <- r$value
   expect_match(r$warnings[1], "chain 1 diverged at iteration [0-9]+")
   expect_match(r$warnings[1], "smaller learning rate")

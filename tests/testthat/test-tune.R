@@ -23,13 +23,13 @@ test_that("tune_sgld() on Pima returns settings whose run is accurate, reproduci
   expect_identical(plot(tuned), tuned)
   dev.off()
   set.seed(1652)
-  ref <- as.matrix(mala(m, iter = 100000, burnin = 1000, thin = 5))
+  ref <- as.matrix(mala(m, iter = 100000, burnin = 1000, thin = 5, chains = 1))
   set.seed(1653)
-  fit <- expect_no_warning(sgld(m, tune = tuned))
+  fit <- expect_no_warning(sgld(m, tune = tuned, chains = 1))
   set.seed(1653)
-  expect_identical(fit$draws, do.call(sgld, c(list(m), tuned$best))$draws)
+  expect_identical(fit$draws, do.call(sgld, c(list(m), tuned$best, chains = 1))$draws)
   x <- as.matrix(fit)
-  ess <- summary(fit)$statistics[, "ess"]
+  ess <- summary(fit)$statistics[, "n_eff"]
   expect_true(all(3 / sqrt(ess) < 0.10))
   expect_true(all(abs(colMeans(x) - colMeans(ref)) / apply(ref, 2, sd) < 0.15))
   expect_true(all(abs(apply(x, 2, sd) / apply(ref, 2, sd) - 1) < 0.10))
@@ -52,9 +52,9 @@ test_that("tune_sgld() on Adult returns settings whose run is accurate", {
   # here (alpha in the tens): they rank last
   expect_true(tuned$table$alpha[1] <= 0.1)
   set.seed(1672)
-  fit <- sgld(m, tune = tuned)
+  fit <- sgld(m, tune = tuned, chains = 1)
   x <- as.matrix(fit)
-  ess <- summary(fit)$statistics[, "ess"]
+  ess <- summary(fit)$statistics[, "n_eff"]
   expect_true(all(3 / sqrt(ess) < 0.15))
   expect_true(all(abs(colMeans(x) - ref$mean) / ref$sd < 0.15))
   expect_true(all(abs(apply(x, 2, sd) / ref$sd - 1) < 0.10))
@@ -74,7 +74,7 @@ test_that("sgld(model, tune = ) uses the tuned settings under the ones given", {
   set.seed(1661)
   tuned <- tune_sgld(m, step = c(0.05, 0.25), iter = 300)
   set.seed(1662)
-  fit <- suppressWarnings(sgld(m, tune = tuned, iter = 500, burnin = 100))
+  fit <- suppressWarnings(sgld(m, tune = tuned, iter = 500, burnin = 100, chains = 1))
   expect_identical(fit$settings$iter, 500)
   expect_equal(fit$settings$lr$eta, tuned$best$lr)
   expect_equal(fit$settings$batch_size, tuned$best$batch_size)

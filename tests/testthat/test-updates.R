@@ -5,8 +5,8 @@
 # with a check that the run is long enough for the tolerances to mean something
 expect_exact_posterior <- function(fit, ex, mean_tol = 0.15, sd_tol = 0.10) {
   s <- summary(fit)$statistics[names(ex$mean), ]   # the parameters (sigma is derived)
-  mcse <- s[, "sd"] / sqrt(s[, "ess"])
-  expect_true(all(3 * mcse < mean_tol * ex$sd), info = paste("ESS", format(s[, "ess"])))
+  mcse <- s[, "sd"] / sqrt(s[, "n_eff"])
+  expect_true(all(3 * mcse < mean_tol * ex$sd), info = paste("ESS", format(s[, "n_eff"])))
   z <- abs(s[, "mean"] - ex$mean) / ex$sd
   expect_true(all(z < mean_tol), info = paste(fit$rule, names(z), format(z), collapse = "; "))
   ratio <- s[, "sd"] / ex$sd
@@ -67,9 +67,9 @@ test_that("SGHMC reproduces the exact posterior", {
 test_that("SGHMC with friction 1 is SGLD, draw for draw", {
   m <- handout_model()
   set.seed(15)
-  a <- sghmc(m, lr = 1e-7, friction = 1, batch_size = 50, iter = 2000)
+  a <- sghmc(m, lr = 1e-7, friction = 1, batch_size = 50, iter = 2000, chains = 1)
   set.seed(15)
-  b <- sgld(m, lr = 1e-7, batch_size = 50, iter = 2000)
+  b <- sgld(m, lr = 1e-7, batch_size = 50, iter = 2000, chains = 1)
   expect_equal(as.matrix(a), as.matrix(b), tolerance = 1e-12)
 })
 
@@ -146,7 +146,7 @@ test_that("a continued run gives the draws of one long run", {
                      optimizer = "momentum", init = init), "momentum")
   # large batches (partial shuffles) and a decaying schedule
   check_continuation(function(iter, init) sgld(m, lr = lr, batch_size = 7000, iter = iter,
-                     burnin = 0, thin = 1, init = init), "SGLD, batch > n/2")
+                     burnin = 0, thin = 1, init = init, chains = 1), "SGLD, batch > n/2")
 })
 
 test_that("continuing checks that the fit matches the run", {
@@ -163,9 +163,9 @@ test_that("continuing checks that the fit matches the run", {
   expect_error(psgld(other, lr = 1e-8, batch_size = 100, iter = 500, chains = 2, init = fit),
                "different model")
   set.seed(2)
-  bad <- suppressWarnings(sgld(m, lr = 1, batch_size = 10, iter = 100, burnin = 0))
+  bad <- suppressWarnings(sgld(m, lr = 1, batch_size = 10, iter = 100, burnin = 0, chains = 1))
   expect_identical(bad$status, "diverged")
-  expect_error(sgld(m, lr = 1e-8, iter = 100, init = bad), "diverged and cannot be continued")
+  expect_error(sgld(m, lr = 1e-8, iter = 100, init = bad, chains = 1), "diverged and cannot be continued")
 })
 
 test_that("an interrupted chain continues from where it stopped", {
@@ -173,10 +173,10 @@ test_that("an interrupted chain continues from where it stopped", {
   # continuing must start at 701
   m <- handout_model()
   set.seed(5)
-  fit <- sgld(m, lr = 1e-7, batch_size = 10, iter = 1000, burnin = 0)
+  fit <- sgld(m, lr = 1e-7, batch_size = 10, iter = 1000, burnin = 0, chains = 1)
   fit$status <- "interrupted"
   fit$state$iteration <- 700
-  more <- sgld(m, lr = 1e-7, batch_size = 10, iter = 10, burnin = 0, init = fit)
+  more <- sgld(m, lr = 1e-7, batch_size = 10, iter = 10, burnin = 0, init = fit, chains = 1)
   expect_identical(more$iteration[1, 1], 701)
 })
 
@@ -201,25 +201,25 @@ test_that("update rules and optimisers reject bad settings by name", {
   expect_error(sgd(m, lr = 0.1, optimizer = "adamw"), "`optimizer` must be one of")
   expect_error(sgd(m, lr = 0.1, optimizer = precond_rmsprop()), "`optimizer` must be NULL")
   expect_error(sgd(m, lr = 0.1, optimizer = 3), "`optimizer` must be one of|`optimizer` must be NULL")
-  expect_error(sgld(m, lr = 0.1, precondition = "adam"), "`precondition` must be NULL")
-  expect_error(sgld(m, lr = 0.1, precondition = opt_adam()), "`precondition` must be NULL")
-  expect_error(sgld(m, lr = 0.1, precondition = diag(2)), "`precondition` must be a finite 3 x 3")
-  expect_error(sgld(m, lr = 0.1, precondition = -diag(3)), "positive definite")
+  expect_error(sgld(m, lr = 0.1, precondition = "adam", chains = 1), "`precondition` must be NULL")
+  expect_error(sgld(m, lr = 0.1, precondition = opt_adam(), chains = 1), "`precondition` must be NULL")
+  expect_error(sgld(m, lr = 0.1, precondition = diag(2), chains = 1), "`precondition` must be a finite 3 x 3")
+  expect_error(sgld(m, lr = 0.1, precondition = -diag(3), chains = 1), "positive definite")
   expect_error(precond_rmsprop(alpha = 1), "`alpha` must be less than 1")
   expect_error(precond_rmsprop(lambda = 0), "`lambda` must be greater than 0")
   expect_error(precond_rmsprop(v_init = -1), "`v_init` must be at least 0")
   expect_error(opt_momentum(momentum = NA), "`momentum` must be a single finite number")
   expect_error(opt_adam(beta2 = 1.5), "`beta2` must be less than 1")
   expect_error(opt_rmsprop(eps = -1), "`eps` must be greater than 0")
-  expect_error(sghmc(m, lr = 1e-8, friction = 0), "`friction` must be greater than 0")
-  expect_error(sghmc(m, lr = 1e-8, friction = 2), "`friction` must be at most 1")
-  expect_error(psgld(m, lr = 1e-8, alpha = "a"), "`alpha` must be a single finite number")
+  expect_error(sghmc(m, lr = 1e-8, friction = 0, chains = 1), "`friction` must be greater than 0")
+  expect_error(sghmc(m, lr = 1e-8, friction = 2, chains = 1), "`friction` must be at most 1")
+  expect_error(psgld(m, lr = 1e-8, alpha = "a", chains = 1), "`alpha` must be a single finite number")
 })
 
 test_that("printing names the update rule", {
   m <- handout_model()
   set.seed(1)
-  out <- capture.output(print(psgld(m, lr = 1e-8, batch_size = 100, iter = 200)))
+  out <- capture.output(print(psgld(m, lr = 1e-8, batch_size = 100, iter = 200, chains = 1)))
   expect_match(out[1], "^pSGLD \\(RMSprop preconditioner\\) on sgld_model_linear")
   out <- capture.output(print(sgd(m, lr = 1e-3, iter = 100, optimizer = "adam")))
   expect_match(out[1], "^SGD \\(Adam\\) on")
@@ -270,14 +270,14 @@ test_that("fits saved before the rules owned their options can be continued", {
                "other settings")
   P <- diag(c(2, 1, 0.5))
   set.seed(4)
-  first <- sgld(m, lr = 1e-8, batch_size = 100, iter = 200, burnin = 0, precondition = P)
+  first <- sgld(m, lr = 1e-8, batch_size = 100, iter = 200, burnin = 0, precondition = P, chains = 1)
   old <- legacy(first, list(rho = 0, beta = 0, eps = 0, friction = 0, v_init = 0),
                 chol = first$state$rule$opts$chol)
   # accepted (a 10-iteration run draws the run checks' warnings, which are not the point)
   expect_error(suppressWarnings(sgld(m, lr = 1e-8, batch_size = 100, iter = 10, burnin = 0,
-                                     precondition = P, init = old)), NA)
+                                     precondition = P, init = old, chains = 1)), NA)
   expect_error(sgld(m, lr = 1e-8, batch_size = 100, iter = 10, burnin = 0, precondition = 2 * P,
-                    init = old), "other settings")
+                    init = old, chains = 1), "other settings")
 })
 
 test_that("the sampling threshold is measured in the preconditioned frame", {
@@ -287,13 +287,13 @@ test_that("the sampling threshold is measured in the preconditioned frame", {
   run <- function(P) {
     set.seed(1)
     sgld(m, lr = 1e-15, batch_size = 100, iter = 20, burnin = 0, precondition = P,
-         diagnostics = diagnostics_every(10))$diagnostics$alpha
+         diagnostics = diagnostics_every(10), chains = 1)$diagnostics$alpha
   }
   plain <- run(NULL)
   expect_equal(run(4 * diag(3)) / plain, c(4, 4), tolerance = 1e-6)
   # pSGLD: P = diag(1 / (lambda + sqrt(v))) changes it too
   set.seed(1)
   ps <- psgld(m, lr = 1e-15, batch_size = 100, iter = 20, burnin = 0,
-              diagnostics = diagnostics_every(10))$diagnostics$alpha
+              diagnostics = diagnostics_every(10), chains = 1)$diagnostics$alpha
   expect_false(isTRUE(all.equal(ps, plain)))
 })

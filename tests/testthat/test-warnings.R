@@ -5,14 +5,14 @@
 test_that("a sampling threshold above 1 at the end of the run warns, with the sd inflation", {
   m <- handout_model()
   set.seed(1621)
-  res <- with_warnings(sgld(m, lr = 1e-5, batch_size = 10, iter = 2000))
+  res <- with_warnings(sgld(m, lr = 1e-5, batch_size = 10, iter = 2000, chains = 1))
   expect_true(any(grepl("sampling threshold at the end of the run is .* \\(above 1\\)",
                         res$warnings)))
   expect_true(any(grepl("larger `batch_size` or `control_variates = TRUE`", res$warnings)))
   expect_gt(res$value$checks$alpha, 1)
   expect_equal(res$value$checks$sd_inflation, sqrt(1 + res$value$checks$alpha))
   set.seed(1622)
-  good <- expect_no_warning(sgld(m))
+  good <- expect_no_warning(sgld(m, chains = 1))
   expect_lt(good$checks$alpha, 0.05)
   expect_true(good$checks$gradient_ratio$ok)
 })
@@ -20,7 +20,7 @@ test_that("a sampling threshold above 1 at the end of the run warns, with the sd
 test_that("the check leaves R's random numbers where the run left them", {
   m <- handout_model()
   set.seed(1623)
-  suppressWarnings(sgld(m, lr = 1e-5, batch_size = 10, iter = 200))
+  suppressWarnings(sgld(m, lr = 1e-5, batch_size = 10, iter = 200, chains = 1))
   after_checked <- runif(1)
   set.seed(1623)
   .Call(sgld:::C_sgld_run, m, sgld:::run_settings(
@@ -32,16 +32,16 @@ test_that("the check leaves R's random numbers where the run left them", {
 test_that("MALA acceptance below 0.15 or above 0.95 warns", {
   m <- model_linear(mpg ~ wt + hp, data = mtcars)
   set.seed(1624)
-  res <- with_warnings(mala(m, lr = 1e-3, iter = 1000))
+  res <- with_warnings(mala(m, lr = 1e-3, iter = 1000, chains = 1))
   expect_true(any(grepl("acceptance rate of chain 1 is 0, below 0.15: the step `lr` is too large",
                         res$warnings)))
   expect_false(res$value$checks$acceptance$ok)
   set.seed(1625)
   # a step so small that nearly every proposal is accepted (and the draws crawl)
-  res <- with_warnings(mala(m, lr = 1e-9, iter = 1000, init = c(37, -3.9, -0.03, 6.5)))
+  res <- with_warnings(mala(m, lr = 1e-9, iter = 1000, init = c(37, -3.9, -0.03, 6.5), chains = 1))
   expect_true(any(grepl("above 0.95", res$warnings)))
   set.seed(1626)
-  good <- expect_no_warning(mala(m))
+  good <- expect_no_warning(mala(m, chains = 1))
   expect_true(good$checks$acceptance$ok)
 })
 
@@ -49,13 +49,13 @@ test_that("a threshold burn-in never reached warns; a reached one does not", {
   m <- handout_model()
   set.seed(1627)
   res <- with_warnings(sgld(m, lr = 3e-6, batch_size = 10, iter = 2000,
-                            burnin = sampling_threshold(0.1)))
+                            burnin = sampling_threshold(0.1), chains = 1))
   expect_true(any(grepl("chain 1 never reached the sampling threshold alpha <= 0.1 in 2,000 iterations",
                         res$warnings)))
   expect_false(res$value$checks$threshold_reached)
   set.seed(1628)
   res <- with_warnings(sgld(m, lr = 1e-7, batch_size = 1000, iter = 2000,
-                            burnin = sampling_threshold(0.1)))
+                            burnin = sampling_threshold(0.1), chains = 1))
   expect_false(any(grepl("never reached", res$warnings)))
   expect_true(res$value$checks$threshold_reached)
 })
@@ -82,7 +82,7 @@ test_that("draws far from the posterior warn by Stein's identity (the quoted mtc
   m <- model_linear(mpg ~ wt + hp, data = mtcars)
   for (lr in c(1e-3, 1e-7)) {
     set.seed(1631)
-    res <- with_warnings(sgld(m, lr = lr))
+    res <- with_warnings(sgld(m, lr = lr, chains = 1))
     expect_true(any(grepl("do not look like posterior draws", res$warnings)), label = lr)
     expect_false(res$value$checks$gradient_ratio$ok)
   }
@@ -116,7 +116,7 @@ test_that("the end-of-run threshold agrees with the engine's, with and without a
     set.seed(1634)
     fit <- suppressWarnings(sgld(m, lr = if (is.null(P)) 1e-6 else 2e-3, batch_size = 10,
                                  iter = 1000, precondition = P, init = ex$mean,
-                                 diagnostics = diagnostics_every(1000, sample = 10000)))
+                                 diagnostics = diagnostics_every(1000, sample = 10000), chains = 1))
     engine <- fit$diagnostics$alpha[nrow(fit$diagnostics)]
     # 200 minibatches estimate lambda_max to about 10%; batches without
     # replacement shrink the variance by (n - m) / (n - 1), negligible here
@@ -158,13 +158,13 @@ test_that("R-hat and ESS of a large network judge its log likelihood, not its 57
   # the quantities a check may judge at fit time
   big <- model_mlp(x, y, hidden = 90, family = "categorical")
   expect_gt(big$d, sgld:::check_max_stored)
-  fit <- suppressWarnings(sgld(big, lr = 1e-5, iter = 20, batch_size = 50, pars = TRUE))
+  fit <- suppressWarnings(sgld(big, lr = 1e-5, iter = 20, batch_size = 50, pars = TRUE, chains = 1))
   expect_identical(nrow(fit$draws[[1]]), 10L)
   expect_identical(names(fit$checks$convergence$ess),
                    c("log likelihood of 200 training rows",
                      paste("log likelihood of training row", c(1, 51, 100, 150, 200))))
   # with no weights stored and no sigma2, nothing identified is left to judge
-  fit <- suppressWarnings(sgld(big, lr = 1e-5, iter = 20, batch_size = 50))
+  fit <- suppressWarnings(sgld(big, lr = 1e-5, iter = 20, batch_size = 50, chains = 1))
   expect_null(fit$checks$convergence)
 })
 
@@ -174,7 +174,7 @@ test_that("a chain thrown back and forth by a narrow Laplace prior warns (Stein'
   # ended "done" with means near -440 where the posterior is 0 +- 1.4e-6
   m <- model_logistic(type ~ glu + bmi, data = MASS::Pima.tr, prior = prior_laplace(0, 1e-6))
   set.seed(1637)
-  res <- with_warnings(sgld(m, lr = 1e-3, batch_size = 200))
+  res <- with_warnings(sgld(m, lr = 1e-3, batch_size = 200, chains = 1))
   fit <- res$value
   x <- as.matrix(fit)
   expect_lt(stats::acf(x[, 2], lag.max = 1, plot = FALSE)$acf[2], -0.9)
@@ -183,7 +183,7 @@ test_that("a chain thrown back and forth by a narrow Laplace prior warns (Stein'
   expect_gt(fit$checks$gradient_ratio$worst, 1e6)
   # thinned by 2, every kept draw is taken at the same end of the swing
   set.seed(1637)
-  res <- with_warnings(sgld(m, lr = 1e-3, batch_size = 200, thin = 2))
+  res <- with_warnings(sgld(m, lr = 1e-3, batch_size = 200, thin = 2, chains = 1))
   expect_gt(min(abs(coef(res$value))), 100)
   expect_true(any(grepl("do not look like posterior draws.*barely moved", res$warnings)))
   expect_lt(res$value$checks$gradient_ratio$worst, 1e-3)
@@ -203,7 +203,7 @@ test_that("after lr = \"auto\" chose the settings, no warning advises leaving `l
         burnin = burnin, thin = 1, temperature = 1, chains = chains, init = init,
         replace = FALSE, clip = NULL, monitor = NULL, threads = 1L, mala = mala,
         rule = if (mala) sgld:::mala_rule(NULL, model) else sgld:::plain_rule("SGLD"),
-        method = if (mala) "mala" else "sgld", call = quote(sgld(model)),
+        method = if (mala) "mala" else "sgld", call = quote(sgld(model, chains = 1)),
         checks = checks))$warnings
     }
     list(by_hand = one(TRUE), auto = one("auto"))

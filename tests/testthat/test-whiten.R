@@ -97,7 +97,7 @@ test_that("mala() with the path whitened is exact: it agrees with NUTS", {
   ref <- sv_reference()
   m <- model_sv(ref$y, type = "rw")
   set.seed(21)
-  f <- mala(m, lr = 0.1, iter = 40000, burnin = 4000, thin = 4, progress = FALSE)
+  f <- mala(m, lr = 0.1, iter = 40000, burnin = 4000, thin = 4, progress = FALSE, chains = 1)
   expect_match(f$rule, "whitened")
   g <- as.matrix(f)
   ess <- coda::effectiveSize(f$draws)
@@ -132,24 +132,24 @@ test_that("sgld()'s Leimkuhler-Matthews steps at lr 0.4 are within the bar of NU
   ref <- sv_reference()
   m <- model_sv(ref$y, type = "rw")
   set.seed(22)
-  f <- sgld(m, lr = 0.4, iter = 30000, burnin = 3000, progress = FALSE)
+  f <- sgld(m, lr = 0.4, iter = 30000, burnin = 3000, progress = FALSE, chains = 1)
   expect_match(f$rule, "Leimkuhler-Matthews")
   a <- sv_fit_accuracy(f, ref)
   expect_sv_bar(a, mean = 0.15, sd = 0.1, path_cor = 0.995, path_sd = 0.1)
   expect_lt(abs(a$path_sd_ratio - 1), 0.03)
   set.seed(22)
   euler <- sgld(m, lr = 0.4, iter = 30000, burnin = 3000, progress = FALSE,
-                precondition = sgld:::whiten_rule(m, "Euler", lm = FALSE))
+                precondition = sgld:::whiten_rule(m, "Euler", lm = FALSE), chains = 1)
   expect_gt(sv_fit_accuracy(euler, ref)$path_sd_ratio, 1.08)
 })
 
 test_that("precondition = \"whiten\" is refused for models without a latent path", {
   m <- handout_model()
-  expect_error(sgld(m, lr = 1e-4, iter = 10, precondition = "whiten"),
+  expect_error(sgld(m, lr = 1e-4, iter = 10, precondition = "whiten", chains = 1),
                "`precondition = \"whiten\"` needs a model with a latent path")
-  expect_error(mala(m, lr = 1e-4, iter = 10, precondition = "whiten"), "latent path")
+  expect_error(mala(m, lr = 1e-4, iter = 10, precondition = "whiten", chains = 1), "latent path")
   expect_error(sgd(m, lr = 1e-4, iter = 10, optimizer = "whiten"), "latent path")
-  expect_error(sgld(m, lr = 1e-4, iter = 10, precondition = "whitened"),
+  expect_error(sgld(m, lr = 1e-4, iter = 10, precondition = "whitened", chains = 1),
                "\"whiten\" \\(for model_sv\\(\\)\\)")
 })
 
@@ -175,7 +175,7 @@ test_that("sgld(model) alone is within the bar on MASS::SP500", {
   expect_lt(abs(ref$nuts_check$path_sd_ratio - 1), 0.01)
   m <- model_sv(MASS::SP500, type = "rw")
   set.seed(23)
-  f <- sgld(m, progress = FALSE)
+  f <- sgld(m, progress = FALSE, chains = 1)
   expect_match(f$auto$reason, "whitened")
   expect_sv_bar(sv_fit_accuracy(f, ref), mean = 0.15, sd = 0.1, path_cor = 0.995, path_sd = 0.1)
   expect_gt(min(coda::effectiveSize(f$draws)), 1000)
