@@ -92,7 +92,7 @@ model_logistic.default <- function(x, y, prior = prior_normal(0, 10),
                                    ...) {
   check_dots_empty(...)
   if (is_file_matrix(x)) return(file_model_logistic(x, y, prior, prior_intercept, sparse))
-  x <- check_design_matrix(x)
+  x <- check_design_matrix(x, keep_sparse = TRUE)
   check_response_length(y, x)
   new_model_logistic(x, binary_response(y, "`y`"), prior, prior_intercept, sparse, storage)
 }
@@ -130,7 +130,7 @@ new_model_logistic <- function(X, y, prior, prior_intercept, sparse = NULL, stor
   if (n < 2L) abort("`data` must have at least 2 observations, not ", n, ".")
   if (!is.character(storage) || length(storage) != 1L || !storage %in% c("double", "float"))
     abort("`storage` must be \"double\" or \"float\".")
-  if (is.null(sparse)) sparse <- storage == "double" && mean(X != 0) <= 0.25
+  if (is.null(sparse)) sparse <- storage == "double" && design_density(X) <= 0.25
   check_flag(sparse, "sparse")
   if (sparse && storage == "float")
     abort("`storage = \"float\"` needs dense storage (`sparse = FALSE`).")
@@ -177,8 +177,18 @@ set_model_data.sgld_model_logistic <- function(model, X, y) {
   }
   model$n <- as.double(nrow(X))
   if (!model$sparse) {
+    X <- dense_design(X)
     model$z <- stack_data(X, y)
     model$zf <- if (identical(model$storage, "float")) float_copy(model$z)
+    return(model)
+  }
+  model$sp_y <- as.double(y)
+  if (is_sparse_design(X)) {   # R/design-sparse.R: O(non-zeros)
+    rows <- sparse_rows(X)
+    model$sp_col <- rows$col
+    model$sp_val <- rows$val
+    model$sp_binary <- as.integer(rows$binary)
+    model$sp_start <- rows$start
     return(model)
   }
   tX <- t(unname(X))
@@ -187,7 +197,6 @@ set_model_data.sgld_model_logistic <- function(model, X, y) {
   model$sp_val <- as.double(tX[nz])
   model$sp_binary <- as.integer(all(model$sp_val == 1))
   model$sp_start <- c(0, cumsum(tabulate((nz - 1) %/% nrow(tX) + 1, nbins = nrow(X))))
-  model$sp_y <- as.double(y)
   model
 }
 

@@ -1,0 +1,112 @@
+# Sparse designs: the Matrix package's classes (dgCMatrix from
+# Matrix::sparseMatrix(), glmnet's and xgboost's inputs, dgRMatrix, dgTMatrix,
+# ...) taken as they are. Every step here costs O(non-zeros), or O(d^2) for
+# the rank check; nothing makes the n x d dense matrix.
+
+# Is `x` one of Matrix's sparse matrices? (S4 objects only, so that nothing
+# loads Matrix for a plain matrix.)
+is_sparse_design <- function(x) isS4(x) && methods::is(x, "sparseMatrix")
+
+# A sparse design as a checked column-compressed double matrix (dgCMatrix)
+# with column names, or an error naming `arg` and the rule.
+check_sparse_design <- function(x, arg = "x") {
+  # a pattern matrix records where the non-zeros are, not their values;
+  # reading them as 1 would be a guess about the user's data
+  if (methods::is(x, "nsparseMatrix"))
+    abort("`", arg, "` is a pattern matrix (", class(x)[1], "): it says where the non-zeros ",
+          "are but not their values. If they are indicators, give `1 * ", arg, "` (or ",
+          "as(", arg, ", \"dMatrix\")) to use them as 1.")
+  x <- methods::as(methods::as(methods::as(x, "CsparseMatrix"), "generalMatrix"), "dMatrix")
+  if (nrow(x) < 1L || ncol(x) < 1L)
+    abort("`", arg, "` must have at least one row and one column.")
+  bad <- which(!is.finite(x@x))
+  if (length(bad)) {
+    k <- bad[1]
+    abort("`", arg, "` must be finite; it has ", format(x@x[k]), " in row ", x@i[k] + 1L,
+          ", column ", findInterval(k - 1, x@p), ".")
+  }
+  # stored zeros are not non-zeros: the row storage and the dense path agree
+  if (any(x@x == 0)) x <- Matrix::drop0(x)
+  if (is.null(colnames(x))) colnames(x) <- paste0("x", seq_len(ncol(x)))
+  x
+}
+
+# The fraction of a design's entries that are not zero.
+design_density <- function(X) {
+  if (is_sparse_design(X)) return(length(X@x) / (as.double(nrow(X)) * ncol(X)))
+  mean(X != 0)
+}
+
+# A design as a base matrix (for the storages and methods that need one).
+dense_design <- function(X) {
+  if (!is_sparse_design(X)) return(X)
+  D <- as.matrix(X)
+  storage.mode(D) <- "double"
+  D
+}
+
+# The row storage of a checked sparse design: for observation i the non-zero
+# values val[k] in the 0-based columns col[k], k in start[i] .. start[i+1]-1,
+# columns in increasing order within a row (the order the dense path finds
+# them, so sums, and draws, are the same); `binary` when every value is 1.
+sparse_rows <- function(X) {
+  R <- methods::as(X, "RsparseMatrix")
+  list(start = as.double(R@p), col = R@j, val = R@x, binary = all(R@x == 1))
+}
+
+# Linear dependence among a sparse design's columns, as check_rank() does for
+# a dense one. Up to auto_max_d columns (R/auto.R): on the Gram matrix X'X
+# (one sparse product, then d x d), by a pivoted Cholesky factorisation of
+# the Gram matrix of the scaled columns, a third of the work of the QR
+# (measured at d = 2,000: 1.2 s against 3.7 s). Beyond: d x d would cost
+# more than the model, so only all-zero and identical columns are found, in
+# O(non-zeros).
+check_rank_sparse <- function(X, max_d = auto_max_d) {
+  names <- colnames(X)
+  ss <- Matrix::colSums(X^2)
+  if (any(!is.finite(ss)) || ncol(X) <= max_d) {
+    largest <- if (any(!is.finite(ss))) column_largest(X)
+    G <- if (any(!is.finite(ss))) diag(ss, length(ss))
+         else as.matrix(Matrix::crossprod(X))
+    return(check_gram(G, names, largest, method = "chol"))
+  }
+  if (any(ss == 0)) return(check_gram(diag(ss, length(ss)), names))
+  # identical columns have equal projections on two random vectors; the
+  # candidates are then compared exactly
+  proj <- with_seed_kept({
+    set.seed(1)
+    as.matrix(Matrix::crossprod(X, matrix(stats::runif(2 * nrow(X)), ncol = 2)))
+  })
+  key <- paste(proj[, 1], proj[, 2], ss)
+  dup <- which(duplicated(key))
+  same <- dup[vapply(dup, function(j) {
+    i <- match(key[j], key)
+    identical(X[, i], X[, j])
+  }, logical(1))]
+  if (!length(same)) return(invisible(NULL))
+  dependent <- names[same]
+  warning(sprintf(paste0(
+    "the design matrix has identical columns: %s %s a copy of an earlier column. Only the ",
+    "prior tells those coefficients apart, and samplers move slowly along that direction. ",
+    "Drop %s. (With more than %d columns, only identical and all-zero columns are looked ",
+    "for.)"), name_list(dependent), if (length(dependent) > 1) "are each" else "is",
+    if (length(dependent) > 1) "those columns" else "that column", max_d),
+    call. = FALSE)
+  invisible(dependent)
+}
+
+# Each column's largest absolute value, from the non-zeros.
+column_largest <- function(X) {
+  col <- rep.int(seq_len(ncol(X)), diff(X@p))
+  out <- numeric(ncol(X))
+  m <- tapply(abs(X@x), col, max)
+  out[as.integer(names(m))] <- m
+  out
+}
+
+# The rank and pivot order of a positive semi-definite matrix from LAPACK's
+# pivoted Cholesky factorisation (which stops at a pivot below `tol`).
+pivoted_chol_rank <- function(C, tol) {
+  ch <- suppressWarnings(chol(C, pivot = TRUE, tol = tol))
+  list(rank = attr(ch, "rank"), pivot = attr(ch, "pivot"))
+}

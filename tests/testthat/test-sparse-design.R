@@ -1,0 +1,94 @@
+# Designs given as the Matrix package's sparse matrices (R/design-sparse.R).
+
+sparse_example <- function(n = 300, d = 25, density = 0.1, seed = 2) {
+  set.seed(seed)
+  X <- Matrix::rsparsematrix(n, d, density = density)
+  colnames(X) <- paste0("w", seq_len(d))
+  X <- cbind("(Intercept)" = 1, X)
+  eta <- drop(as.matrix(X %*% c(-0.5, stats::rnorm(d, 0, 0.5))))
+  list(X = X, y = stats::rbinom(n, 1, stats::plogis(eta)), eta = eta)
+}
+
+test_that("a dgCMatrix gives the rows and the draws of the same dense matrix", {
+  ex <- sparse_example()
+  ms <- model_logistic(ex$X, ex$y)
+  md <- model_logistic(as.matrix(ex$X), ex$y, sparse = TRUE)
+  expect_identical(ms$sparse, 1L)
+  for (f in c("sp_col", "sp_val", "sp_start", "sp_y", "sp_binary", "names", "p", "n"))
+    expect_identical(ms[[f]], md[[f]], label = f)
+  set.seed(1); a <- suppressWarnings(sgld(ms, lr = 1e-3, batch_size = 20, iter = 300))
+  set.seed(1); b <- suppressWarnings(sgld(md, lr = 1e-3, batch_size = 20, iter = 300))
+  expect_identical(as.matrix(a), as.matrix(b))
+  # the same draws as dense storage too, up to the order of sums
+  de <- model_logistic(as.matrix(ex$X), ex$y, sparse = FALSE)
+  set.seed(1); e <- suppressWarnings(sgld(de, lr = 1e-3, batch_size = 20, iter = 300))
+  expect_equal(as.matrix(a), as.matrix(e), tolerance = 1e-10)
+})
+
+test_that("every sparse class Matrix converts is taken, in O(non-zeros)", {
+  ex <- sparse_example(n = 120, d = 8, density = 0.3)
+  ref <- model_logistic(ex$X, ex$y)
+  for (x in list(methods::as(ex$X, "RsparseMatrix"), methods::as(ex$X, "TsparseMatrix"))) {
+    m <- model_logistic(x, ex$y)
+    expect_identical(m[c("sp_col", "sp_val", "sp_start")], ref[c("sp_col", "sp_val", "sp_start")])
+  }
+  # stored zeros are not non-zeros
+  x <- ex$X
+  x@x[5] <- 0
+  m <- model_logistic(x, ex$y, sparse = TRUE)
+  expect_identical(m$sp_start, model_logistic(as.matrix(x), ex$y, sparse = TRUE)$sp_start)
+  # without names the columns are x1, x2, ...
+  x <- ex$X
+  colnames(x) <- NULL
+  expect_identical(model_logistic(x, ex$y)$names, paste0("x", 1:9))
+  # indicators: binary rows
+  b <- Matrix::sparseMatrix(i = 1:100, j = rep(1:4, 25), x = 1, dims = c(100, 4))
+  mb <- model_logistic(b, rep(0:1, 50))
+  expect_identical(mb$sp_binary, 1L)
+  # a sparse matrix denser than a quarter is stored dense, as a dense one is
+  expect_identical(model_logistic(Matrix::Matrix(cbind(1, ex$eta), sparse = TRUE),
+                                  ex$y)$sparse, 0L)
+})
+
+test_that("bad sparse input: a clear error naming the argument", {
+  ex <- sparse_example(n = 60, d = 5, density = 0.3)
+  x <- ex$X
+  x@x[3] <- NA
+  expect_error(model_logistic(x, ex$y), "`x` must be finite; it has NA in row")
+  x@x[3] <- Inf
+  expect_error(model_logistic(x, ex$y), "`x` must be finite; it has Inf in row")
+  # the reported cell is the bad one
+  msg <- tryCatch(model_logistic(x, ex$y), error = conditionMessage)
+  rc <- as.integer(regmatches(msg, gregexpr("[0-9]+", msg))[[1]])
+  expect_identical(unname(as.matrix(x)[rc[1], rc[2]]), Inf)
+  expect_error(model_logistic(ex$X, ex$y[-1]), "`y` has length 59 but `x` has 60 rows")
+  pattern <- methods::as(ex$X, "nMatrix")
+  expect_error(model_logistic(pattern, ex$y), "`x` is a pattern matrix \\(ngCMatrix\\)")
+  expect_error(model_poisson(pattern, rpois(60, 1)), "`x` is a pattern matrix")
+  # logical sparse matrices are numbers, as logical dense ones are
+  expect_identical(model_logistic(ex$X != 0, ex$y, sparse = TRUE)$sp_binary, 1L)
+  z <- ex$X
+  z[, 3] <- 0
+  expect_warning(model_logistic(z, ex$y), "all-zero column 'w2'")
+})
+
+test_that("the rank check of a sparse design finds collinear columns", {
+  ex <- sparse_example(n = 200, d = 10, density = 0.2)
+  x <- cbind(ex$X, dup = ex$X[, "w3"] + 2 * ex$X[, "w5"])
+  expect_warning(model_logistic(x, ex$y), "rank 11 with 12 columns")
+  expect_silent(model_logistic(ex$X, ex$y))
+  # the pivoted Cholesky factorisation of the scaled Gram matrix: the rank of
+  # a dense check
+  G <- as.matrix(Matrix::crossprod(x))
+  s <- sqrt(diag(G))
+  expect_identical(sgld:::pivoted_chol_rank(G / tcrossprod(s), 1e-10)$rank,
+                   qr(G / tcrossprod(s), tol = 1e-9)$rank)
+})
+
+test_that("beyond auto_max_d columns, identical sparse columns are found in O(non-zeros)", {
+  ex <- sparse_example(n = 50, d = 6, density = 0.3)
+  x <- cbind(ex$X, copy = ex$X[, "w4"])
+  x <- sgld:::check_sparse_design(x)
+  expect_warning(sgld:::check_rank_sparse(x, max_d = 3L), "identical columns: 'copy'")
+  expect_silent(sgld:::check_rank_sparse(sgld:::check_sparse_design(ex$X), max_d = 3L))
+})
