@@ -71,18 +71,7 @@ check_rank_sparse <- function(X, max_d = auto_max_d) {
     return(check_gram(G, names, largest, method = "chol"))
   }
   if (any(ss == 0)) return(check_gram(diag(ss, length(ss)), names))
-  # identical columns have equal projections on two random vectors; the
-  # candidates are then compared exactly
-  proj <- with_seed_kept({
-    set.seed(1)
-    as.matrix(Matrix::crossprod(X, matrix(stats::runif(2 * nrow(X)), ncol = 2)))
-  })
-  key <- paste(proj[, 1], proj[, 2], ss)
-  dup <- which(duplicated(key))
-  same <- dup[vapply(dup, function(j) {
-    i <- match(key[j], key)
-    identical(X[, i], X[, j])
-  }, logical(1))]
+  same <- identical_columns(X)$later
   if (!length(same)) return(invisible(NULL))
   dependent <- names[same]
   warning(sprintf(paste0(
@@ -93,6 +82,22 @@ check_rank_sparse <- function(X, max_d = auto_max_d) {
     if (length(dependent) > 1) "those columns" else "that column", max_d),
     call. = FALSE)
   invisible(dependent)
+}
+
+# Pairs of identical columns of a sparse design, in O(non-zeros): `later`
+# the second of each pair, `earlier` the first. Identical columns have equal
+# projections on two random vectors and equal sums of squares; candidates
+# are then compared exactly.
+identical_columns <- function(X) {
+  proj <- with_seed_kept({
+    set.seed(1)
+    as.matrix(Matrix::crossprod(X, matrix(stats::runif(2 * nrow(X)), ncol = 2)))
+  })
+  key <- paste(proj[, 1], proj[, 2], Matrix::colSums(X^2))
+  dup <- which(duplicated(key))
+  first <- match(key[dup], key)
+  same <- vapply(seq_along(dup), function(k) identical(X[, first[k]], X[, dup[k]]), NA)
+  list(later = dup[same], earlier = first[same])
 }
 
 # Each column's largest absolute value, from the non-zeros.
@@ -109,4 +114,97 @@ column_largest <- function(X) {
 pivoted_chol_rank <- function(C, tol) {
   ch <- suppressWarnings(chol(C, pivot = TRUE, tol = tol))
   list(rank = attr(ch, "rank"), pivot = attr(ch, "pivot"))
+}
+
+# A regression's rows, stored as model$sparse says: dense, (x_i, y_i)
+# together (stack_data()); or sparse, per observation its non-zero
+# covariates (0-based column, value; src/rows.h) and the responses apart,
+# from a sparse design in O(non-zeros) or from a dense one.
+store_rows <- function(model, X, y) {
+  if (!isTRUE(model$sparse == 1L)) {
+    model[c("sp_col", "sp_val", "sp_binary", "sp_start", "sp_y")] <- list(NULL)
+    model$z <- stack_data(X, y)
+    return(model)
+  }
+  model$z <- NULL
+  model$sp_y <- as.double(y)
+  if (is_sparse_design(X)) {
+    rows <- sparse_rows(X)
+  } else {
+    tX <- t(unname(X))
+    nz <- which(tX != 0)
+    rows <- list(col = as.integer((nz - 1) %% nrow(tX)), val = as.double(tX[nz]),
+                 start = c(0, cumsum(tabulate((nz - 1) %/% nrow(tX) + 1, nbins = nrow(X)))))
+    rows$binary <- all(rows$val == 1)
+  }
+  model$sp_col <- rows$col
+  model$sp_val <- rows$val
+  model$sp_binary <- as.integer(rows$binary)
+  model$sp_start <- rows$start
+  model
+}
+
+# The design back from sparse storage, as a dense matrix.
+sparse_design_matrix <- function(model) {
+  X <- matrix(0, model$n, model$p, dimnames = list(NULL, model$names[seq_len(model$p)]))
+  row <- rep(seq_len(model$n), diff(model$sp_start))
+  X[cbind(row, model$sp_col + 1L)] <- model$sp_val
+  X
+}
+
+# The rows where each coefficient j's covariate is not zero (R/model.R),
+# from the sparse storage's non-zeros; NULL for a parameter that is no
+# coefficient (it reads every row).
+sparse_coordinate_rows <- function(model, j) {
+  row <- rep(seq_len(model$n), diff(model$sp_start)) - 1
+  lapply(j, function(k) if (k <= model$p) row[model$sp_col == k - 1L])
+}
+
+# Factors of many levels make a design mostly of zeros (one non-zero per
+# factor in each row), which model.matrix() would write out dense: n x d
+# doubles, 8 GB for 10^5 rows and a factor of 10,000 levels. Where a factor
+# (or character) variable has more than formula_sparse_levels levels the
+# design is built by Matrix::sparse.model.matrix(), whose columns, names,
+# contrasts and "assign" are model.matrix()'s, and kept sparse when at most
+# a quarter of it is non-zero (as the models store rows sparse then).
+formula_sparse_levels <- 100
+
+design_model_matrix <- function(tt, mf) {
+  predictors <- mf[setdiff(names(mf), c(names(mf)[attr(tt, "response")], "(weights)",
+                                        "(offset)"))]
+  levels_of <- function(v) if (is.factor(v)) nlevels(v)
+                           else if (is.character(v)) length(unique(v)) else 0L
+  if (!length(predictors) || max(vapply(predictors, levels_of, 1L)) <= formula_sparse_levels)
+    return(model.matrix(tt, mf))
+  X <- Matrix::sparse.model.matrix(tt, mf)
+  if (design_density(X) <= 0.25) return(X)
+  D <- as.matrix(X)
+  attr(D, "assign") <- attr(X, "assign")
+  attr(D, "contrasts") <- attr(X, "contrasts")
+  D
+}
+
+# check_design_columns() (R/design.R) for a sparse design, in O(non-zeros):
+# a constant column beside the intercept, or two identical columns, from a
+# formula.
+check_design_columns_sparse <- function(X) {
+  if (nrow(X) < 2L || ncol(X) < 2L) return(invisible())
+  nm <- colnames(X)
+  count <- diff(X@p)
+  constant <- count == 0L
+  full <- which(count == nrow(X))
+  for (j in full) {
+    v <- X@x[(X@p[j] + 1L):X@p[j + 1L]]
+    constant[j] <- all(v == v[1])
+  }
+  if (sum(constant) > 1L) {
+    j <- which(constant)[which(nm[constant] != "(Intercept)")[1]]
+    abort("`data`: the formula gives the constant column '", nm[j], "', which adds ",
+          "nothing to the intercept; drop it from the formula.")
+  }
+  same <- identical_columns(X)
+  if (length(same$later))
+    abort("`data`: the formula gives two identical columns, '", nm[same$earlier[1]], "' and '",
+          nm[same$later[1]], "'; drop one of them.")
+  invisible()
 }

@@ -46,10 +46,11 @@ design_from_formula <- function(formula, data, extras = list(), na.action = NULL
           if (is.numeric(weights)) format(weights[weights < 0][1]) else class(weights)[1], ".")
   offset <- stats::model.offset(mf)
   tt <- terms(mf)
-  X <- tryCatch(model.matrix(tt, mf),
+  # dense, or sparse for factors of many levels (R/design-sparse.R)
+  X <- tryCatch(design_model_matrix(tt, mf),
                 error = function(e) abort("`data`: a column cannot be made numeric: ",
                                           conditionMessage(e)))
-  check_design_columns(X)
+  if (is_sparse_design(X)) check_design_columns_sparse(X) else check_design_columns(X)
   list(X = X, y = y, terms = tt, xlevels = .getXlevels(tt, mf),
        contrasts = attr(X, "contrasts"), formula = formula,
        weights = if (!is.null(weights)) as.double(weights),
@@ -228,9 +229,8 @@ set_model_data <- function(model, X, y) UseMethod("set_model_data")
 
 set_model_data.default <- function(model, X, y) {
   model <- drop_observation_fields(model)
-  model$z <- stack_data(X, y)
   model$n <- as.double(nrow(X))
-  model
+  store_rows(model, X, y)   # R/design-sparse.R
 }
 
 # The training design matrix, back from the model's storage.
@@ -240,6 +240,7 @@ design_matrix <- function(model) {
 }
 
 design_matrix.default <- function(model) {
+  if (isTRUE(model$sparse == 1L)) return(sparse_design_matrix(model))
   X <- t(model$z[seq_len(model$p), , drop = FALSE])
   colnames(X) <- model$names[seq_len(model$p)]
   X

@@ -44,6 +44,7 @@ model_engine <- function(model) .Call(C_sgld_model_info, model)
 # default reads the regressions' dense (p + 1) x n rows `z`.
 model_coordinate_rows <- function(model, j) UseMethod("model_coordinate_rows")
 model_coordinate_rows.default <- function(model, j) {
+  if (isTRUE(model$sparse == 1L)) return(sparse_coordinate_rows(model, j))
   if (is.null(model$z) || is.null(model$p)) return(NULL)
   lapply(j, function(k) if (k <= model$p) which(model$z[k, ] != 0) - 1)
 }
@@ -79,7 +80,9 @@ model_derived.default <- function(model, x) NULL
 
 # The observed response in the scale of model_mean(), for residuals().
 model_observed <- function(model) UseMethod("model_observed")
-model_observed.default <- function(model) model$z[model$p + 1L, ]
+model_observed.default <- function(model) {
+  if (!is.null(model$sp_y)) model$sp_y else model$z[model$p + 1L, ]
+}
 
 # ---- each row's log likelihood ---------------------------------------------------
 

@@ -81,14 +81,77 @@ test_that("the rank check of a sparse design finds collinear columns", {
   # a dense check
   G <- as.matrix(Matrix::crossprod(x))
   s <- sqrt(diag(G))
-  expect_identical(sgld:::pivoted_chol_rank(G / tcrossprod(s), 1e-10)$rank,
+  expect_identical(pivoted_chol_rank(G / tcrossprod(s), 1e-10)$rank,
                    qr(G / tcrossprod(s), tol = 1e-9)$rank)
 })
 
 test_that("beyond auto_max_d columns, identical sparse columns are found in O(non-zeros)", {
   ex <- sparse_example(n = 50, d = 6, density = 0.3)
   x <- cbind(ex$X, copy = ex$X[, "w4"])
-  x <- sgld:::check_sparse_design(x)
-  expect_warning(sgld:::check_rank_sparse(x, max_d = 3L), "identical columns: 'copy'")
-  expect_silent(sgld:::check_rank_sparse(sgld:::check_sparse_design(ex$X), max_d = 3L))
+  x <- check_sparse_design(x)
+  expect_warning(check_rank_sparse(x, max_d = 3L), "identical columns: 'copy'")
+  expect_silent(check_rank_sparse(check_sparse_design(ex$X), max_d = 3L))
+})
+
+test_that("Poisson and negative-binomial models keep sparse rows: the same draws as dense", {
+  ex <- sparse_example(n = 300, d = 20, density = 0.1, seed = 5)
+  counts <- stats::rpois(300, exp(pmin(ex$eta, 2)))
+  w <- seq(-0.3, 0.3, length.out = 21)
+  for (make in list(model_poisson, model_negbin)) {
+    ms <- make(ex$X, counts)
+    md <- make(as.matrix(ex$X), counts)
+    expect_identical(c(ms$sparse, md$sparse), c(1L, 0L))
+    expect_null(ms$z)
+    wd <- c(w, if (ms$d > 21) 0.5)
+    a <- log_posterior(ms, wd)
+    b <- log_posterior(md, wd)
+    expect_identical(a$loglik, b$loglik)
+    expect_identical(a$grad_loglik, b$grad_loglik)
+    set.seed(1); fa <- suppressWarnings(sgld(ms, lr = 1e-4, batch_size = 30, iter = 200))
+    set.seed(1); fb <- suppressWarnings(sgld(md, lr = 1e-4, batch_size = 30, iter = 200))
+    expect_identical(as.matrix(fa), as.matrix(fb))
+    # the coordinate's rows (slice updates) and the design back from storage
+    expect_identical(model_coordinate_rows(ms, c(2L, 5L)), model_coordinate_rows(md, c(2L, 5L)))
+    expect_identical(design_matrix(ms), design_matrix(md))
+    expect_identical(model_observed(ms), as.double(counts))
+  }
+  # variational gradients read the same rows
+  set.seed(2); va <- suppressWarnings(bbb(model_poisson(ex$X, counts), iter = 50, lr = 1e-3))
+  set.seed(2); vb <- suppressWarnings(bbb(model_poisson(as.matrix(ex$X), counts), iter = 50,
+                                          lr = 1e-3))
+  expect_identical(coef(va), coef(vb))
+})
+
+test_that("a factor of many levels gives a sparse design with glm()'s columns", {
+  set.seed(3)
+  n <- 600
+  d <- data.frame(g = factor(sample(sprintf("L%03d", 1:150), n, TRUE)), x = rnorm(n),
+                  h = sample(c("a", "b", "c"), n, TRUE))
+  d$y <- rbinom(n, 1, plogis(0.3 * d$x + (as.integer(d$g) %% 3 - 1) * 0.5))
+  d$k <- rpois(n, exp(0.2 * d$x))
+  f <- y ~ g + x * h
+  m <- model_logistic(f, data = d)
+  ref <- glm(f, family = binomial, data = d)
+  expect_identical(m$names, names(coef(ref)))
+  expect_identical(m$contrasts, ref$contrasts)
+  expect_identical(m$sparse, 1L)
+  X <- design_model_matrix(m$terms, model.frame(f, d))
+  expect_true(is_sparse_design(X))
+  expect_equal(unname(as.matrix(X)), unname(model.matrix(ref)), ignore_attr = TRUE)
+  # the same rows as the dense design of the same formula
+  md <- model_logistic(model.matrix(ref), d$y, sparse = TRUE)
+  for (fld in c("sp_col", "sp_val", "sp_start", "sp_y")) expect_identical(m[[fld]], md[[fld]])
+  # Poisson: sparse rows; predictions on new data read the training levels
+  mp <- model_poisson(k ~ g + x, data = d)
+  expect_identical(mp$sparse, 1L)
+  expect_identical(mp$names, names(coef(glm(k ~ g + x, family = poisson, data = d))))
+  fit <- suppressWarnings(sgld(mp, lr = 1e-4, batch_size = 50, iter = 100))
+  expect_length(predict(fit, newdata = d[1:3, ]), 3L)
+  # the formula checks, on the sparse design
+  d$g2 <- d$g
+  expect_error(model_logistic(y ~ g + g2, data = d), "two identical columns")
+  d$one <- 1
+  expect_error(model_poisson(k ~ g + one, data = d), "constant column 'one'")
+  # few levels: model.matrix() as before
+  expect_false(is_sparse_design(design_model_matrix(terms(y ~ x + h), model.frame(y ~ x + h, d))))
 })
