@@ -155,3 +155,72 @@ test_that("a factor of many levels gives a sparse design with glm()'s columns", 
   # few levels: model.matrix() as before
   expect_false(is_sparse_design(design_model_matrix(terms(y ~ x + h), model.frame(y ~ x + h, d))))
 })
+
+test_that("a diagonal preconditioner, given as a vector, steps as the diagonal matrix", {
+  ex <- sparse_example(n = 200, d = 8, density = 0.3)
+  m <- model_logistic(ex$X, ex$y)
+  P <- seq(0.5, 2, length.out = m$d)
+  set.seed(4); a <- suppressWarnings(sgld(m, lr = 0.01, precondition = P, iter = 200))
+  set.seed(4); b <- suppressWarnings(sgld(m, lr = 0.01, precondition = diag(P), iter = 200))
+  expect_identical(as.matrix(a), as.matrix(b))
+  expect_error(sgld(m, lr = 0.01, precondition = -P, iter = 10), "diagonal of the preconditioner")
+})
+
+test_that("the diagonal plus low-rank preconditioner steps and proposes through L", {
+  set.seed(5)
+  d <- 6
+  s <- runif(d, 0.5, 2)
+  V <- qr.Q(qr(matrix(rnorm(d * 2), d)))
+  cc <- c(-0.5, 1.5)
+  L <- diag(s) %*% (diag(d) + V %*% diag(cc) %*% t(V))
+  ops <- precondition_ops(s, V, cc)
+  x <- rnorm(d)
+  expect_equal(ops$L(x), drop(L %*% x))
+  expect_equal(ops$Lt(x), drop(crossprod(L, x)))
+  # corrections along coordinate axes: L is the diagonal s (1 + c), so the
+  # steps (sgld) and the proposal densities (mala) are the diagonal rule's
+  ex <- sparse_example(n = 150, d = d - 1, density = 0.4)
+  m <- model_logistic(ex$X, ex$y)
+  E <- diag(d)[, c(2, 5)]
+  axes <- update_rule("precond", "axes", list(scale = s, basis = E, coef = cc), sampler = TRUE)
+  P <- (s * (1 + drop(E %*% cc)))^2
+  for (run in list(sgld, mala)) {
+    set.seed(6); a <- suppressWarnings(run(m, lr = 0.02, precondition = axes, iter = 300))
+    set.seed(6); b <- suppressWarnings(run(m, lr = 0.02, precondition = P, iter = 300))
+    expect_equal(as.matrix(a), as.matrix(b), tolerance = 1e-10)
+  }
+})
+
+test_that("lr = \"auto\" on a wide model: nothing d x d, and MALA's posterior", {
+  data <- sparse_text_design(2000, 60, 0.05)
+  m <- model_logistic(data$X, data$y)
+  old <- options(sgld.auto_wide_d = 30)
+  on.exit(options(old))
+  # the pieces: the mode by L-BFGS-B, the precision's diagonal, the curvatures
+  pm <- posterior_mode(m)
+  expect_identical(pm$method, "lbfgs")
+  exact <- posterior_mode(m, covariance = TRUE)
+  expect_equal(pm$mode, exact$mode, tolerance = 1e-5)
+  H <- solve(exact$covariance)
+  hvp <- hessian_product(m, exact$sampler)
+  h <- hessian_diagonal(hvp, m$d, coupled_coordinates(m))
+  expect_equal(h, unname(diag(H)), tolerance = 0.1)
+  expect_equal(h[coupled_coordinates(m)], unname(diag(H))[coupled_coordinates(m)],
+               tolerance = 1e-5)
+  s <- 1 / sqrt(h)
+  ops <- precondition_ops(s)
+  expect_equal(preconditioned_curvatures(hvp, ops, m$d),
+               range(eigen(H * tcrossprod(s), only.values = TRUE)$values), tolerance = 1e-5)
+  # the run, against a long Metropolis-adjusted one
+  set.seed(1)
+  fit <- sgld(m)
+  expect_identical(fit$auto$strategy, "langevin-diagonal")
+  expect_match(fit$rule, "diagonal preconditioner")
+  set.seed(2)
+  ref <- suppressWarnings(mala(m, iter = 20000))
+  a <- as.matrix(fit)
+  b <- as.matrix(ref)
+  sd_ref <- apply(b, 2, sd)
+  expect_lt(max(abs(colMeans(a) - colMeans(b)) / sd_ref), 0.15)
+  expect_lt(max(abs(apply(a, 2, sd) / sd_ref - 1)), 0.1)
+})

@@ -3,7 +3,7 @@
 # frequencies follow a power law (a few common words, many rare ones), an
 # intercept, and labels from a logistic model whose coefficients are mostly
 # small. `d` columns in all, the intercept's included. Used by
-# bench/sparse.R and data-raw/sparse-reference.R.
+# test-sparse-design.R and bench/sparse.R.
 sparse_text_design <- function(n, d, density, seed = 1, values = c("binary", "tfidf")) {
   values <- match.arg(values)
   set.seed(seed)
