@@ -144,6 +144,11 @@ store_rows <- function(model, X, y) {
   model
 }
 
+# The response as the rows store it (dense or sparse).
+stored_response <- function(model) {
+  if (!is.null(model$sp_y)) model$sp_y else model$z[model$p + 1L, ]
+}
+
 # The design back from sparse storage, as a dense matrix.
 sparse_design_matrix <- function(model) {
   X <- matrix(0, model$n, model$p, dimnames = list(NULL, model$names[seq_len(model$p)]))

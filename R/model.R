@@ -80,9 +80,7 @@ model_derived.default <- function(model, x) NULL
 
 # The observed response in the scale of model_mean(), for residuals().
 model_observed <- function(model) UseMethod("model_observed")
-model_observed.default <- function(model) {
-  if (!is.null(model$sp_y)) model$sp_y else model$z[model$p + 1L, ]
-}
+model_observed.default <- function(model) stored_response(model)   # R/design-sparse.R
 
 # ---- each row's log likelihood ---------------------------------------------------
 

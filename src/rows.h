@@ -46,6 +46,21 @@ static inline double rows_y(const design_rows *X, R_xlen_t i) {
   return X->z ? X->z[i * (X->p + 1) + X->p] : X->y[i];
 }
 
+/* y_i - x_i' w, subtracting the terms in order from y_i */
+static inline double rows_residual(const design_rows *X, R_xlen_t i, const double *w) {
+  if (X->z) {
+    const double *zi = X->z + i * (X->p + 1);
+    double r = zi[X->p];
+    for (int j = 0; j < X->p; j++) r -= zi[j] * w[j];
+    return r;
+  }
+  double r = X->y[i];
+  const R_xlen_t lo = (R_xlen_t) X->start[i], hi = (R_xlen_t) X->start[i + 1];
+  if (X->val) for (R_xlen_t q = lo; q < hi; q++) r -= X->val[q] * w[X->col[q]];
+  else for (R_xlen_t q = lo; q < hi; q++) r -= w[X->col[q]];
+  return r;
+}
+
 /* x_ij (a sparse row's non-zeros are few: a scan) */
 static inline double rows_entry(const design_rows *X, R_xlen_t i, int j) {
   if (X->z) return X->z[i * (X->p + 1) + j];

@@ -224,3 +224,22 @@ test_that("lr = \"auto\" on a wide model: nothing d x d, and MALA's posterior", 
   expect_lt(max(abs(colMeans(a) - colMeans(b)) / sd_ref), 0.15)
   expect_lt(max(abs(apply(a, 2, sd) / sd_ref - 1)), 0.1)
 })
+
+test_that("a linear model keeps sparse rows: the dense model's posterior and draws", {
+  ex <- sparse_example(n = 300, d = 20, density = 0.1, seed = 7)
+  y <- ex$eta + rnorm(300)
+  ms <- model_linear(ex$X, y)
+  md <- model_linear(as.matrix(ex$X), y)
+  expect_identical(c(ms$sparse, md$sparse), c(1L, 0L))
+  w <- c(seq(-0.3, 0.3, length.out = 21), 0.1)
+  a <- log_posterior(ms, w)
+  b <- log_posterior(md, w)
+  expect_equal(a$loglik, b$loglik, tolerance = 1e-12)
+  expect_equal(a$grad_loglik, b$grad_loglik, tolerance = 1e-12)
+  expect_equal(linear_exact_posterior(ms)$mean, linear_exact_posterior(md)$mean)
+  expect_equal(posterior_mode(ms, covariance = TRUE)[c("mode", "covariance")],
+               posterior_mode(md, covariance = TRUE)[c("mode", "covariance")], tolerance = 1e-8)
+  set.seed(1); fa <- suppressWarnings(sgld(ms, lr = 1e-4, batch_size = 30, iter = 200))
+  set.seed(1); fb <- suppressWarnings(sgld(md, lr = 1e-4, batch_size = 30, iter = 200))
+  expect_equal(as.matrix(fa), as.matrix(fb), tolerance = 1e-10)
+})
