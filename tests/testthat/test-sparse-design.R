@@ -223,6 +223,17 @@ test_that("lr = \"auto\" on a wide model: nothing d x d, and MALA's posterior", 
   sd_ref <- apply(b, 2, sd)
   expect_lt(max(abs(colMeans(a) - colMeans(b)) / sd_ref), 0.15)
   expect_lt(max(abs(apply(a, 2, sd) / sd_ref - 1)), 0.1)
+  # counts on the same design
+  mp <- model_poisson(data$X, data$counts)
+  set.seed(1)
+  fit <- sgld(mp)
+  expect_identical(fit$auto$strategy, "langevin-diagonal")
+  set.seed(2)
+  b <- as.matrix(suppressWarnings(mala(mp, iter = 20000)))
+  a <- as.matrix(fit)
+  sd_ref <- apply(b, 2, sd)
+  expect_lt(max(abs(colMeans(a) - colMeans(b)) / sd_ref), 0.15)
+  expect_lt(max(abs(apply(a, 2, sd) / sd_ref - 1)), 0.1)
 })
 
 test_that("a linear model keeps sparse rows: the dense model's posterior and draws", {
