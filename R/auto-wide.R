@@ -21,11 +21,13 @@
 #      largest, the run's length from the smallest;
 #  (e) batch and control variates as in R/auto.R, the sampling threshold
 #      from the gradients' covariance through its draws x draws Gram matrix.
-# With a diagonal preconditioner the curvatures differ (from 0.13 to 6.7
-# on a 10^4 x 500 text design), and no one temperature cancels Euler's
+# A diagonal preconditioner leaves curvatures that differ (from 0.13 to 6.7
+# on a 10^4 x 500 text design; 0.64-1.5 after the correction on the
+# designs of bench/sparse.md), and no one temperature cancels Euler's
 # widening tau / (1 - e / 2) for every direction's step e: the temperature
-# 1 - eta / 4 splits it, at eta = 0.2 an sd 2.7% too wide along the stiffest
-# direction and 2.5% too narrow along the slowest. The slowest direction
+# 1 - eta / 4 splits it, at eta = 0.2 an sd at most 2.7% too wide along the
+# stiffest direction and 2.5% too narrow along the slowest. (At eta = 0.4
+# the sds came out 13-14% wide against MALA: bench/sparse.md.) The slowest direction
 # (on text designs the intercept and the common words together) gets
 # auto_wide_ess effective draws: its means to 3% of an sd; every
 # coefficient that mixes faster gets more.
