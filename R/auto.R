@@ -57,15 +57,7 @@ auto_coord_departure <- 100
 
 # The Laplace approximation, or a clear error saying why it is not available.
 auto_laplace <- function(model, what) {
-  # these posteriors have several modes by construction (label switching in
-  # the mixture, signs and order of the sources in ICA, permutations of a
-  # network's hidden units): one Laplace approximation would confine the
-  # chain to one of them without a warning
-  if (!model_capabilities(model)$laplace)
-    abort(what, ": `lr = \"auto\"` builds on one Laplace approximation, and the posterior ",
-          "of ", class(model)[1], " has several modes. Give `lr` yourself (a decaying ",
-          "schedule such as lr_range(), as in the vignettes); see \"Choosing settings by ",
-          "hand\" in ?sgld.")
+  auto_laplace_capable(model, what)
   # the Laplace covariance is d x d: beyond a few thousand parameters it costs
   # more memory and time than the run it would tune
   if (model$d > auto_max_d)
@@ -82,6 +74,18 @@ auto_laplace <- function(model, what) {
           "definite, and this model's is not (a multimodal or improper posterior?). ",
           "Give `lr` yourself (see the section \"Choosing settings by hand\" of ?sgld).")
   pm
+}
+
+# these posteriors have several modes by construction (label switching in
+# the mixture, signs and order of the sources in ICA, permutations of a
+# network's hidden units): one Laplace approximation would confine the
+# chain to one of them without a warning
+auto_laplace_capable <- function(model, what) {
+  if (!model_capabilities(model)$laplace)
+    abort(what, ": `lr = \"auto\"` builds on one Laplace approximation, and the posterior ",
+          "of ", class(model)[1], " has several modes. Give `lr` yourself (a decaying ",
+          "schedule such as lr_range(), as in the vignettes); see \"Choosing settings by ",
+          "hand\" in ?sgld.")
 }
 
 # How far the posterior departs from its Laplace approximation. In Laplace
@@ -234,6 +238,67 @@ auto_alpha <- function(model, pm, batch_size, cv, eta, points = 3, times = 200,
   }, numeric(1)))
 }
 
+# The batch and control variates of lr = "auto": the full data when n is
+# small; otherwise control variates at the mode and a batch grown until the
+# sampling threshold alpha_of(batch, use_cv) is below auto_alpha_max; a
+# batch the user fixed shrinks the step instead (by `shrink`).
+auto_batch <- function(model, args, given, alpha_of) {
+  n <- model$n
+  cv_given <- "control_variates" %in% given
+  if ("batch_size" %in% given) {
+    batch <- args$batch_size
+    cv <- if (cv_given) args$control_variates else !is.null(batch) && batch < n
+  } else if (n <= auto_full_n || (cv_given && isFALSE(args$control_variates))) {
+    batch <- if (n <= auto_full_n) n else NULL
+    cv <- if (cv_given) args$control_variates else FALSE
+  } else {
+    cv <- if (cv_given) args$control_variates else TRUE
+    batch <- min(n, 100)
+  }
+  if (is.null(batch)) batch <- min(100, n)
+  alpha <- 0
+  shrink <- 1
+  if (batch < n) {
+    use_cv <- !isFALSE(cv)
+    alpha <- alpha_of(batch, use_cv)
+    # the noise variance falls as 1 / batch: grow the batch until alpha is small
+    if (!"batch_size" %in% given && alpha > auto_alpha_max) {
+      batch <- min(n, ceiling(batch * alpha / auto_alpha_max))
+      alpha <- if (batch < n) alpha_of(batch, use_cv) else 0
+    }
+    # a batch the user fixed: a smaller step instead, as alpha is proportional to it
+    if ("batch_size" %in% given && alpha > auto_alpha_max) {
+      shrink <- auto_alpha_max / alpha
+      alpha <- auto_alpha_max
+    }
+    # control variates read two batches an iteration: from half the data on,
+    # the full data cost less, and have no noise (modeldata's credit_data,
+    # n = 4039: batch 2500 with control variates, 3.1 s of sampling)
+    if (!any(c("batch_size", "control_variates") %in% given) &&
+        (if (use_cv) 2 else 1) * batch >= n) {
+      batch <- n
+      cv <- FALSE
+      alpha <- 0
+    }
+  }
+  list(batch = batch, cv = cv, alpha = alpha, shrink = shrink)
+}
+
+# The run's length for `target` effective draws along the slowest direction,
+# whose step is eta_slow: the AR(1) chain's integrated autocorrelation time
+# (2 - eta) / eta; burn-in and thinning from it; what the user gave is kept.
+auto_run_length <- function(eta_slow, target, chains, args, given) {
+  tau_int <- (2 - eta_slow) / eta_slow
+  kept <- ceiling(target * tau_int / chains)
+  burnin <- if ("burnin" %in% given) args$burnin else max(200, ceiling(0.1 * kept))
+  iter <- if ("iter" %in% given && !is.null(args$iter)) args$iter else kept + burnin
+  # an `iter` given alone shorter than the planned burn-in: half of it, as
+  # sgld()'s own default
+  if (burnin >= iter && !"burnin" %in% given) burnin <- floor(iter / 2)
+  thin <- if ("thin" %in% given) args$thin else max(1, floor(tau_int / 4))
+  list(tau_int = tau_int, kept = kept, burnin = burnin, iter = iter, thin = thin)
+}
+
 # sgld(model) with lr = "auto": the settings, then the run. `args` holds
 # sgld()'s arguments, `given` the names the user gave.
 auto_sgld <- function(model, args, given, call) {
@@ -245,6 +310,9 @@ auto_sgld <- function(model, args, given, call) {
 }
 
 auto_sgld_phases <- function(model, args, given, call, made) {
+  # wide models: a diagonal preconditioner, nothing d x d (R/auto-wide.R)
+  if (model$d > auto_wide_limit() && !"precondition" %in% given)
+    return(auto_sgld_wide(model, args, given, call, made))
   what <- "sgld()"
   start <- proc.time()[["elapsed"]]
   n <- model$n
@@ -279,55 +347,24 @@ auto_sgld_phases <- function(model, args, given, call, made) {
   eta <- if (skewed) auto_eta_skewed else auto_eta
   lr <- eta / max(curv)
   eta_slow <- lr * min(curv)
-  cv_given <- "control_variates" %in% given
-  if ("batch_size" %in% given) {
-    batch <- args$batch_size
-    cv <- if (cv_given) args$control_variates else !is.null(batch) && batch < n
-  } else if (n <= auto_full_n || (cv_given && isFALSE(args$control_variates))) {
-    batch <- if (n <= auto_full_n) n else NULL
-    cv <- if (cv_given) args$control_variates else FALSE
-  } else {
-    cv <- if (cv_given) args$control_variates else TRUE
-    batch <- min(n, 100)
-  }
-  if (is.null(batch)) batch <- min(100, n)
-  alpha <- 0
-  if (batch < n) {
-    use_cv <- !isFALSE(cv)
-    factor <- if (is.null(coords)) t(chol(pm$covariance)) else coords$factor
-    alpha <- auto_alpha(model, pm, batch, use_cv, eta, factor = factor)
-    # the noise variance falls as 1 / batch: grow the batch until alpha is small
-    if (!"batch_size" %in% given && alpha > auto_alpha_max) {
-      batch <- min(n, ceiling(batch * alpha / auto_alpha_max))
-      alpha <- if (batch < n) auto_alpha(model, pm, batch, use_cv, eta, factor = factor) else 0
-    }
-    # a batch the user fixed: a smaller step instead, as alpha is proportional to it
-    if ("batch_size" %in% given && alpha > auto_alpha_max) {
-      shrink <- auto_alpha_max / alpha
-      lr <- lr * shrink
-      eta_slow <- eta_slow * shrink
-      alpha <- auto_alpha_max
-    }
-    # control variates read two batches an iteration: from half the data on,
-    # the full data cost less, and have no noise (modeldata's credit_data,
-    # n = 4039: batch 2500 with control variates, 3.1 s of sampling)
-    if (!any(c("batch_size", "control_variates") %in% given) &&
-        (if (use_cv) 2 else 1) * batch >= n) {
-      batch <- n
-      cv <- FALSE
-      alpha <- 0
-    }
-  }
+  factor <- NULL
+  chosen <- auto_batch(model, args, given, function(batch, use_cv) {
+    if (is.null(factor)) factor <<- if (is.null(coords)) t(chol(pm$covariance)) else coords$factor
+    auto_alpha(model, pm, batch, use_cv, eta, factor = factor)
+  })
+  batch <- chosen$batch
+  cv <- chosen$cv
+  alpha <- chosen$alpha
+  lr <- lr * chosen$shrink
+  eta_slow <- eta_slow * chosen$shrink
   eta_top <- lr * max(curv)
   if (isTRUE(cv)) cv <- pm$mode
-  tau_int <- (2 - eta_slow) / eta_slow
-  kept <- ceiling(auto_target_ess * tau_int / chains)
-  burnin <- if ("burnin" %in% given) args$burnin else max(200, ceiling(0.1 * kept))
-  iter <- if ("iter" %in% given && !is.null(args$iter)) args$iter else kept + burnin
-  # an `iter` given alone shorter than the planned burn-in: half of it, as
-  # sgld()'s own default
-  if (burnin >= iter && !"burnin" %in% given) burnin <- floor(iter / 2)
-  thin <- if ("thin" %in% given) args$thin else max(1, floor(tau_int / 4))
+  plan <- auto_run_length(eta_slow, auto_target_ess, chains, args, given)
+  tau_int <- plan$tau_int
+  kept <- plan$kept
+  burnin <- plan$burnin
+  iter <- plan$iter
+  thin <- plan$thin
   # cancel Euler's widening tau / (1 - eta / 2) along the stiffest direction;
   # exact for a Gaussian posterior when P is its covariance
   temperature <- if ("temperature" %in% given) args$temperature

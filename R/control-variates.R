@@ -14,7 +14,9 @@
 #' shrinking it. Other models (and Laplace priors, which have no Hessian at
 #' their kink): quasi-Newton steps ([stats::optim()], method `"BFGS"`) with
 #' the model's exact gradient, computed by the same C code the samplers use,
-#' every evaluation a pass over all the data.
+#' every evaluation a pass over all the data. Models with more than 1,000
+#' parameters, unless `covariance = TRUE`: limited-memory quasi-Newton steps
+#' (method `"L-BFGS-B"`), which store no d x d matrix.
 #'
 #' @param model A model, e.g. from [model_linear()].
 #' @param init Starting point on the user's scale, or `NULL` for the model's
@@ -30,7 +32,7 @@
 #' @return A list with `mode` (the user's scale), `sampler` (the sampler's
 #'   scale), `log_posterior` there, `gradient` (of the log posterior on the
 #'   sampler's scale, near 0 at a mode), `iterations`, `converged`, `method`
-#'   (`"newton"` or `"bfgs"`) and `passes` (the evaluations, counted in
+#'   (`"newton"`, `"bfgs"` or `"lbfgs"`) and `passes` (the evaluations, counted in
 #'   passes over the data); with `covariance = TRUE` also `covariance`
 #'   (`NULL`, with a warning, if the Hessian is not negative definite).
 #' @examples
@@ -42,8 +44,11 @@ posterior_mode <- function(model, init = NULL, maxit = 1000, covariance = FALSE)
   check_flag(covariance, "covariance")
   check_densities(model, "posterior_mode()")
   w0 <- resolve_init(model, init, 1)[1, ]
-  newton <- .Call(C_sgld_posterior_mode, model,
-                  list(init = as.double(w0), maxit = as.integer(maxit), tol = 1e-12))
+  # Newton's steps build the d x d Hessian: for wide models only when its
+  # inverse, the covariance, is asked for (R/auto-wide.R)
+  wide <- model$d > auto_wide_limit() && !covariance
+  newton <- if (!wide) .Call(C_sgld_posterior_mode, model,
+                             list(init = as.double(w0), maxit = as.integer(maxit), tol = 1e-12))
   if (!is.null(newton)) {
     w <- newton$sampler
     grad <- newton$gradient
@@ -55,47 +60,20 @@ posterior_mode <- function(model, init = NULL, maxit = 1000, covariance = FALSE)
     if (covariance) out["covariance"] <- list(laplace_inverse(-newton$hessian, model))
     return(out)
   }
-  # optim() asks for the value and the gradient at the same point separately;
-  # one C call gives both, so keep the last one
-  last_w <- NULL
-  last <- NULL
-  passes <- 0
-  eval_at <- function(w) {
-    if (!identical(w, last_w)) {
-      last <<- .Call(C_sgld_model_eval, model, as.double(w))
-      passes <<- passes + 1
-      # a line search may probe points where a model's R function gives
-      # non-finite values: such a point is rejected, like a built-in model's
-      if (stop_on_failure(model, allow_non_finite = TRUE)) last$loglik <<- NA_real_
-      last_w <<- w
-    }
-    last
-  }
-  fn <- function(w) {
-    e <- eval_at(w)
-    v <- -(e$loglik + e$logprior)
-    if (is.finite(v)) v else Inf
-  }
-  gr <- function(w) {
-    e <- eval_at(w)
-    -(e$grad_loglik + e$grad_logprior)
-  }
-  # The log posterior grows with n; divided by n, BFGS's first steps (it
-  # starts from the identity as its Hessian estimate) are of a sensible size
-  # instead of overshooting and backtracking through many line-search passes.
-  opt <- stats::optim(w0, fn, gr, method = "BFGS",
-                      control = list(maxit = maxit, reltol = 1e-12, fnscale = model$n))
-  w <- opt$par
-  e <- eval_at(w)
-  grad <- e$grad_loglik + e$grad_logprior
-  names(w) <- names(grad) <- model$sampler_names
+  search <- optim_mode(model, w0, maxit, if (wide) "L-BFGS-B" else "BFGS")
+  w <- search$w
+  e <- search$e
+  grad <- search$grad
+  gr <- search$gr
+  passes <- search$passes
+  opt <- search$opt
   out <- list(mode = mode_on_user_scale(model, w), sampler = w,
               log_posterior = e$loglik + e$logprior, gradient = grad,
               iterations = unname(opt$counts[["gradient"]]), converged = opt$convergence == 0,
-              method = "bfgs", passes = passes)
+              method = if (wide) "lbfgs" else "bfgs", passes = passes)
   if (covariance) {
     out["covariance"] <- list(laplace_covariance(model, w, gr))
-    out$passes <- passes
+    out$passes <- environment(gr)$passes
   }
   out
 }
@@ -196,4 +174,48 @@ resolve_control_variates <- function(control_variates, model) {
     abort("`control_variates` must be TRUE, FALSE, a fit, or a point (a mode) of length ",
           model$d, " on the user's scale; not ", describe(control_variates), ".")
   unname(resolve_point(model, control_variates, "control_variates"))
+}
+
+# The mode by a quasi-Newton search in R, each evaluation one pass over the
+# data in C: BFGS, or L-BFGS-B for models too wide for its d x d matrix
+# (R/auto-wide.R). `gr` is kept for the Laplace covariance.
+optim_mode <- function(model, w0, maxit, method) {
+  passes <- 0
+  # optim() asks for the value and the gradient at the same point separately;
+  # one C call gives both, so keep the last one
+  last_w <- NULL
+  last <- NULL
+  eval_at <- function(w) {
+    if (!identical(w, last_w)) {
+      last <<- .Call(C_sgld_model_eval, model, as.double(w))
+      passes <<- passes + 1
+      # a line search may probe points where a model's R function gives
+      # non-finite values: such a point is rejected, like a built-in model's
+      if (stop_on_failure(model, allow_non_finite = TRUE)) last$loglik <<- NA_real_
+      last_w <<- w
+    }
+    last
+  }
+  fn <- function(w) {
+    e <- eval_at(w)
+    v <- -(e$loglik + e$logprior)
+    if (is.finite(v)) v else Inf
+  }
+  gr <- function(w) {
+    e <- eval_at(w)
+    -(e$grad_loglik + e$grad_logprior)
+  }
+  # The log posterior grows with n; divided by n, BFGS's first steps (it
+  # starts from the identity as its Hessian estimate) are of a sensible size
+  # instead of overshooting and backtracking through many line-search passes.
+  control <- list(maxit = maxit, fnscale = model$n)
+  # L-BFGS-B stops when a step gains less than factr machine epsilons of
+  # the objective: 2e-13 relative, as BFGS's reltol
+  if (method == "BFGS") control$reltol <- 1e-12 else control[c("factr", "lmm")] <- list(1e3, 20)
+  opt <- stats::optim(w0, fn, gr, method = method, control = control)
+  w <- opt$par
+  e <- eval_at(w)
+  grad <- e$grad_loglik + e$grad_logprior
+  names(w) <- names(grad) <- model$sampler_names
+  list(w = w, e = e, grad = grad, gr = gr, opt = opt, passes = passes)
 }

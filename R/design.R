@@ -50,13 +50,14 @@ design_from_formula <- function(formula, data, extras = list(), na.action = NULL
           if (is.numeric(weights)) format(weights[weights < 0][1]) else class(weights)[1], ".")
   offset <- stats::model.offset(mf)
   tt <- terms(mf)
-  X <- tryCatch(model.matrix(tt, mf),
+  # dense, or sparse for factors of many levels (R/design-sparse.R)
+  X <- tryCatch(design_model_matrix(tt, mf),
                 error = function(e) abort("`data`: a column cannot be made numeric: ",
                                           conditionMessage(e)))
   if (ncol(X) < 1L)
     abort("`formula` ", deparse1(formula), " gives no columns: no intercept and no ",
           "predictors; add an intercept (`~ 1`) or a predictor.")
-  check_design_columns(X)
+  if (is_sparse_design(X)) check_design_columns_sparse(X) else check_design_columns(X)
   list(X = X, y = y, terms = tt, xlevels = .getXlevels(tt, mf),
        # the rows' names as the frame holds them (compact when automatic)
        row_names = attr(mf, "row.names"),
@@ -193,8 +194,14 @@ check_data_column <- function(v, name, values = TRUE) {
           which(!is.finite(v))[1], ").")
 }
 
-# The matrix face: a finite numeric matrix (a vector is one column), named.
-check_design_matrix <- function(x) {
+# The matrix face: a finite numeric matrix (a vector is one column), named;
+# or one of Matrix's sparse matrices (R/design-sparse.R), kept sparse when
+# `keep_sparse` (for the models that store rows sparse), else made dense.
+check_design_matrix <- function(x, keep_sparse = FALSE) {
+  if (is_sparse_design(x)) {
+    x <- check_sparse_design(x)
+    return(if (keep_sparse) x else dense_design(x))
+  }
   if (is.data.frame(x))
     abort("`x` is a data frame: give a formula and `data`, or a numeric matrix and `y`.")
   if (is.numeric(x) && is.null(dim(x))) x <- matrix(x, ncol = 1L)
@@ -226,6 +233,7 @@ check_response_length <- function(y, x) {
 # rbind(t(X), y), written in C into memory that large data get in 2 MB pages
 # (src/pages.c).
 stack_data <- function(X, y) {
+  X <- dense_design(X)
   if (!is.matrix(X)) X <- as.matrix(X)
   if (!is.double(X)) storage.mode(X) <- "double"
   .Call(C_sgld_stack_rows, X, as.double(y))
@@ -265,9 +273,8 @@ set_model_data <- function(model, X, y) UseMethod("set_model_data")
 
 set_model_data.default <- function(model, X, y) {
   model <- drop_observation_fields(model)
-  model$z <- stack_data(X, y)
   model$n <- as.double(nrow(X))
-  model
+  store_rows(model, X, y)   # R/design-sparse.R
 }
 
 # The training design matrix, back from the model's storage.
@@ -277,6 +284,7 @@ design_matrix <- function(model) {
 }
 
 design_matrix.default <- function(model) {
+  if (isTRUE(model$sparse == 1L)) return(sparse_design_matrix(model))
   X <- t(model$z[seq_len(model$p), , drop = FALSE])
   colnames(X) <- model$names[seq_len(model$p)]
   X
@@ -341,10 +349,16 @@ design_for_newdata <- function(model, newdata) {
 check_rank <- function(X) {
   if (!is.null(attr(X, "gram")))
     return(check_gram(attr(X, "gram"), colnames(X), attr(X, "largest")))
+  if (is_sparse_design(X)) return(check_rank_sparse(X))  # R/design-sparse.R
   check_gram(crossprod(X), colnames(X), largest = apply(abs(X), 2, max))
 }
 
-check_gram <- function(G, names, largest = NULL) {
+# `method`: the rank from a pivoted QR, or from a pivoted Cholesky
+# factorisation ("chol", a third of the work, for wide designs): a column is
+# dependent when the fraction of its sum of squares that the columns before
+# it leave unexplained is below 1e-10 (rounding in the Gram matrix leaves
+# about d times the machine epsilon, 4e-13 at d = 2,000).
+check_gram <- function(G, names, largest = NULL, method = "qr") {
   p <- ncol(G)
   if (is.null(names)) names <- paste0("x", seq_len(p))
   ss <- diag(G)
@@ -373,7 +387,8 @@ check_gram <- function(G, names, largest = NULL) {
   }
   # the Gram matrix of the scaled columns: rank is read off a pivoted QR
   norms <- sqrt(ss)
-  q <- qr(G / tcrossprod(norms), tol = 1e-9)
+  q <- if (method == "qr") qr(G / tcrossprod(norms), tol = 1e-9)
+       else pivoted_chol_rank(G / tcrossprod(norms), tol = 1e-10)
   if (q$rank == p) return(invisible(NULL))
   dependent <- names[q$pivot[(q$rank + 1):p]]
   warning(sprintf(paste0(

@@ -33,7 +33,7 @@ linear_exact_posterior <- function(model) {
     abort("`model` must be made by model_linear(), not ", describe(model), ".")
   p <- model$p
   X <- design_matrix(model)
-  y <- model$z[p + 1, ]     # net of any offset
+  y <- stored_response(model)     # net of any offset
   # case weights c: the likelihood is prod N(y_i; x_i' beta, sigma2)^c_i, so
   # X'X, X'y, y'y and n become X'CX, X'Cy, y'Cy and sum(c)
   c <- if (is.null(model$obs_weight)) rep(1, length(y)) else model$obs_weight

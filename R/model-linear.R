@@ -14,10 +14,16 @@
 #' (the transposed design with the response as its last row), so a minibatch
 #' reads contiguous memory.
 #'
-#' @param x A formula `response ~ covariates`, a numeric design matrix, or a
-#'   file-backed `bigmemory::big.matrix` (or its descriptor, from
-#'   `bigmemory::describe()`) of type double or float; see the section "Data
-#'   in a file".
+#' @param x A formula `response ~ covariates`, a numeric design matrix, a
+#'   sparse matrix of the Matrix package (`dgCMatrix`, `dgRMatrix`,
+#'   `dgTMatrix`, ...; a pattern matrix is refused, as its values are
+#'   unknown), or a file-backed `bigmemory::big.matrix` (or its descriptor,
+#'   from `bigmemory::describe()`) of type double or float; see the section
+#'   "Data in a file". A sparse matrix with at most a quarter of its entries
+#'   non-zero is stored by rows of non-zeros, built in O(non-zeros) without
+#'   the dense matrix; a formula with a factor of more than 100 levels builds
+#'   its design sparse ([Matrix::sparse.model.matrix()], with [glm()]'s
+#'   columns and contrasts).
 #' @param data A data frame holding the variables of the formula.
 #' @param y The response, for the matrix face: a numeric vector with one value
 #'   per row of `x`; for a big.matrix also the name or number of one of its
@@ -94,7 +100,7 @@ model_linear.formula <- function(x, data, prior = prior_nig(), subset, weights, 
 model_linear.default <- function(x, y, prior = prior_nig(), ...) {
   check_dots_empty(...)
   if (is_file_matrix(x)) return(file_model_linear(x, y, prior))
-  x <- check_design_matrix(x)
+  x <- check_design_matrix(x, keep_sparse = TRUE)
   check_response_length(y, x)
   if (!is.numeric(y) || any(!is.finite(y)))
     abort("`y` must be a finite numeric vector; it has ",
@@ -111,9 +117,11 @@ new_model_linear <- function(X, y, prior) {
   pr <- resolve_prior_nig(prior, p, coef_names)
   if (n < 2L) abort("`data` must have at least 2 observations, not ", n, ".")
   check_rank(X)  # R/design.R
-  structure(list(
+  m <- structure(list(
     type = "linear",
-    z = stack_data(X, y), p = p, n = as.double(n),
+    p = p, n = as.double(n),
+    # a sparse design with at most a quarter non-zeros keeps its rows sparse
+    sparse = as.integer(is_sparse_design(X) && design_density(X) <= 0.25),
     prior_mean = pr$mean, prior_vinv = pr$vinv, prior_vinv_diag = as.integer(pr$vinv_diag),
     prior_shape = pr$shape, prior_rate = pr$rate, prior_const = pr$const,
     prior = prior, prior_V = pr$V,
@@ -123,6 +131,7 @@ new_model_linear <- function(X, y, prior) {
     default_init = c(pr$mean, var(y)),
     log_scale = p + 1L   # sigma2 is sampled as its logarithm
   ), class = c("sgld_model_linear", "sgld_model"))
+  store_rows(m, X, y)   # R/design-sparse.R
 }
 
 #' @export
@@ -170,10 +179,12 @@ model_derived.sgld_model_linear <- function(model, x) {
 model_residual_variance.sgld_model_linear <- function(model, mu, W, trials) exp(W[, model$d])
 # the stored response is net of the offset
 model_observed.sgld_model_linear <- function(model) {
-  model$z[model$p + 1L, ] + if (is.null(model$offset)) 0 else model$offset
+  stored_response(model) + if (is.null(model$offset)) 0 else model$offset
 }
 with_offset.sgld_model_linear <- function(model, offset) {
-  if (!is.null(offset)) model$z[model$p + 1L, ] <- model$z[model$p + 1L, ] - offset
+  if (is.null(offset)) return(model)
+  if (!is.null(model$sp_y)) model$sp_y <- model$sp_y - offset
+  else model$z[model$p + 1L, ] <- model$z[model$p + 1L, ] - offset
   model
 }
 response_like.sgld_model_linear <- function(model, y) {

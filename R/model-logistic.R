@@ -92,7 +92,7 @@ model_logistic.default <- function(x, y, prior = prior_normal(0, 10),
                                    ...) {
   check_dots_empty(...)
   if (is_file_matrix(x)) return(file_model_logistic(x, y, prior, prior_intercept, sparse))
-  x <- check_design_matrix(x)
+  x <- check_design_matrix(x, keep_sparse = TRUE)
   check_response_length(y, x)
   new_model_logistic(x, binary_response(y, "`y`"), prior, prior_intercept, sparse, storage)
 }
@@ -130,7 +130,7 @@ new_model_logistic <- function(X, y, prior, prior_intercept, sparse = NULL, stor
   if (n < 2L) abort("`data` must have at least 2 observations, not ", n, ".")
   if (!is.character(storage) || length(storage) != 1L || !storage %in% c("double", "float"))
     abort("`storage` must be \"double\" or \"float\".")
-  if (is.null(sparse)) sparse <- storage == "double" && mean(X != 0) <= 0.25
+  if (is.null(sparse)) sparse <- storage == "double" && design_density(X) <= 0.25
   check_flag(sparse, "sparse")
   if (sparse && storage == "float")
     abort("`storage = \"float\"` needs dense storage (`sparse = FALSE`).")
@@ -176,18 +176,8 @@ set_model_data.sgld_model_logistic <- function(model, X, y) {
     y <- ifelse(y[, 1] >= y[, 2], 1, -1)
   }
   model$n <- as.double(nrow(X))
-  if (!model$sparse) {
-    model$z <- stack_data(X, y)
-    model$zf <- if (identical(model$storage, "float")) float_copy(model$z)
-    return(model)
-  }
-  tX <- t(unname(X))
-  nz <- which(tX != 0)
-  model$sp_col <- as.integer((nz - 1) %% nrow(tX))
-  model$sp_val <- as.double(tX[nz])
-  model$sp_binary <- as.integer(all(model$sp_val == 1))
-  model$sp_start <- c(0, cumsum(tabulate((nz - 1) %/% nrow(tX) + 1, nbins = nrow(X))))
-  model$sp_y <- as.double(y)
+  model <- store_rows(model, X, y)   # R/design-sparse.R
+  if (!model$sparse && identical(model$storage, "float")) model$zf <- float_copy(model$z)
   model
 }
 
@@ -195,23 +185,7 @@ set_model_data.sgld_model_logistic <- function(model, X, y) {
 # (native byte order), written in C (src/pages.c).
 float_copy <- function(x) .Call(C_sgld_float_rows, as.double(x))
 
-design_matrix.sgld_model_logistic <- function(model) {
-  if (!model$sparse) return(NextMethod())
-  X <- matrix(0, model$n, model$p, dimnames = list(NULL, model$names))
-  row <- rep(seq_len(model$n), diff(model$sp_start))
-  X[cbind(row, model$sp_col + 1L)] <- model$sp_val
-  X
-}
-
 # ---- the model's contract (R/model.R) ------------------------------------------
-
-# The rows where each coefficient j's covariate is not zero (R/model.R),
-# from the sparse storage's non-zeros; dense rows as every regression's.
-model_coordinate_rows.sgld_model_logistic <- function(model, j) {
-  if (!model$sparse) return(NextMethod())
-  row <- rep(seq_len(model$n), diff(model$sp_start)) - 1
-  lapply(j, function(k) row[model$sp_col == k - 1L])
-}
 
 model_capabilities.sgld_model_logistic <- function(model) {
   # the Laplace prior has a kink at its location
@@ -237,8 +211,7 @@ model_response_draws.sgld_model_logistic <- function(model, eta, W, newdata) {
 model_observed.sgld_model_logistic <- function(model) {
   if (!is.null(model$obs_events))
     return(model$obs_events / (model$obs_events + model$obs_nonevents))
-  y <- if (!is.null(model$sp_y)) model$sp_y else model$z[model$p + 1L, ]
-  as.double(y == 1)
+  as.double(NextMethod() == 1)
 }
 
 # Each row's binomial trials: of the training rows, or of `newdata` when its

@@ -47,7 +47,7 @@ model_negbin.formula <- function(x, data, prior = prior_normal(0, 10), prior_int
 model_negbin.default <- function(x, y, prior = prior_normal(0, 10), prior_intercept = NULL,
                                  prior_overdispersion = 1, ...) {
   check_dots_empty(...)
-  x <- check_design_matrix(x)
+  x <- check_design_matrix(x, keep_sparse = TRUE)
   check_response_length(y, x)
   new_model_negbin(x, count_response(y, "`y`"), prior, prior_intercept, prior_overdispersion)
 }

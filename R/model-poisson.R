@@ -45,7 +45,7 @@ model_poisson.formula <- function(x, data, prior = prior_normal(0, 10), prior_in
 model_poisson.default <- function(x, y, prior = prior_normal(0, 10), prior_intercept = NULL,
                                   ...) {
   check_dots_empty(...)
-  x <- check_design_matrix(x)
+  x <- check_design_matrix(x, keep_sparse = TRUE)
   check_response_length(y, x)
   new_model_poisson(x, count_response(y, "`y`"), prior, prior_intercept)
 }
@@ -104,7 +104,10 @@ new_count_model <- function(type, X, y, prior, prior_intercept) {
           else "Poisson", " regression needs some non-zero counts (with none the rate's ",
           "estimate is 0 and its logarithm has no finite value).")
   check_rank(X)  # R/design.R
-  list(type = type, p = ncol(X), n = as.double(n),
+  # a sparse design with at most a quarter non-zeros keeps its rows sparse
+  # (src/rows.h): the same draws as dense rows, in O(non-zeros) memory
+  sparse <- is_sparse_design(X) && design_density(X) <= 0.25
+  list(type = type, p = ncol(X), n = as.double(n), sparse = as.integer(sparse),
        prior_loc = pr$loc, prior_scale = pr$scale,
        prior = prior, prior_intercept = prior_intercept)
 }

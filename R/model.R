@@ -44,6 +44,7 @@ model_engine <- function(model) .Call(C_sgld_model_info, model)
 # default reads the regressions' dense (p + 1) x n rows `z`.
 model_coordinate_rows <- function(model, j) UseMethod("model_coordinate_rows")
 model_coordinate_rows.default <- function(model, j) {
+  if (isTRUE(model$sparse == 1L)) return(sparse_coordinate_rows(model, j))
   if (is.null(model$z) || is.null(model$p)) return(NULL)
   lapply(j, function(k) if (k <= model$p) which(model$z[k, ] != 0) - 1)
 }
@@ -89,7 +90,7 @@ model_residual_variance.default <- function(model, mu, W, trials) {
 
 # The observed response in the scale of model_mean(), for residuals().
 model_observed <- function(model) UseMethod("model_observed")
-model_observed.default <- function(model) model$z[model$p + 1L, ]
+model_observed.default <- function(model) stored_response(model)   # R/design-sparse.R
 
 # ---- each row's log likelihood ---------------------------------------------------
 

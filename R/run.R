@@ -70,7 +70,9 @@
 #'   symmetric positive definite d x d matrix \eqn{P}{P} on the sampler's scale
 #'   for the fixed preconditioner \eqn{w \leftarrow w + \eta P \hat g +
 #'   \sqrt{2\eta\tau} P^{1/2}\xi}{w <- w + eta P g_hat +
-#'   sqrt(2 eta tau) P^(1/2)xi}; `"rmsprop"` / [precond_rmsprop()] for pSGLD
+#'   sqrt(2 eta tau) P^(1/2)xi}, or a vector of d positive numbers, the
+#'   diagonal of a diagonal \eqn{P}{P} (O(d) a step, for wide models);
+#'   `"rmsprop"` / [precond_rmsprop()] for pSGLD
 #'   (see [psgld()]); `"natural"` for the natural gradient of a matrix
 #'   parameter (see [model_ica()] and [update_rules]); or `"whiten"` for a
 #'   latent path moved in coordinates that whiten it given the model's
@@ -241,6 +243,16 @@
 #' step, so only up to n d = 10^7, and not when `batch_size`,
 #' `control_variates`, `temperature`, `clip`, `replace` or `diagnostics` is
 #' given. `print()` says which was chosen and why.
+#'
+#' Models with more than 1,000 parameters (text features, factors of
+#' thousands of levels; the option `sgld.auto_wide_d` moves the bar) get a
+#' recipe that stores no d x d matrix: the mode by L-BFGS-B, the diagonal of
+#' the posterior precision there from Hessian-vector products (exactly for
+#' the parameters coupled to many others, such as the intercept, by random
+#' probes for the rest), a fixed diagonal preconditioner corrected along the
+#' few directions where it fits worst (found by the Lanczos iteration; O(d k)
+#' a step), the step 0.2 over the largest curvature that leaves, and a run
+#' long enough for about 1,000 effective draws along the slowest direction.
 #'
 #' The burn-in runs as a run of its own, which the rest continues exactly
 #' (`init = fit`), so that an interrupt keeps what was made: in the warm-up
@@ -756,7 +768,7 @@ resolve_init <- function(model, init, chains) {
 #'   gradient for [model_ica()]; the whitened path for [model_sv()]),
 #'   `"none"`, `"natural"`, `"whiten"` (see [sgld()]), or a symmetric
 #'   positive definite d x d matrix \eqn{P}{P} on the sampler's scale, e.g. an
-#'   estimate of the posterior covariance.
+#'   estimate of the posterior covariance, or its diagonal (a vector).
 #' @param temperature \eqn{\tau > 0}{tau > 0}; 1 samples the posterior.
 #' @return An object of class `sgld_fit` whose `acceptance` holds each chain's
 #'   acceptance rate.
@@ -791,9 +803,12 @@ mala <- function(model, lr = "auto", iter = NULL, ..., burnin = floor(iter / 2),
 
 # MALA's proposal is the step of a rule without kept state.
 mala_rule <- function(precondition, model) {
-  if (inherits(precondition, "sgld_rule") || identical(precondition, "rmsprop"))
-    abort("`precondition` for mala() must be NULL, \"none\", \"natural\", \"whiten\" or a ",
-          "matrix: an adaptive preconditioner cannot be a Metropolis-Hastings proposal.")
+  # a fixed preconditioner's rule (the wide models', R/auto-wide.R) is a proposal too
+  if (inherits(precondition, "sgld_rule") && !identical(precondition$name, "precond") ||
+      identical(precondition, "rmsprop"))
+    abort("`precondition` for mala() must be NULL, \"none\", \"natural\", \"whiten\", a ",
+          "matrix or its diagonal: an adaptive preconditioner cannot be a Metropolis-Hastings ",
+          "proposal.")
   rule <- resolve_precondition(precondition, model, proposal = TRUE)
   rule$label <- switch(rule$name, natural = "natural-gradient MALA",
                        whiten = "MALA with the latent path whitened", "MALA")

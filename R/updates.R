@@ -170,9 +170,18 @@ resolve_precondition <- function(precondition, model, proposal = FALSE) {
     return(update_rule("precond", "SGLD with a fixed preconditioner",
                        list(chol = precondition_factor(precondition, d)), sampler = TRUE))
   }
+  # a vector: the diagonal of P, O(d) a step and no d x d factor (wide models)
+  if (is.numeric(precondition) && is.null(dim(precondition)) && length(precondition) == d) {
+    if (any(!is.finite(precondition)) || any(precondition <= 0))
+      abort("`precondition`, a vector, is the diagonal of the preconditioner: ", d,
+            " positive finite numbers.")
+    return(update_rule("precond", "SGLD with a fixed diagonal preconditioner",
+                       list(scale = sqrt(as.double(precondition))), sampler = TRUE))
+  }
   abort("`precondition` must be NULL, \"none\", \"rmsprop\", precond_rmsprop(), ",
-        "\"natural\" (for model_ica()), \"whiten\" (for model_sv()), or a symmetric ",
-        "positive definite ", d, " x ", d, " matrix; not ", describe(precondition), ".")
+        "\"natural\" (for model_ica()), \"whiten\" (for model_sv()), a symmetric ",
+        "positive definite ", d, " x ", d, " matrix, or its diagonal (", d,
+        " positive numbers); not ", describe(precondition), ".")
 }
 
 # The natural gradient post-multiplies by W^T W: only for a square matrix parameter.

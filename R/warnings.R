@@ -74,9 +74,12 @@ stein_check <- function(fit, settings, draws = 50, bounds = c(0.25, 4), auto = F
   smooth <- caps$smooth_likelihood
   # a regression whose only kinks are its priors' (Laplace), along the coordinates
   kinked <- !smooth && caps$regression
+  # wide models (R/auto-wide.R): along the coordinates, as with kinks,
+  # rather than along the eigenvectors of a d x d Hessian
+  along_hessian <- smooth && model$d <= auto_wide_limit()
   K <- ndraws(fit)
   if (!(smooth || kinked) || K < 10 ||
-      model$n * (draws + if (smooth) 2 * model$d else 0) > 5e7) return(NULL)
+      model$n * (draws + if (along_hessian) 2 * model$d else 0) > 5e7) return(NULL)
   x <- as.matrix(fit, scale = "sampler")
   pick <- unique(round(seq(1, nrow(x), length.out = min(draws, nrow(x)))))
   x <- x[pick, , drop = FALSE]
@@ -88,7 +91,7 @@ stein_check <- function(fit, settings, draws = 50, bounds = c(0.25, 4), auto = F
   if (model$d == 1) G <- t(G)
   if (any(!is.finite(G))) return(NULL)
   centre <- colMeans(x)
-  if (smooth) {
+  if (along_hessian) {
     H <- vapply(seq_len(model$d), function(j) {
       step <- 1e-4 * max(1, abs(centre[j]))
       e <- replace(numeric(model$d), j, step)
@@ -97,12 +100,13 @@ stein_check <- function(fit, settings, draws = 50, bounds = c(0.25, 4), auto = F
     if (any(!is.finite(H))) return(NULL)
     eig <- eigen((H + t(H)) / 2, symmetric = TRUE)
   } else {
-    eig <- list(vectors = diag(model$d), values = rep(1, model$d))
+    eig <- list(vectors = NULL, values = rep(1, model$d))   # the coordinates
   }
   # these models' log posteriors are concave around their posterior mass: a
   # direction of non-positive curvature at the draws' mean is far from it
   dev <- sweep(x, 2, centre)
-  products <- -((G %*% eig$vectors) * (dev %*% eig$vectors)) / settings$temperature
+  products <- if (is.null(eig$vectors)) -(G * dev) / settings$temperature
+              else -((G %*% eig$vectors) * (dev %*% eig$vectors)) / settings$temperature
   r <- colMeans(products)
   se <- apply(products, 2, stats::sd) / sqrt(nrow(products))
   r[eig$values <= 0] <- Inf
@@ -110,7 +114,8 @@ stein_check <- function(fit, settings, draws = 50, bounds = c(0.25, 4), auto = F
   worst <- if (any(off)) which(off)[which.max(abs(log(pmax(r[off], 1e-300))))]
            else which.max(abs(log(pmax(r, 1e-300))))
   r_worst <- r[worst]
-  involved <- model$names[which.max(abs(eig$vectors[, worst]))]
+  involved <- model$names[if (is.null(eig$vectors)) worst
+                          else which.max(abs(eig$vectors[, worst]))]
   # lr = "auto" chose the settings: the remedies are the ones it does not try
   longer <- format(4 * settings$iter, big.mark = ",", scientific = FALSE)
   remedy <- if (auto)
@@ -167,7 +172,10 @@ threshold_check <- function(fit, settings, rule, times = 200, auto = FALSE) {
     if (is.null(G) || any(!is.finite(G))) return(NA_real_)
     T <- switch(rule$name,
                 sgld = NULL,
-                precond = matrix(rule$opts$chol, model$d, model$d),  # the lower factor
+                # the lower factor, or the wide models' (R/auto-wide.R)
+                precond = if (!is.null(rule$opts$chol)) matrix(rule$opts$chol, model$d, model$d)
+                          else precondition_ops(rule$opts$scale, rule$opts$basis,
+                                                rule$opts$coef)$Lt,
                 psgld = diag(1 / sqrt(rule$opts$lambda + sqrt(fit$state$update[seq_len(model$d), c])),
                              model$d))
     estimator_threshold(G, eta, T)
@@ -345,9 +353,15 @@ name_list <- function(x, most = 5) {
 # a factor of the preconditioner (P = T T'; NULL for none). Welling and Teh's
 # section 4.1 in this package's eta; used after a run (threshold_check()) and
 # to choose the automatic batch (auto_alpha()).
+# T: NULL, the d x d factor, or a function applying T' to a gradient (a
+# diagonal or low-rank factor, R/auto-wide.R). The largest eigenvalue of
+# T' Cov(G) T = Z'Z / (draws - 1), Z the centred gradients through T, is
+# that of Z Z' / (draws - 1): the smaller of the two is formed, so a wide
+# model costs draws^2 d, never d x d.
 estimator_threshold <- function(G, eta, T = NULL) {
-  C <- stats::cov(G)
-  if (!is.null(T)) C <- crossprod(T, C %*% T)
+  Z <- sweep(G, 2, colMeans(G))
+  if (is.function(T)) Z <- t(apply(Z, 1, T)) else if (!is.null(T)) Z <- Z %*% T
+  C <- (if (ncol(Z) <= nrow(Z)) crossprod(Z) else tcrossprod(Z)) / (nrow(G) - 1)
   # finite gradients so large that their covariance overflows (a network
   # under pSGLD with a tiny lambda, before it diverges): the noise is
   # unbounded, which the check reports, rather than eigen() failing

@@ -12,11 +12,13 @@
 #include <Rmath.h>
 #include "sgld.h"
 #include "dense.h"
+#include "rows.h"
 
 typedef struct linear_data {
   int p;                 /* regression coefficients */
   R_xlen_t n;
   const double *z;       /* (p + 1) x n: covariates then response, per observation */
+  design_rows X;         /* the same rows, or sparse ones (z NULL; rows.h) */
   const double *wt;      /* case weights, one per observation; NULL when all are 1 */
   const double *mu;      /* prior mean of beta */
   const double *vinv;    /* V^{-1}: p x p, or its diagonal when vinv_diag */
@@ -153,15 +155,12 @@ DENSE_WIDE static double linear_sums_dense_wide(const double *z, const int p, co
 /* the same sums weighted by the case weights, and their sum into *wsum */
 static double linear_sums_weighted(const linear_data *L, const double *w, const R_xlen_t *idx,
                                    int m, double *xr, double *wsum) {
-  const int p = L->p, stride = p + 1;
+  const int p = L->p;
   double ssr = 0.0, sw = 0.0;
   for (int j = 0; j < p; j++) xr[j] = 0.0;
   for (int k = 0; k < m; k++) {
-    const double *zi = L->z + idx[k] * stride, c = L->wt[idx[k]];
-    double r = zi[p];
-    for (int j = 0; j < p; j++) r -= zi[j] * w[j];
-    const double cr = c * r;
-    for (int j = 0; j < p; j++) xr[j] += cr * zi[j];
+    const double c = L->wt[idx[k]], r = rows_residual(&L->X, idx[k], w), cr = c * r;
+    rows_axpy(&L->X, idx[k], cr, xr);
     ssr += cr * r;
     sw += c;
   }
@@ -172,6 +171,16 @@ static double linear_sums_weighted(const linear_data *L, const double *w, const 
 /* the batch sums, with the register-resident kernel for small p */
 static inline double linear_sums(const linear_data *L, const double *w, const R_xlen_t *idx,
                                  int m, double *xr) {
+  if (!L->z) {   /* sparse rows */
+    double ssr = 0.0;
+    for (int j = 0; j < L->p; j++) xr[j] = 0.0;
+    for (int k = 0; k < m; k++) {
+      const double r = rows_residual(&L->X, idx[k], w);
+      rows_axpy(&L->X, idx[k], r, xr);
+      ssr += r * r;
+    }
+    return ssr;
+  }
   if (L->ahead && L->p <= LINEAR_SMALL_P)
     return linear_sums_far(L->z, L->p, w, idx, m, xr, L->ahead);
   switch (L->p) {
@@ -202,14 +211,12 @@ static double linear_loglik(const void *data, const double *w, const R_xlen_t *i
                             R_xlen_t m, double *work) {
   (void) work;
   const linear_data *L = data;
-  const int p = L->p, stride = p + 1;
+  const int p = L->p;
   if (!idx) m = L->n;
   double ssr = 0.0, count = 0.0;
   for (R_xlen_t k = 0; k < m; k++) {
     const R_xlen_t i = idx ? idx[k] : k;
-    const double *zi = L->z + i * stride, c = L->wt ? L->wt[i] : 1.0;
-    double r = zi[p];
-    for (int j = 0; j < p; j++) r -= zi[j] * w[j];
+    const double c = L->wt ? L->wt[i] : 1.0, r = rows_residual(&L->X, i, w);
     ssr += c * r * r;
     count += c;
   }
@@ -220,12 +227,10 @@ static double linear_loglik(const void *data, const double *w, const R_xlen_t *i
 static void linear_loglik_rows(const void *data, const double *w, R_xlen_t from, R_xlen_t to,
                                double *out) {
   const linear_data *L = data;
-  const int p = L->p, stride = p + 1;
+  const int p = L->p;
   const double half_prec = 0.5 * exp(-w[p]), lnorm = -0.5 * (M_LN_2PI + w[p]);
   for (R_xlen_t i = from; i < to; i++) {
-    const double *zi = L->z + i * stride;
-    double r = zi[p];
-    for (int j = 0; j < p; j++) r -= zi[j] * w[j];
+    const double r = rows_residual(&L->X, i, w);
     out[i - from] = (L->wt ? L->wt[i] : 1.0) * (lnorm - half_prec * r * r);
   }
 }
@@ -301,39 +306,14 @@ const char *const model_linear_metrics[] = {"test_loglik", "test_rmse", NULL};
 static void linear_metrics(const void *data, const double *w, double *out, double *work) {
   (void) work;
   const linear_data *L = data;
-  const int p = L->p, stride = p + 1;
+  const int p = L->p;
   double ssr = 0.0;
   for (R_xlen_t i = 0; i < L->n; i++) {
-    const double *zi = L->z + i * stride;
-    double r = zi[p];
-    for (int j = 0; j < p; j++) r -= zi[j] * w[j];
+    const double r = rows_residual(&L->X, i, w);
     ssr += r * r;
   }
   out[0] = -0.5 * (M_LN_2PI + w[p]) - 0.5 * exp(-w[p]) * ssr / (double) L->n;
   out[1] = sqrt(ssr / (double) L->n);
-}
-
-/* Under q = N(mu, diag(sd^2)) the row's x' beta is N(a, v): a = x' mu,
-   v = sum_j x_j^2 sd_j^2 */
-static inline void row_moments(const double *zi, const double *mu, const double *sd, int p,
-                               double *a, double *v) {
-  double m = 0.0, s2 = 0.0;
-  for (int j = 0; j < p; j++) {
-    const double xs = zi[j] * sd[j];
-    m += zi[j] * mu[j];
-    s2 += xs * xs;
-  }
-  *a = m;
-  *v = s2;
-}
-
-/* g_mu += c x and g_sd += f x^2 sd (elementwise) */
-static inline void add_row_gradients(const double *zi, double c, double f, const double *sd,
-                                     int p, double *g_mu, double *g_sd) {
-  for (int j = 0; j < p; j++) {
-    g_mu[j] += c * zi[j];
-    g_sd[j] += f * zi[j] * zi[j] * sd[j];
-  }
 }
 
 /* Local reparameterisation (sgld.h: grad_loglik_local): the mean x_i' beta
@@ -349,16 +329,16 @@ static double linear_grad_loglik_local(const void *data, const double *mu, const
                                        double *g_mu, double *g_sd, double *work) {
   (void) work;
   const linear_data *L = data;
-  const int p = L->p, stride = p + 1;
+  const int p = L->p;
   const double e_gamma = rng_norm(rng), gamma = mu[p] + sd[p] * e_gamma, prec = exp(-gamma);
   double ssr = 0.0, count = 0.0;
   for (int k = 0; k < m; k++) {
-    const double *zi = L->z + idx[k] * stride, wt = L->wt ? L->wt[idx[k]] : 1.0;
+    const double wt = L->wt ? L->wt[idx[k]] : 1.0;
     double a, v;
-    row_moments(zi, mu, sd, p, &a, &v);
-    const double s = sqrt(v), e = rng_norm(rng), r = zi[p] - (a + s * e);
+    rows_moments(&L->X, idx[k], mu, sd, 0.0, &a, &v);
+    const double s = sqrt(v), e = rng_norm(rng), r = rows_y(&L->X, idx[k]) - (a + s * e);
     const double c = wt * prec * r, f = s > 0 ? c * e / s : 0.0;
-    add_row_gradients(zi, c, f, sd, p, g_mu, g_sd);
+    rows_add_gradients(&L->X, idx[k], c, f, sd, g_mu, g_sd);
     ssr += wt * r * r;
     count += wt;
   }
@@ -378,15 +358,15 @@ static double linear_expected_loglik(const void *data, const double *mu, const d
                                      double *work) {
   (void) work;
   const linear_data *L = data;
-  const int p = L->p, stride = p + 1;
+  const int p = L->p;
   const double kappa = exp(-mu[p] + 0.5 * sd[p] * sd[p]);
   double ssr = 0.0, count = 0.0;
   for (int k = 0; k < m; k++) {
-    const double *zi = L->z + idx[k] * stride, wt = L->wt ? L->wt[idx[k]] : 1.0;
+    const double wt = L->wt ? L->wt[idx[k]] : 1.0;
     double a, v;
-    row_moments(zi, mu, sd, p, &a, &v);
-    const double r = zi[p] - a, c = wt * kappa;
-    add_row_gradients(zi, c * r, -c, sd, p, g_mu, g_sd);
+    rows_moments(&L->X, idx[k], mu, sd, 0.0, &a, &v);
+    const double r = rows_y(&L->X, idx[k]) - a, c = wt * kappa;
+    rows_add_gradients(&L->X, idx[k], c * r, -c, sd, g_mu, g_sd);
     ssr += wt * (r * r + v);
     count += wt;
   }
@@ -432,16 +412,19 @@ static double linear_hess_loglik(const void *data, const double *w, const R_xlen
     double h[4];
     for (int b = 0; b < rows; b++) {
       const R_xlen_t i = idx ? idx[k + b] : k + b;
-      const double c = L->wt ? L->wt[i] : 1.0;
-      x[b] = L->z + i * stride;
-      double r = x[b][p];
-      for (int j = 0; j < p; j++) r -= x[b][j] * w[j];
-      for (int j = 0; j < p; j++) xr[j] += c * r * x[b][j];
+      const double c = L->wt ? L->wt[i] : 1.0, r = rows_residual(&L->X, i, w);
+      rows_axpy(&L->X, i, c * r, xr);
       ssr += c * r * r;
       count += c;
       h[b] = -prec * c;
+      if (L->z) {
+        x[b] = L->z + i * stride;
+      } else {
+        const R_xlen_t lo = (R_xlen_t) L->X.start[i], hi = (R_xlen_t) L->X.start[i + 1];
+        hess_sparse_row(H, d, L->X.col + lo, L->X.val ? L->X.val + lo : NULL, hi - lo, h[b]);
+      }
     }
-    hess_rows(H, d, p, x, h, rows);
+    if (L->z) hess_rows(H, d, p, x, h, rows);
   }
   for (int j = 0; j < p; j++) {
     g[j] += prec * xr[j];
@@ -480,7 +463,8 @@ sgld_model model_linear_build(SEXP spec) {
   L->p = list_int(spec, "p");
   L->n = (R_xlen_t) list_real(spec, "n");
   if (L->p < 1 || L->n < 1) error("internal: linear model needs p >= 1 and n >= 1");
-  L->z = model_rows(spec, (R_xlen_t) (L->p + 1) * L->n);
+  rows_from_spec(&L->X, spec, L->p, L->n);
+  L->z = L->X.z;
   L->wt = list_optional_doubles(spec, "obs_weight", L->n);
   L->mu = list_doubles(spec, "prior_mean", L->p);
   L->vinv_diag = list_int(spec, "prior_vinv_diag");
@@ -489,7 +473,7 @@ sgld_model model_linear_build(SEXP spec) {
   L->b = list_real(spec, "prior_rate");
   L->prior_const = list_real(spec, "prior_const");
   L->wide = dense_wide();
-  L->ahead = dense_ahead(L->p, (double) L->n, sizeof(double));
+  L->ahead = L->z ? dense_ahead(L->p, (double) L->n, sizeof(double)) : 0;
 
   /* fields not named here (optional functions this model lacks) are zero */
   return (sgld_model) {

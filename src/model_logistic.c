@@ -17,6 +17,7 @@
 #include <Rmath.h>
 #include "sgld.h"
 #include "dense.h"
+#include "rows.h"
 
 enum { PRIOR_NORMAL = 0, PRIOR_LAPLACE = 1 };
 
@@ -42,6 +43,7 @@ typedef struct logistic_data {
   int prior_all;           /* PRIOR_NORMAL or PRIOR_LAPLACE for every coefficient, or -1 */
   int ahead;               /* rows prefetched ahead (dense.h: dense_ahead()) */
   int spread;              /* zf's next block's rows prefetched line by line (dense_spread()) */
+  design_rows rows;        /* the same rows, for rows.h's accessors */
 } logistic_data;
 
 /* log sigma(u) = -log(1 + e^-u) */
@@ -71,17 +73,13 @@ static inline double linear_predictor(const double *zi, const double *w, int p) 
   return eta;
 }
 
-/* the linear predictor of observation i, whichever the storage */
+/* the linear predictor of observation i, whichever the storage (rows.h) */
 static inline double eta_of(const logistic_data *L, R_xlen_t i, const double *w) {
-  if (L->z) return linear_predictor(L->z + i * (L->p + 1), w, L->p);
-  double eta = 0.0;
-  for (R_xlen_t k = (R_xlen_t) L->start[i]; k < (R_xlen_t) L->start[i + 1]; k++)
-    eta += (L->val ? L->val[k] : 1.0) * w[L->col[k]];
-  return eta;
+  return rows_dot(&L->rows, i, w, 0.0);
 }
 
 static inline double y_of(const logistic_data *L, R_xlen_t i) {
-  return L->z ? L->z[i * (L->p + 1) + L->p] : L->y[i];
+  return rows_y(&L->rows, i);
 }
 
 /* observation i's linear predictor, offset included */
@@ -105,21 +103,12 @@ static inline double row_loglik(const logistic_data *L, R_xlen_t i, const double
 
 /* x_ij, whichever the storage (a sparse row's non-zeros are few: a scan) */
 static inline double x_of(const logistic_data *L, R_xlen_t i, int j) {
-  if (L->z) return L->z[i * (L->p + 1) + j];
-  for (R_xlen_t k = (R_xlen_t) L->start[i]; k < (R_xlen_t) L->start[i + 1]; k++)
-    if (L->col[k] == j) return L->val ? L->val[k] : 1.0;
-  return 0.0;
+  return rows_entry(&L->rows, i, j);
 }
 
 /* g += c x_i, whichever the storage */
 static inline void add_row(const logistic_data *L, R_xlen_t i, double c, double *g) {
-  if (L->z) {
-    const double *zi = L->z + i * (L->p + 1);
-    for (int j = 0; j < L->p; j++) g[j] += c * zi[j];
-  } else {
-    for (R_xlen_t q = (R_xlen_t) L->start[i]; q < (R_xlen_t) L->start[i + 1]; q++)
-      g[L->col[q]] += c * (L->val ? L->val[q] : 1.0);
-  }
+  rows_axpy(&L->rows, i, c, g);
 }
 
 /* The gradient with offsets or counts, for either storage: one row at a time,
@@ -424,44 +413,13 @@ static void logistic_metrics(const void *data, const double *w, double *out, dou
    included) is N(a, v): a = x_i' mu, v = sum_j x_ij^2 sd_j^2, any storage */
 static inline void row_moments(const logistic_data *L, R_xlen_t i, const double *mu,
                                const double *sd, double *a, double *v) {
-  const int p = L->p;
-  double m = L->offset ? L->offset[i] : 0.0, s2 = 0.0;
-  if (L->z) {
-    const double *zi = L->z + i * (p + 1);
-    for (int j = 0; j < p; j++) {
-      const double xs = zi[j] * sd[j];
-      m += zi[j] * mu[j];
-      s2 += xs * xs;
-    }
-  } else {
-    for (R_xlen_t q = (R_xlen_t) L->start[i]; q < (R_xlen_t) L->start[i + 1]; q++) {
-      const double x = L->val ? L->val[q] : 1.0, xs = x * sd[L->col[q]];
-      m += x * mu[L->col[q]];
-      s2 += xs * xs;
-    }
-  }
-  *a = m;
-  *v = s2;
+  rows_moments(&L->rows, i, mu, sd, L->offset ? L->offset[i] : 0.0, a, v);
 }
 
 /* g_mu += c x_i and g_sd += f x_i^2 sd (elementwise), any storage */
 static inline void add_row_gradients(const logistic_data *L, R_xlen_t i, double c, double f,
                                      const double *sd, double *g_mu, double *g_sd) {
-  const int p = L->p;
-  if (L->z) {
-    const double *zi = L->z + i * (p + 1);
-    for (int j = 0; j < p; j++) {
-      g_mu[j] += c * zi[j];
-      g_sd[j] += f * zi[j] * zi[j] * sd[j];
-    }
-  } else {
-    for (R_xlen_t q = (R_xlen_t) L->start[i]; q < (R_xlen_t) L->start[i + 1]; q++) {
-      const int j = L->col[q];
-      const double x = L->val ? L->val[q] : 1.0;
-      g_mu[j] += c * x;
-      g_sd[j] += f * x * x * sd[j];
-    }
-  }
+  rows_add_gradients(&L->rows, i, c, f, sd, g_mu, g_sd);
 }
 
 /* Local reparameterisation (sgld.h: grad_loglik_local). Under q = N(mu,
@@ -665,26 +623,12 @@ sgld_model model_logistic_build(SEXP spec) {
   L->n = (R_xlen_t) list_real(spec, "n");
   if (L->p < 1 || L->n < 1) error("internal: logistic model needs p >= 1 and n >= 1");
   const int sparse = list_int(spec, "sparse");
-  L->z = NULL;
-  L->start = L->val = L->y = NULL;
-  L->col = NULL;
-  if (sparse) {
-    L->start = list_doubles(spec, "sp_start", L->n + 1);
-    if (L->start[0] != 0) error("internal: 'sp_start' must begin at 0");
-    R_xlen_t nnz = (R_xlen_t) L->start[L->n];
-    L->val = list_int(spec, "sp_binary") ? NULL : list_doubles(spec, "sp_val", nnz);
-    L->y = list_doubles(spec, "sp_y", L->n);
-    SEXP col = list_elt(spec, "sp_col");
-    if (TYPEOF(col) != INTSXP || XLENGTH(col) != nnz)
-      error("internal: 'sp_col' must be an integer vector with one entry per non-zero");
-    L->col = INTEGER(col);
-    for (R_xlen_t k = 0; k < nnz; k++)
-      if (L->col[k] < 0 || L->col[k] >= L->p) error("internal: 'sp_col' out of range");
-    for (R_xlen_t i = 0; i < L->n; i++)
-      if (!(L->start[i] <= L->start[i + 1])) error("internal: 'sp_start' must not decrease");
-  } else {
-    L->z = model_rows(spec, (R_xlen_t) (L->p + 1) * L->n);
-  }
+  rows_from_spec(&L->rows, spec, L->p, L->n);   /* rows.h: read and checked there */
+  L->z = L->rows.z;
+  L->start = L->rows.start;
+  L->val = L->rows.val;
+  L->y = L->rows.y;
+  L->col = L->rows.col;
   L->zf = list_optional_floats(spec, "zf", (R_xlen_t) (L->p + 1) * L->n);
   huge_pages(L->zf, (size_t) (L->p + 1) * (size_t) L->n * sizeof(float));
   SEXP type = list_elt(spec, "prior_type");

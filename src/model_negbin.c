@@ -18,11 +18,12 @@
 #include <R.h>
 #include <Rmath.h>
 #include "sgld.h"
+#include "rows.h"
 
 typedef struct negbin_data {
   int p;
   R_xlen_t n;
-  const double *z;            /* (p + 1) x n: covariates, then the count */
+  design_rows X;              /* covariates and counts, dense or sparse (rows.h) */
   const double *log_fact;     /* log y_i!, per row */
   const double *offset, *wt;  /* per row, or NULL */
   const double *prior_loc, *prior_scale;
@@ -40,14 +41,11 @@ static inline dispersion dispersion_of(double u, int derivatives) {
 }
 
 static inline double eta_of(const negbin_data *L, R_xlen_t i, const double *w) {
-  const double *zi = L->z + i * (L->p + 1);
-  double eta = L->offset ? L->offset[i] : 0.0;
-  for (int j = 0; j < L->p; j++) eta += zi[j] * w[j];
-  return eta;
+  return rows_dot(&L->X, i, w, L->offset ? L->offset[i] : 0.0);
 }
 
 static inline double y_of(const negbin_data *L, R_xlen_t i) {
-  return L->z[i * (L->p + 1) + L->p];
+  return rows_y(&L->X, i);
 }
 
 static inline double wt_of(const negbin_data *L, R_xlen_t i) {
@@ -85,10 +83,10 @@ static void negbin_grad_loglik(const void *data, const double *w, const R_xlen_t
   const dispersion D = dispersion_of(w[p], 1);
   for (int k = 0; k < m; k++) {
     const R_xlen_t i = idx[k];
-    const double *zi = L->z + i * (p + 1), c_i = wt_of(L, i);
+    const double c_i = wt_of(L, i);
     double c, du;
     nb_slopes(L, i, eta_of(L, i, w), &D, &c, &du);
-    for (int j = 0; j < p; j++) g[j] += c_i * c * zi[j];
+    rows_axpy(&L->X, i, c_i * c, g);
     g[p] += c_i * du;
   }
 }
@@ -175,22 +173,15 @@ static double negbin_grad_loglik_local(const void *data, const double *mu, const
   double ll = 0.0, G = 0.0;
   for (int k = 0; k < m; k++) {
     const R_xlen_t i = idx[k];
-    const double *zi = L->z + i * (p + 1), c_i = wt_of(L, i);
-    double a = L->offset ? L->offset[i] : 0.0, v = 0.0;
-    for (int j = 0; j < p; j++) {
-      const double xs = zi[j] * sd[j];
-      a += zi[j] * mu[j];
-      v += xs * xs;
-    }
+    const double c_i = wt_of(L, i);
+    double a, v;
+    rows_moments(&L->X, i, mu, sd, L->offset ? L->offset[i] : 0.0, &a, &v);
     const double s = sqrt(v), e = rng_norm(rng), eta = a + s * e;
     double c, du;
     nb_slopes(L, i, eta, &D, &c, &du);
     c *= c_i;
     const double f = s > 0 ? c * e / s : 0.0;
-    for (int j = 0; j < p; j++) {
-      g_mu[j] += c * zi[j];
-      g_sd[j] += f * zi[j] * zi[j] * sd[j];
-    }
+    rows_add_gradients(&L->X, i, c, f, sd, g_mu, g_sd);
     G += c_i * du;
     ll += c_i * nb_loglik(L, i, eta, &D);
   }
@@ -204,7 +195,7 @@ sgld_model model_negbin_build(SEXP spec) {
   L->p = list_int(spec, "p");
   L->n = (R_xlen_t) list_real(spec, "n");
   if (L->p < 1 || L->n < 1) error("internal: negative-binomial model needs p >= 1 and n >= 1");
-  L->z = model_rows(spec, (R_xlen_t) (L->p + 1) * L->n);
+  rows_from_spec(&L->X, spec, L->p, L->n);
   double *lf = (double *) R_alloc((size_t) L->n, sizeof(double));
   for (R_xlen_t i = 0; i < L->n; i++) lf[i] = lgammafn(y_of(L, i) + 1.0);
   L->log_fact = lf;

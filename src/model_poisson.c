@@ -5,32 +5,30 @@
  * log likelihood counts c_i times), and an independent normal prior on each
  * coefficient.
  *
- * The data are one (p + 1) x n matrix whose column i is (x_i, y_i). Row i's
+ * The data are rows dense or sparse (rows.h). Row i's
  * log likelihood is c_i (y_i eta_i - e^eta_i - log y_i!); log y_i! is
  * computed once, when the model is built.
  */
 #include <R.h>
 #include <Rmath.h>
 #include "sgld.h"
+#include "rows.h"
 
 typedef struct poisson_data {
   int p;
   R_xlen_t n;
-  const double *z;            /* (p + 1) x n: covariates, then the count */
+  design_rows X;              /* covariates and counts, dense or sparse */
   const double *log_fact;     /* log y_i!, per row */
   const double *offset, *wt;  /* per row, or NULL */
   const double *prior_loc, *prior_scale;
 } poisson_data;
 
 static inline double eta_of(const poisson_data *L, R_xlen_t i, const double *w) {
-  const double *zi = L->z + i * (L->p + 1);
-  double eta = L->offset ? L->offset[i] : 0.0;
-  for (int j = 0; j < L->p; j++) eta += zi[j] * w[j];
-  return eta;
+  return rows_dot(&L->X, i, w, L->offset ? L->offset[i] : 0.0);
 }
 
 static inline double y_of(const poisson_data *L, R_xlen_t i) {
-  return L->z[i * (L->p + 1) + L->p];
+  return rows_y(&L->X, i);
 }
 
 static inline double wt_of(const poisson_data *L, R_xlen_t i) {
@@ -46,12 +44,10 @@ static void poisson_grad_loglik(const void *data, const double *w, const R_xlen_
                                 int m, double *g, double *work) {
   (void) work;
   const poisson_data *L = data;
-  const int p = L->p;
   for (int k = 0; k < m; k++) {
     const R_xlen_t i = idx[k];
-    const double *zi = L->z + i * (p + 1);
-    const double c = wt_of(L, i) * (zi[p] - exp(eta_of(L, i, w)));
-    for (int j = 0; j < p; j++) g[j] += c * zi[j];
+    const double c = wt_of(L, i) * (y_of(L, i) - exp(eta_of(L, i, w)));
+    rows_axpy(&L->X, i, c, g);
   }
 }
 
@@ -98,7 +94,7 @@ static double poisson_logpost_coordinate(const void *data, const double *w, int 
   double lp = -0.5 * u * u;
   for (R_xlen_t k = 0; k < m; k++) {
     const R_xlen_t i = idx[k];
-    const double eta = eta_of(L, i, w) + L->z[i * (L->p + 1) + j] * (v - w[j]);
+    const double eta = eta_of(L, i, w) + rows_entry(&L->X, i, j) * (v - w[j]);
     lp += wt_of(L, i) * (y_of(L, i) * eta - exp(eta));
   }
   return lp;
@@ -115,25 +111,13 @@ static void poisson_metrics(const void *data, const double *w, double *out, doub
    a_i = x_i' mu + o_i, v_i = sum_j x_ij^2 sd_j^2. */
 static inline void row_moments(const poisson_data *L, R_xlen_t i, const double *mu,
                                const double *sd, double *a, double *v) {
-  const double *zi = L->z + i * (L->p + 1);
-  double m = L->offset ? L->offset[i] : 0.0, s2 = 0.0;
-  for (int j = 0; j < L->p; j++) {
-    const double xs = zi[j] * sd[j];
-    m += zi[j] * mu[j];
-    s2 += xs * xs;
-  }
-  *a = m;
-  *v = s2;
+  rows_moments(&L->X, i, mu, sd, L->offset ? L->offset[i] : 0.0, a, v);
 }
 
 /* g_mu += c x_i and g_sd += f x_i^2 sd (elementwise) */
 static inline void add_row_gradients(const poisson_data *L, R_xlen_t i, double c, double f,
                                      const double *sd, double *g_mu, double *g_sd) {
-  const double *zi = L->z + i * (L->p + 1);
-  for (int j = 0; j < L->p; j++) {
-    g_mu[j] += c * zi[j];
-    g_sd[j] += f * zi[j] * zi[j] * sd[j];
-  }
+  rows_add_gradients(&L->X, i, c, f, sd, g_mu, g_sd);
 }
 
 /* Local reparameterisation (sgld.h: grad_loglik_local): eta_i = a_i +
@@ -198,7 +182,7 @@ sgld_model model_poisson_build(SEXP spec) {
   L->p = list_int(spec, "p");
   L->n = (R_xlen_t) list_real(spec, "n");
   if (L->p < 1 || L->n < 1) error("internal: Poisson model needs p >= 1 and n >= 1");
-  L->z = model_rows(spec, (R_xlen_t) (L->p + 1) * L->n);
+  rows_from_spec(&L->X, spec, L->p, L->n);
   double *lf = (double *) R_alloc((size_t) L->n, sizeof(double));
   for (R_xlen_t i = 0; i < L->n; i++) lf[i] = lgammafn(y_of(L, i) + 1.0);
   L->log_fact = lf;

@@ -5,23 +5,58 @@
  * and P itself is never formed. The factor L is the rule's one setting: R
  * computes it once (precondition_factor() in R/run.R) and passes it as the
  * rule's option `chol`.
+ *
+ * Or, for models too wide for a d x d factor, L = S (I + V C V^T) with S =
+ * diag(s) (option `scale`) and, optionally, k orthonormal columns V
+ * (`basis`, d x k) and C = diag(c) (`coef`, each c > -1): a diagonal
+ * preconditioner corrected along the k directions where it fits worst
+ * (R/auto-wide.R). L is applied in O(d k) a step; its transpose is
+ * (I + V C V^T) S, its inverse (I + V C' V^T) S^{-1} with c' = 1/(1+c) - 1.
  */
 #include <string.h>
 #include "sgld.h"
 
 typedef struct precond_opts {
   const double *L;     /* lower factor of P = L L^T, d x d column-major, R's memory */
+  const double *s;     /* or, when L is NULL, the diagonal factor's entries */
+  const double *V, *c; /* and k corrections (V d x k, c), or NULL */
+  int k;
 } precond_opts;
 
 static const void *precond_build(SEXP opts, int d) {
   precond_opts *o = (precond_opts *) R_alloc(1, sizeof *o);
-  o->L = list_doubles(opts, "chol", (R_xlen_t) d * d);
+  o->s = list_optional_doubles(opts, "scale", d);
+  o->L = o->s ? NULL : list_doubles(opts, "chol", (R_xlen_t) d * d);
+  o->V = o->c = NULL;
+  o->k = 0;
+  SEXP c = list_optional(opts, "coef");
+  if (o->s && c != R_NilValue) {
+    o->k = (int) XLENGTH(c);
+    if (o->k > d) error("internal: more corrections than parameters");
+    o->c = list_doubles(opts, "coef", o->k);
+    o->V = list_doubles(opts, "basis", (R_xlen_t) d * o->k);
+  }
   return o;
 }
 
-/* scratch: the step before L is applied (step), or u and z (log_q) */
+/* x += V (f(c) * (V^T x)), f(c) = c, or 1/(1+c) - 1 when inverse; t holds k */
+static void low_rank(const precond_opts *o, double *x, int d, int inverse, double *t) {
+  for (int i = 0; i < o->k; i++) {
+    const double *v = o->V + (size_t) i * d;
+    double u = 0.0;
+    for (int j = 0; j < d; j++) u += v[j] * x[j];
+    t[i] = u * (inverse ? 1.0 / (1.0 + o->c[i]) - 1.0 : o->c[i]);
+  }
+  for (int i = 0; i < o->k; i++) {
+    const double *v = o->V + (size_t) i * d;
+    for (int j = 0; j < d; j++) x[j] += v[j] * t[i];
+  }
+}
+
+/* scratch: the step before L is applied (step), or u and z (log_q), and
+   the low-rank correction's k <= d numbers */
 static size_t precond_scratch_length(int d) {
-  return 2 * (size_t) d;
+  return 3 * (size_t) d;
 }
 
 /* the step, its normals xi from z when given (step_drawn), else drawn */
@@ -30,6 +65,23 @@ static inline void precond_move(double *w, const double *g_hat, double eta, doub
                                 const precond_opts *o) {
   const double *L = o->L;
   const double sd = tau > 0 ? sqrt(2.0 * eta * tau) : 0.0;
+  if (!L && !o->k) {                 /* diagonal: w_j += s_j (eta s_j g_j + sd xi_j) */
+    for (int j = 0; j < d; j++) {
+      a[j] = eta * (o->s[j] * g_hat[j]) + (tau > 0 ? sd * (z ? z[j] : rng_norm(rng)) : 0.0);
+      w[j] += o->s[j] * a[j];
+    }
+    return;
+  }
+  if (!L) {                          /* a = eta L^T g + sd xi; w += L a */
+    double *t = a + d;
+    for (int j = 0; j < d; j++) a[j] = o->s[j] * g_hat[j];
+    low_rank(o, a, d, 0, t);
+    for (int j = 0; j < d; j++)
+      a[j] = eta * a[j] + (tau > 0 ? sd * (z ? z[j] : rng_norm(rng)) : 0.0);
+    low_rank(o, a, d, 0, t);
+    for (int j = 0; j < d; j++) w[j] += o->s[j] * a[j];
+    return;
+  }
   for (int j = 0; j < d; j++) {      /* a = eta L^T g_hat + sd xi; column j of L is row j of L^T */
     const double *col = L + (size_t) j * d;
     double s = 0.0;
@@ -61,8 +113,22 @@ static void precond_step_drawn(double *w, const double *g_hat, const double *g_b
 static double precond_log_q(const double *to, const double *from, const double *g_from,
                             double eta, double tau, double *scratch, int d,
                             const void *opts) {
-  const double *L = ((const precond_opts *) opts)->L;
+  const precond_opts *o = opts;
+  const double *L = o->L;
   double *u = scratch, *z = scratch + d;
+  if (!L) {                              /* z = L^{-1} (to - from) - eta L^T g */
+    double *t = scratch + 2 * (size_t) d;   /* k <= d numbers */
+    for (int j = 0; j < d; j++) u[j] = o->s[j] * g_from[j];
+    if (o->k) low_rank(o, u, d, 0, t);
+    for (int j = 0; j < d; j++) z[j] = (to[j] - from[j]) / o->s[j];
+    if (o->k) low_rank(o, z, d, 1, t);
+    double q = 0.0;
+    for (int j = 0; j < d; j++) {
+      const double e = z[j] - eta * u[j];
+      q += e * e;
+    }
+    return -q / (4.0 * eta * tau);
+  }
   for (int j = 0; j < d; j++) {          /* u = L^T g */
     const double *col = L + (size_t) j * d;
     double s = 0.0;
@@ -85,7 +151,21 @@ static double precond_log_q(const double *to, const double *from, const double *
 static void precond_factor(const double *w, const double *state, double *T, double *scratch,
                            int d, const void *opts) {
   (void) w; (void) state; (void) scratch;
-  memcpy(T, ((const precond_opts *) opts)->L, (size_t) d * d * sizeof(double));
+  const precond_opts *o = opts;
+  if (o->L) {
+    memcpy(T, o->L, (size_t) d * d * sizeof(double));
+    return;
+  }
+  memset(T, 0, (size_t) d * d * sizeof(double));
+  for (int j = 0; j < d; j++) {          /* column j: s * (e_j + V (c * V[j, ])) */
+    double *col = T + (size_t) j * d;
+    col[j] = 1.0;
+    for (int i = 0; i < o->k; i++) {
+      const double *v = o->V + (size_t) i * d, f = o->c[i] * v[j];
+      for (int r = 0; r < d; r++) col[r] += v[r] * f;
+    }
+    for (int r = 0; r < d; r++) col[r] *= o->s[r];
+  }
 }
 
 const sgld_update update_precond = {

@@ -1,0 +1,251 @@
+# lr = "auto" for wide models: more than auto_wide_d parameters (text
+# features, factors of thousands of levels), where the recipe of R/auto.R
+# would build, factor and take eigenvalues of d x d matrices. Measured on a
+# 10^5 x 2,000 sparse logistic regression (1% non-zeros, bench/sparse.md):
+# that recipe spent over 100 s in d x d algebra before its run (eigen() of
+# the gradient covariance 22 s, chol() 10 s, crossprod() 40 s), and each
+# step through the 2,000 x 2,000 preconditioner factor cost O(d^2).
+# Here nothing is d x d:
+#  (a) the mode by L-BFGS-B (O(d) memory), each evaluation a pass in C;
+#  (b) the diagonal of the posterior precision at the mode, H_jj, from
+#      Hessian-vector products (central differences of full-data gradients):
+#      with unit vectors for the few coordinates coupled to many, on random
+#      +-1 vectors for the rest (Hutchinson's estimator);
+#  (c) the fixed diagonal preconditioner P = diag(1 / H_jj), corrected
+#      along the few directions where it fits worst (the extreme Ritz
+#      pairs of the Lanczos iteration on the preconditioned precision, from
+#      the same products): P = L L^T, L = S (I + V C V^T), O(d k) a step
+#      (src/update_precond.c);
+#  (d) the largest and smallest curvatures of the corrected posterior by
+#      the Lanczos iteration again: the step is auto_wide_eta over the
+#      largest, the run's length from the smallest;
+#  (e) batch and control variates as in R/auto.R, the sampling threshold
+#      from the gradients' covariance through its draws x draws Gram matrix.
+# A diagonal preconditioner leaves curvatures that differ (from 0.13 to 6.7
+# on a 10^4 x 500 text design; 0.64-1.5 after the correction on the
+# designs of bench/sparse.md), and no one temperature cancels Euler's
+# widening tau / (1 - e / 2) for every direction's step e: the temperature
+# 1 - eta / 4 splits it, at eta = 0.2 an sd at most 2.7% too wide along the
+# stiffest direction and 2.5% too narrow along the slowest. (At eta = 0.4
+# the sds came out 13-14% wide against MALA: bench/sparse.md.) The slowest direction
+# (on text designs the intercept and the common words together) gets
+# auto_wide_ess effective draws: its means to 3% of an sd; every
+# coefficient that mixes faster gets more.
+auto_wide_d <- 1000      # above this many parameters, the diagonal recipe
+# (the option sgld.auto_wide_d moves the bar, as the tests do at small sizes)
+auto_wide_limit <- function() getOption("sgld.auto_wide_d", auto_wide_d)
+auto_wide_eta <- 0.2     # step along the stiffest preconditioned direction
+auto_wide_ess <- 1000    # effective draws along the slowest (all chains)
+auto_wide_probes <- 64   # random vectors for the Hessian's diagonal
+auto_wide_power <- 40    # Lanczos steps for the extreme curvatures
+auto_wide_band <- 1.5    # curvatures beyond [1/1.5, 1.5] are corrected,
+auto_wide_rank <- 20     # along at most this many directions
+
+auto_sgld_wide <- function(model, args, given, call, made) {
+  start <- proc.time()[["elapsed"]]
+  check_count(args$chains, "chains", lower = 1, upper = 1000)
+  auto_laplace_capable(model, "sgld()")
+  chains <- args$chains
+  n <- model$n
+  d <- model$d
+  pm <- wide_mode(model, "sgld()")
+  hvp <- hessian_product(model, pm$sampler)
+  h <- hessian_diagonal(hvp, d, coupled_coordinates(model))
+  P <- 1 / h
+  s <- sqrt(P)
+  fix <- low_rank_correction(lanczos(function(v) s * hvp(s * v), d))
+  ops <- precondition_ops(s, fix$basis, fix$coef)
+  curv <- preconditioned_curvatures(hvp, ops, d)
+  lr <- auto_wide_eta / curv[2]
+  eta_slow <- lr * curv[1]
+  chosen <- auto_batch(model, args, given, function(batch, use_cv)
+    wide_alpha(model, pm, ops, batch, use_cv, lr))
+  batch <- chosen$batch
+  cv <- chosen$cv
+  alpha <- chosen$alpha
+  lr <- lr * chosen$shrink
+  eta_slow <- eta_slow * chosen$shrink
+  if (isTRUE(cv)) cv <- pm$mode
+  plan <- auto_run_length(eta_slow, auto_wide_ess, chains, args, given)   # R/auto.R
+  tau_int <- plan$tau_int
+  burnin <- plan$burnin
+  iter <- plan$iter
+  thin <- plan$thin
+  temperature <- if ("temperature" %in% given) args$temperature else 1 - lr * curv[2] / 4
+  init <- if ("init" %in% given && !is.null(args$init)) args$init
+          else if (chains == 1) pm$mode
+          else to_user_scale(model, matrix(pm$sampler, chains, d, byrow = TRUE) +
+                                       auto_spread * t(apply(matrix(stats::rnorm(chains * d),
+                                                                    d), 2, ops$L)))
+  setup <- proc.time()[["elapsed"]] - start
+  rule <- update_rule("precond", paste0(
+    "SGLD with a fixed diagonal preconditioner", if (!is.null(fix))
+      sprintf(", corrected along %d directions", length(fix$coef))),
+    c(list(scale = s), fix), sampler = TRUE)
+  fit <- auto_phase(made, "run", run_sampler(
+    model, lr = lr, batch_size = batch, iter = iter, burnin = burnin, thin = thin,
+    temperature = temperature, chains = chains, init = init, replace = args$replace,
+    clip = args$clip, monitor = args$monitor, threads = args$threads,
+    diagnostics = args$diagnostics, rule = rule, control_variates = cv, method = "sgld",
+    call = call, pars = args$pars, progress = args$progress, parallel = args$parallel))
+  fit$auto <- list(
+    lr = lr, batch_size = batch, control_variates = !isFALSE(cv), iter = iter,
+    burnin = burnin, thin = thin, temperature = temperature, mode = pm$mode,
+    precondition = P, laplace_precondition = FALSE, curvature = curv, alpha = alpha,
+    target_ess = auto_wide_ess, autocorrelation_time = tau_int,
+    overdispersed = chains > 1 && !"init" %in% given, setup_time = setup,
+    strategy = "langevin-diagonal",
+    reason = sprintf(paste0(
+      "lr = \"auto\": %d parameters, so a diagonal preconditioner (the inverse of the ",
+      "posterior precision's diagonal at the mode%s) and step %s along its stiffest direction ",
+      "(curvatures %s to %s, temperature %s), %s; %s iterations for about %d effective ",
+      "draws along the slowest direction%s."),
+      d, if (is.null(fix)) "" else sprintf(", corrected along %d directions", length(fix$coef)),
+      format(auto_wide_eta * chosen$shrink, digits = 3), format(curv[1], digits = 2),
+      format(curv[2], digits = 2), format(temperature, digits = 3),
+      if (batch >= n) "full data in every step"
+      else sprintf("batch %d%s (sampling threshold %s)", batch,
+                   if (!isFALSE(cv)) " with control variates at the mode" else "",
+                   format(alpha, digits = 2)),
+      format(iter, big.mark = ","), auto_wide_ess,
+      if (chains > 1 && !"init" %in% given) "; chains start over-dispersed around the mode"
+      else ""))
+  fit$auto$sampling_time <- fit$sampling_time
+  fit$time <- fit$time + setup
+  fit
+}
+
+# The mode of a wide model (posterior_mode() by L-BFGS-B), or an error
+# saying why lr = "auto" cannot go on.
+wide_mode <- function(model, what) {
+  tryCatch(posterior_mode(model), error = function(e)
+    abort(what, ": `lr = \"auto\"` needs the posterior mode, which failed: ",
+          conditionMessage(e), " Give `lr` yourself."))
+}
+
+# v -> H v, H the negative Hessian of the log posterior at w (sampler's
+# scale), by central differences of full-data gradients: two passes.
+hessian_product <- function(model, w) {
+  function(v) {
+    eps <- 1e-4 / max(1, sqrt(sum(v^2)) / sqrt(length(v)))
+    -(full_gradient(model, w + eps * v) - full_gradient(model, w - eps * v)) / (2 * eps)
+  }
+}
+
+# diag(H): exactly, by a product with each unit vector, for the
+# coordinates in `exact`; for the others by Hutchinson's estimator, the mean
+# of v * (H v) over random +-1 vectors v that are zero on `exact`. Its error
+# for coordinate j is sqrt(sum_k H_jk^2 / probes) over the k it draws, so
+# the coordinates coupled to many others (the intercept and the columns
+# non-zero on many rows, whose products with every column are large) are
+# taken exactly, and the rest, coupled weakly, by the probes. Floored at a
+# millionth of the largest, as noise can leave a weak coordinate's estimate
+# small or negative.
+hessian_diagonal <- function(hvp, d, exact = integer(0), probes = auto_wide_probes) {
+  h <- numeric(d)
+  for (j in exact) h[j] <- hvp(replace(numeric(d), j, 1))[j]
+  rest <- setdiff(seq_len(d), exact)
+  if (length(rest)) h[rest] <- with_seed_kept({
+    set.seed(1)
+    rowMeans(vapply(seq_len(probes), function(k) {
+      v <- numeric(d)
+      v[rest] <- sample(c(-1, 1), length(rest), replace = TRUE)
+      (v * hvp(v))[rest]
+    }, numeric(length(rest))))
+  })
+  pmax(h, 1e-6 * max(h))
+}
+
+# The coordinates hessian_diagonal() takes exactly: a regression's
+# parameters that are no coefficient (a dispersion, a variance), and its
+# coefficients whose columns are non-zero on more than `share` of the rows
+# (at most `most` of them, the densest).
+coupled_coordinates <- function(model, most = 50, share = 0.05) {
+  d <- model$d
+  p <- if (is.null(model$p)) d else model$p
+  extra <- if (p < d) (p + 1):d else integer(0)
+  counts <- if (!is.null(model$sp_col)) tabulate(model$sp_col + 1L, nbins = p)
+            else if (!is.null(model$z)) rowSums(model$z[seq_len(p), , drop = FALSE] != 0)
+  if (is.null(counts)) return(extra)
+  o <- order(counts, decreasing = TRUE)
+  c(utils::head(o[counts[o] > share * model$n], most), extra)
+}
+
+# The Lanczos iteration for the symmetric operator `op` on R^d (fully
+# reorthogonalised: `steps` vectors of length d) from a random start: the
+# Ritz values, vectors and residual norms, whose extreme pairs converge
+# first.
+lanczos <- function(op, d, steps = auto_wide_power) {
+  steps <- min(steps, d)
+  Q <- matrix(0, d, steps)
+  alpha <- beta <- numeric(steps)
+  v <- with_seed_kept({
+    set.seed(2)
+    stats::rnorm(d)
+  })
+  Q[, 1] <- v / sqrt(sum(v^2))
+  k <- steps
+  for (j in seq_len(steps)) {
+    u <- op(Q[, j])
+    alpha[j] <- sum(u * Q[, j])
+    for (pass in 1:2) {
+      Qj <- Q[, seq_len(j), drop = FALSE]
+      u <- u - Qj %*% crossprod(Qj, u)
+    }
+    beta[j] <- sqrt(sum(u^2))
+    if (j == steps || beta[j] < 1e-10 * abs(alpha[j])) {
+      k <- j
+      break
+    }
+    Q[, j + 1] <- u / beta[j]
+  }
+  T <- diag(alpha[seq_len(k)], k)
+  if (k > 1) T[cbind(1:(k - 1), 2:k)] <- T[cbind(2:k, 1:(k - 1))] <- beta[seq_len(k - 1)]
+  e <- eigen(T, symmetric = TRUE)
+  list(values = e$values, vectors = Q[, seq_len(k), drop = FALSE] %*% e$vectors,
+       residuals = abs(beta[k] * e$vectors[k, ]))
+}
+
+# The preconditioner's factor L = S (I + V C V^T) (src/update_precond.c) and
+# its transpose, as functions; V NULL for the diagonal S alone.
+precondition_ops <- function(s, V = NULL, c = NULL) {
+  if (is.null(V)) return(list(L = function(x) s * x, Lt = function(y) s * y))
+  lr <- function(x) x + drop(V %*% (c * crossprod(V, x)))
+  list(L = function(x) s * lr(x), Lt = function(y) lr(s * y))
+}
+
+# The directions where the diagonal preconditioner fits worst, from the
+# Lanczos iteration on S H S: converged Ritz pairs (residual below a
+# twentieth of the value) whose curvature is beyond auto_wide_band of 1, at
+# most auto_wide_rank of them. Each is brought to curvature 1 by c = 1 /
+# sqrt(lambda) - 1. On a 10^5 x 2,000 text design the diagonal alone left
+# curvatures from 0.041 to 21 (the intercept and the common words move
+# together); see bench/sparse.md for what the correction leaves.
+low_rank_correction <- function(ritz) {
+  ok <- ritz$residuals <= 0.05 * abs(ritz$values) & ritz$values > 0 &
+    (ritz$values > auto_wide_band | ritz$values < 1 / auto_wide_band)
+  idx <- which(ok)
+  idx <- utils::head(idx[order(abs(log(ritz$values[idx])), decreasing = TRUE)], auto_wide_rank)
+  if (!length(idx)) return(NULL)
+  V <- qr.Q(qr(ritz$vectors[, idx, drop = FALSE]))
+  list(basis = V, coef = 1 / sqrt(ritz$values[idx]) - 1)
+}
+
+# The smallest and largest curvatures of the preconditioned posterior, L^T H L.
+preconditioned_curvatures <- function(hvp, ops, d) {
+  ritz <- lanczos(function(v) ops$Lt(hvp(ops$L(v))), d)
+  top <- max(ritz$values)
+  c(max(min(ritz$values), 1e-3 * top), top)
+}
+
+# The sampling threshold eta / 2 * lambda_max(L' Cov(g_hat) L) of the
+# estimator at the batch, at the mode and at two points drawn around it.
+wide_alpha <- function(model, pm, ops, batch_size, cv, eta, points = 3, times = 200) {
+  max(vapply(seq_len(points), function(k) {
+    w <- pm$sampler + if (k > 1) ops$L(stats::rnorm(model$d)) else 0
+    at <- to_user_scale(model, matrix(w, 1))[1, ]
+    G <- stochastic_gradients(model, at, batch_size = batch_size, times = times,
+                              control_variates = if (cv) pm$mode else FALSE)
+    estimator_threshold(G, eta, ops$Lt)   # R/warnings.R: never d x d
+  }, numeric(1)))
+}
