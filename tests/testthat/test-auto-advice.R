@@ -43,7 +43,7 @@ test_that("a chain that did not move is told about its step, not its length", {
   expect_length(advice_iters(got$warnings), 0)
   # an unadjusted step too small to change a value
   set.seed(2)
-  got <- with_warnings(sgld(m, lr = 1e-300, iter = 200, init = rep(0.5, m$d)))
+  got <- with_warnings(sgld(m, lr = 1e-300, iter = 200, chains = 1, init = rep(0.5, m$d)))
   expect_match(got$warnings, "chain 1 did not move: every stored draw is the same.*step `lr`",
                all = FALSE)
   expect_length(advice_iters(got$warnings), 0)
