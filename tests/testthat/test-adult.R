@@ -45,8 +45,8 @@ test_that("sparse and dense storage give the same model and the same draws", {
   expect_equal(a$grad_loglik, b$grad_loglik, tolerance = 1e-12)
   # non-binary sparse values too
   X2 <- X * c(1, rep(2.5, ncol(X) - 1))[col(X)]
-  expect_equal(log_posterior(model_logistic(X2, y), w)$grad_loglik,
-               log_posterior(model_logistic(X2, y, sparse = FALSE), w)$grad_loglik,
+  expect_equal(log_posterior(model_logistic(X2, y, prior = prior_normal(0, 10), prior_intercept = NULL), w)$grad_loglik,
+               log_posterior(model_logistic(X2, y, sparse = FALSE, prior = prior_normal(0, 10), prior_intercept = NULL), w)$grad_loglik,
                tolerance = 1e-12)
   set.seed(3); f1 <- sgld(sp, lr = 1e-5, batch_size = 10, iter = 500)
   set.seed(3); f2 <- sgld(de, lr = 1e-5, batch_size = 10, iter = 500)
@@ -66,8 +66,8 @@ test_that("a sparse-stored model answers every method as the dense one", {
   fit_data <- df[1:2500, ]
   new <- df[2501:2510, ]
   # the formula face stores the mostly-zero design sparse by itself
-  sp <- suppressWarnings(model_logistic(y ~ ., data = fit_data))
-  de <- suppressWarnings(model_logistic(y ~ ., data = fit_data, sparse = FALSE))
+  sp <- suppressWarnings(model_logistic(y ~ ., data = fit_data, prior = prior_normal(0, 10), prior_intercept = NULL))
+  de <- suppressWarnings(model_logistic(y ~ ., data = fit_data, sparse = FALSE, prior = prior_normal(0, 10), prior_intercept = NULL))
   expect_identical(c(sp$sparse, de$sparse), c(1L, 0L))
   # the mode search and its Hessian (Newton's method in C, one pass each step)
   ms <- posterior_mode(sp, covariance = TRUE)

@@ -84,8 +84,8 @@ test_that("coordinate updates follow offsets, counts, a Laplace prior, a non-bin
 test_that("coordinate updates give the same draws from sparse and dense storage", {
   dat <- rare_level_data(200)
   X <- cbind(1, dat$x, as.double(seq_along(dat$y) %% 7 == 0) * 1.5)
-  sp <- model_logistic(X, dat$y, sparse = TRUE)
-  de <- model_logistic(X, dat$y, sparse = FALSE)
+  sp <- model_logistic(X, dat$y, sparse = TRUE, prior = prior_normal(0, 10), prior_intercept = NULL)
+  de <- model_logistic(X, dat$y, sparse = FALSE, prior = prior_normal(0, 10), prior_intercept = NULL)
   expect_identical(model_coordinate_rows(sp, 2:3), model_coordinate_rows(de, 2:3))
   expect_identical(lengths(model_coordinate_rows(sp, 1:3)), c(200L, 20L, 28L))
   set.seed(3); fs <- coordinate_run(sp, 2:3, 500, c(0.1, -1, 0.5))
@@ -109,7 +109,7 @@ test_that("coordinate updates sample Poisson coefficients exactly", {
   expect_matches_grid(fit, ref, "Poisson")
   # the negative binomial's dispersion is no coefficient and reads every
   # row; its model offers no coordinate updates (src/model_negbin.c)
-  nb <- model_negbin(count ~ x, data = df)
+  nb <- model_negbin(count ~ x, data = df, prior = prior_normal(0, 10), prior_intercept = NULL, prior_overdispersion = 1)
   expect_false(model_engine(nb)$logpost_coordinate)
   expect_true(model_engine(m)$logpost_coordinate)
 })
