@@ -31,7 +31,7 @@
 #' ex$density(0.19, "sigma2")
 #' @export
 linear_exact_posterior <- function(model) {
-  if (!inherits(model, "sgld_model_linear"))
+  if (!inherits(model, "sgld_model") || !identical(model$type, "linear"))
     abort("`model` must be made by model_linear(), not ", describe(model), ".")
   if (!model_capabilities(model)$exact_posterior)
     abort("`model` has rstanarm's default prior, which is not conjugate: the exact ",

@@ -66,7 +66,7 @@ writeLines(c(
   '  y <- as.numeric(runif(n) < plogis(drop(X %*% beta)))',
   '  out("rss_data_mb=", rss_mb())',
   '  t0 <- proc.time()[[3]]',
-  '  m <- model_logistic(X, y, prior = prior_normal(0, 10))',
+  '  m <- model_logistic(X, y, prior = prior_normal(0, 10), prior_intercept = NULL)',
   '  out("build_s=", proc.time()[[3]] - t0)',
   '  out("model_mb=", as.numeric(object.size(m)) / 2^20)',
   '  out("X_mb=", as.numeric(object.size(X)) / 2^20)',

@@ -46,7 +46,7 @@ close(con)
 
 tr <- adult[adult$set == "train", ]
 adult_X <- cbind("(Intercept)" = 1, adult_design(tr))
-log_model <- model_logistic(adult_X, adult_response(tr), prior = prior_laplace(0, 1))
+log_model <- model_logistic(adult_X, adult_response(tr), prior = prior_laplace(0, 1), prior_intercept = NULL)
 stopifnot(log_model$sparse == 1L)
 log_Xt <- t(unname(adult_X))
 log_y <- log_model$sp_y                  # -1 / +1

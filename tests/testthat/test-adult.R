@@ -15,7 +15,7 @@ test_that("the Adult data have a9a's shape", {
 test_that("one sweep of SGLD at batch size 10 predicts Adult's test set (accuracy >= 0.84)", {
   tr <- adult_parts("train")
   te <- adult_parts("test")
-  m <- model_logistic(tr$x, tr$y, prior = prior_laplace(0, 1))
+  m <- model_logistic(tr$x, tr$y, prior = prior_laplace(0, 1), prior_intercept = NULL)
   expect_identical(m$sparse, 1L)
   set.seed(81)
   sweep <- ceiling(m$n / 10)
@@ -35,8 +35,8 @@ test_that("sparse and dense storage give the same model and the same draws", {
   d <- sgld::adult[sgld::adult$set == "train", ][1:3000, ]
   X <- cbind("(Intercept)" = 1, adult_design(d))
   y <- adult_response(d)
-  sp <- model_logistic(X, y, prior = prior_laplace(0, 1))
-  de <- model_logistic(X, y, prior = prior_laplace(0, 1), sparse = FALSE)
+  sp <- model_logistic(X, y, prior = prior_laplace(0, 1), prior_intercept = NULL)
+  de <- model_logistic(X, y, prior = prior_laplace(0, 1), sparse = FALSE, prior_intercept = NULL)
   expect_identical(c(sp$sparse, de$sparse), c(1L, 0L))
   w <- seq(-1, 1, length.out = ncol(X))
   a <- log_posterior(sp, w)

@@ -29,7 +29,7 @@ bad_calls <- list(
   list(quote(model_logistic(x ~ y, data = transform(df, x = rep(1:3, 10)), prior = prior_normal(0, 10), prior_intercept = NULL)), "must be 0/1, -1/\\+1, logical or a two-level factor"),
   list(quote(model_logistic(X, rep(1, 30), prior = prior_normal(0, 10), prior_intercept = NULL)), "`y` must have two classes"),
   list(quote(model_logistic(X, c(NA, rep(0:1, length.out = 29)), prior = prior_normal(0, 10), prior_intercept = NULL)), "`y` must not be NA"),
-  list(quote(model_logistic(X, rep(0:1, 15), prior = prior_nig())), "`prior` must be made by prior_normal\\(\\) or prior_laplace\\(\\)"),
+  list(quote(model_logistic(X, rep(0:1, 15), prior = prior_nig(), prior_intercept = NULL)), "`prior` must be made by prior_normal\\(\\) or prior_laplace\\(\\)"),
   list(quote(model_logistic(X, rep(0:1, 15), sparse = "yes", prior = prior_normal(0, 10), prior_intercept = NULL)), "`sparse` must be TRUE or FALSE"),
   list(quote(model_mixture(letters)), "`x` must be a numeric vector"),
   list(quote(model_mixture(numeric(0))), "`x` must have at least one value"),
@@ -231,7 +231,7 @@ test_that("extreme data give finite draws or a clear divergence report, never Na
   # an exact linear fit: sigma2 heads for 0
   run(sgld(model_linear(cbind(1, x), 1 + 2 * x, prior = prior_nig()), lr = 1e-3, batch_size = 20, iter = 5000))
   # separable logistic data with a vague prior: the slope runs off, gradients stay finite
-  m3 <- model_logistic(cbind(1, x), as.numeric(x > 0), prior = prior_normal(0, 1e6))
+  m3 <- model_logistic(cbind(1, x), as.numeric(x > 0), prior = prior_normal(0, 1e6), prior_intercept = NULL)
   run(sgld(m3, lr = 1e-2, batch_size = 20, iter = 20000))
   lp <- log_posterior(m3, c(0, -1e6))
   expect_true(is.finite(lp$logpost) && all(is.finite(lp$grad_logpost)))

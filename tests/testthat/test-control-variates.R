@@ -7,7 +7,7 @@ cv_fixture <- function(n = 1e4, seed = 42) {
   X <- cbind(1, matrix(rnorm(n * 3), n, 3))
   colnames(X) <- c("(Intercept)", "x1", "x2", "x3")
   y <- as.numeric(runif(n) < plogis(drop(X %*% beta)))
-  m <- model_logistic(X, y, prior = prior_normal(0, 10))
+  m <- model_logistic(X, y, prior = prior_normal(0, 10), prior_intercept = NULL)
   mode <- posterior_mode(m)
   # Laplace approximation: X' diag(p(1-p)) X plus the prior precision; it sets
   # the scale of "near the mode", MALA's preconditioner and SGLD's step

@@ -180,3 +180,32 @@ test_that("shifting or rescaling a predictor changes no posterior quantity", {
   old_b[, "(Intercept)"] <- old_b[, "(Intercept)"] + 2000 * old_b[, "glu"]
   expect_gt(abs(mean(old_a[, "glu"]) - mean(old_b[, "glu"])) / sd(old_a[, "glu"]), 1)
 })
+
+test_that("the former priors are an argument away, and the exact posterior names its prior", {
+  m <- model_linear(y ~ x, data = handout)
+  expect_error(linear_exact_posterior(m),
+               "rstanarm's default prior, which is not conjugate.*prior = prior_nig\\(\\)")
+  expect_s3_class(linear_exact_posterior(model_linear(y ~ x, data = handout,
+                                                      prior = prior_nig())),
+                  "sgld_exact_linear")
+  expect_error(model_linear(y ~ x, data = handout, prior = prior_nig(),
+                            prior_intercept = prior_normal(0, 1)),
+               "`prior_intercept` cannot be given with `prior = prior_nig\\(\\)`")
+  # prior_normal(0, 10) with prior_intercept = NULL: N(0, 10^2) on every raw coefficient
+  old <- model_logistic(type ~ glu + bmi, data = MASS::Pima.tr, prior = prior_normal(0, 10),
+                        prior_intercept = NULL)
+  expect_identical(old$prior_scale, c(10, 10, 10))
+  expect_null(old$prior_centre)
+  w <- c(-5, 0.03, 0.05)
+  expect_equal(log_posterior(old, w)$logprior, sum(dnorm(w, 0, 10, log = TRUE)))
+  nb <- model_negbin(Days ~ Sex, data = MASS::quine, prior_overdispersion = 1)
+  expect_identical(c(nb$prior_aux_scale, nb$prior_aux_rate), c(1, 0))
+  expect_error(model_negbin(Days ~ Sex, data = MASS::quine, prior_overdispersion = 1,
+                            prior_aux = prior_exponential(2)),
+               "give `prior_aux` \\(a prior on phi\\) or `prior_overdispersion`")
+  expect_error(model_mlp(y ~ x, data = handout, prior = prior_normal(0, 1, autoscale = TRUE)),
+               "a network's prior is not autoscaled")
+  expect_error(prior_exponential(-1), "`rate`")
+  expect_error(model_linear(y ~ x, data = transform(handout, y = 1)),
+               "autoscaling divides by the sd of the response, which is 0")
+})

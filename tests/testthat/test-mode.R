@@ -114,13 +114,13 @@ test_that("the logistic mode and covariance are glm()'s under a vague prior", {
   n <- 70000
   X <- matrix(rnorm(n * 4), n) * rep(c(0.01, 1, 100, 1000), each = n)
   y <- rbinom(n, 1, plogis(0.5 + X %*% c(20, -0.5, 0.004, 1e-4)))
-  m <- model_logistic(cbind(1, X), y, prior = prior_normal(0, 1e4))
+  m <- model_logistic(cbind(1, X), y, prior = prior_normal(0, 1e4), prior_intercept = NULL)
   pm <- posterior_mode(m)
   expect_lt(pm$passes, 6)
   check(m, fit_glm(y ~ X), "n = 70,000")
   Xs <- cbind(1, diag(40)[rep(1:40, 50), -1], rbinom(2000, 1, 0.5))
   ys <- rbinom(2000, 1, plogis(Xs[, 41] - 0.5 + rep(rnorm(40, 0, 0.5), 50)))
-  check(model_logistic(Xs, ys, sparse = TRUE, prior = prior_normal(0, 1e4)),
+  check(model_logistic(Xs, ys, sparse = TRUE, prior = prior_normal(0, 1e4), prior_intercept = NULL),
         fit_glm(ys ~ Xs[, -1]), "sparse")
 })
 
@@ -149,7 +149,7 @@ test_that("the linear mode is the conjugate model's closed form", {
 })
 
 test_that("models without a Hessian keep the quasi-Newton search", {
-  m <- model_logistic(type ~ glu + bmi, data = pima(), prior = prior_laplace(0, 1))
+  m <- model_logistic(type ~ glu + bmi, data = pima(), prior = prior_laplace(0, 1), prior_intercept = NULL)
   pm <- posterior_mode(m)
   expect_identical(pm$method, "bfgs")
   expect_true(pm$converged)
