@@ -35,7 +35,7 @@ load_start <- tryCatch(readLines("/proc/loadavg", n = 1L), error = function(e) N
 tmp <- tempfile("sgld-throughput-")   # removed at the end
 dir.create(tmp)
 
-lin_model <- model_linear(y ~ x, data = handout)
+lin_model <- model_linear(y ~ x, data = handout, prior = prior_nig())
 lin_Xt <- rbind(1, handout$x)
 lin_y <- handout$y
 lin_init <- c(0, 0, log(var(lin_y)))     # sgld's default start, on the sampler's scale
