@@ -192,7 +192,7 @@ print.sgld_model_linear <- function(x, ...) {
       ") and sigma2\n", sep = "")
   if (!is.null(x$formula)) cat("Formula: ", deparse(x$formula), "\n", sep = "")
   print_observation_fields(x)
-  if (x$prior_nig == 1L) {
+  if (!identical(x$prior_nig, 0L)) {   # saved before rstanarm's prior: NIG
     print(x$prior)
   } else {
     print_coef_priors(x)
@@ -205,7 +205,7 @@ print.sgld_model_linear <- function(x, ...) {
 
 model_capabilities.sgld_model_linear <- function(model) {
   utils::modifyList(NextMethod(), list(regression = TRUE, smooth_likelihood = TRUE,
-                                exact_posterior = isTRUE(model$prior_nig == 1L)))
+                                exact_posterior = !identical(model$prior_nig, 0L)))
 }
 model_family.sgld_model_linear <- function(model) stats::gaussian()
 model_link.sgld_model_linear <- function(model) "identity"
@@ -216,7 +216,7 @@ model_response_draws.sgld_model_linear <- function(model, eta, W, newdata) {
 # The normal-inverse-gamma prior (R/priors.R), per parameter in words;
 # rstanarm's as the other regressions' (R/prior-summary.R).
 model_prior_rows.sgld_model_linear <- function(model) {
-  if (!isTRUE(model$prior_nig == 1L))
+  if (identical(model$prior_nig, 0L))
     return(c(coef_prior_rows(model),
              sprintf("sigma ~ exponential(rate = %s)", format(model$prior_sigma_rate, digits = 4))))
   num <- function(v) format(v, digits = 4, trim = TRUE)

@@ -526,7 +526,8 @@ sgld_model model_linear_build(SEXP spec) {
   if (L->p < 1 || L->n < 1) error("internal: linear model needs p >= 1 and n >= 1");
   L->z = model_rows(spec, (R_xlen_t) (L->p + 1) * L->n);
   L->wt = list_optional_doubles(spec, "obs_weight", L->n);
-  L->nig = list_int(spec, "prior_nig");
+  /* a model saved before rstanarm's prior existed has the conjugate one */
+  L->nig = list_optional(spec, "prior_nig") == R_NilValue ? 1 : list_int(spec, "prior_nig");
   if (L->nig) {
     L->mu = list_doubles(spec, "prior_mean", L->p);
     L->vinv_diag = list_int(spec, "prior_vinv_diag");

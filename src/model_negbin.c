@@ -215,7 +215,9 @@ sgld_model model_negbin_build(SEXP spec) {
   L->wt = list_optional_doubles(spec, "obs_weight", L->n);
   coef_prior_read(&L->prior, spec, L->p);
   L->aux_scale = list_real(spec, "prior_aux_scale");
-  L->aux_rate = list_real(spec, "prior_aux_rate");
+  /* a model saved before the exponential prior existed has the half-normal */
+  L->aux_rate = list_optional(spec, "prior_aux_rate") == R_NilValue
+                ? 0.0 : list_real(spec, "prior_aux_rate");
   if (!(L->aux_scale > 0 || (L->aux_scale == 0.0 && L->aux_rate > 0)))
     error("internal: 'prior_aux_scale' or 'prior_aux_rate' must be positive");
 

@@ -210,3 +210,19 @@ test_that("the former priors are an argument away, and the exact posterior names
   expect_error(model_linear(y ~ x, data = transform(handout, y = 1)),
                "autoscaling divides by the sd of the response, which is 0")
 })
+
+test_that("models saved before the default changed keep their priors", {
+  # a linear model without `prior_nig` had the conjugate prior; a negative
+  # binomial without `prior_aux_rate` the half-normal one on 1/phi
+  m <- model_linear(y ~ x, data = handout, prior = prior_nig())
+  saved <- m
+  saved$prior_nig <- NULL
+  w <- c(0.1, 0.9, log(0.2))
+  expect_identical(log_posterior(saved, w), log_posterior(m, w))
+  expect_s3_class(linear_exact_posterior(saved), "sgld_exact_linear")
+  nb <- model_negbin(Days ~ Sex, data = MASS::quine, prior_overdispersion = 1)
+  saved_nb <- nb
+  saved_nb$prior_aux_rate <- NULL
+  w <- c(2.5, 0.1, log(1.2))
+  expect_identical(log_posterior(saved_nb, w), log_posterior(nb, w))
+})
