@@ -8,6 +8,10 @@
 #   binomial  MASS::Pima.tr: type ~ npreg + glu + bmi + ped + age (200 rows)
 #   poisson   warpbreaks: breaks ~ wool + tension (54 rows, indicator columns)
 #   neg_binomial_2  MASS::quine: Days ~ Eth + Sex + Age + Lrn (146 rows)
+#   binomial  rare_levels_data() of tests/testthat/helper-auto.R (3,000 rows):
+#             y ~ x1 + x2 + group, where levels h and i have no events and
+#             j only events: the autoscaled priors of those rare indicator
+#             columns (2.5 / sd, about 25-80) are all that bounds them
 # 4 chains of 5,000 iterations (half warm-up): 10,000 draws, so that
 # rstanarm's own Monte Carlo error (at least a few thousand effective
 # draws) is small beside the test's bar of 0.15 posterior sd and 10%.
@@ -17,6 +21,7 @@
 # seed 4747:
 #   cd <package root> && nice Rscript data-raw/rstanarm-defaults-reference.R
 library(rstanarm)
+source("tests/testthat/helper-auto.R")   # rare_levels_data()
 
 sets <- list(
   gaussian = list(formula = Employed ~ Unemployed + Armed.Forces + Year,
@@ -26,7 +31,9 @@ sets <- list(
   poisson = list(formula = breaks ~ wool + tension, data = datasets::warpbreaks,
                  family = poisson()),
   negbin = list(formula = Days ~ Eth + Sex + Age + Lrn, data = MASS::quine,
-                family = neg_binomial_2()))
+                family = neg_binomial_2()),
+  rare_levels = list(formula = y ~ x1 + x2 + group, data = rare_levels_data(),
+                     family = binomial()))
 
 reference <- function(set, seed = 4747) {
   fit <- stan_glm(set$formula, data = set$data, family = set$family, chains = 4,
