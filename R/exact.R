@@ -1,7 +1,9 @@
 #' Exact posterior of the Bayesian linear regression
 #'
-#' The normal-inverse-gamma prior is conjugate, so the posterior of
-#' [model_linear()] is known in closed form:
+#' For the conjugate normal-inverse-gamma prior, `model_linear(...,
+#' prior = prior_nig())`, the posterior of [model_linear()] is known in closed
+#' form (the default prior, rstanarm's, is not conjugate: it has no closed
+#' form, and this function refuses it):
 #' \eqn{V_n = (X^\top X + V^{-1})^{-1}}{V_n = (X' X + V^-1)^-1}, \eqn{\mu_n = V_n (V^{-1}\mu + X^\top y)}{mu_n = V_n (V^-1 mu + X' y)},
 #' \eqn{a_n = a + n/2}{a_n = a + n/2},
 #' \eqn{b_n = b + \frac12 (y^\top y + \mu^\top V^{-1} \mu - \mu_n^\top V_n^{-1} \mu_n)}{b_n = b + 1/2 (y' y + mu' V^-1 mu - mu_n' V_n^-1 mu_n)};
@@ -15,7 +17,7 @@
 #' matrix of the weights \eqn{c_i}{c_i}; an offset is subtracted from
 #' \eqn{y}{y}.
 #'
-#' @param model A model from [model_linear()].
+#' @param model A model from [model_linear()] with `prior = prior_nig()`.
 #' @return An object of class `sgld_exact_linear`: a list with `mean` and `sd`
 #'   (user's scale: coefficients and `sigma2`), `mode` (the posterior mode on
 #'   the sampler's scale, where [gd()] converges: \eqn{\beta = \mu_n}{beta = mu_n},
@@ -24,13 +26,17 @@
 #'   marginal posterior density of one parameter given by name: a coefficient,
 #'   `"sigma2"`, or `"log_sigma2"` for the sampler's scale.
 #' @examples
-#' ex <- linear_exact_posterior(model_linear(y ~ x, data = handout))
+#' ex <- linear_exact_posterior(model_linear(y ~ x, data = handout, prior = prior_nig()))
 #' ex$mean
 #' ex$density(0.19, "sigma2")
 #' @export
 linear_exact_posterior <- function(model) {
-  if (!inherits(model, "sgld_model") || !model_capabilities(model)$exact_posterior)
+  if (!inherits(model, "sgld_model") || !identical(model$type, "linear"))
     abort("`model` must be made by model_linear(), not ", describe(model), ".")
+  if (!model_capabilities(model)$exact_posterior)
+    abort("`model` has rstanarm's default prior, which is not conjugate: the exact ",
+          "posterior needs the normal-inverse-gamma prior, model_linear(..., prior = ",
+          "prior_nig()).")
   p <- model$p
   X <- design_matrix(model)
   y <- stored_response(model)     # net of any offset

@@ -105,7 +105,7 @@ file_design <- function(x, y, binary) {
   names <- info$names[cols$cols]
   stats <- copy$stats
   list(file = file, names = names, n = info$n, p = length(cols$cols),
-       design = design_of_file(copy$gram, copy$largest, names),
+       design = design_of_file(copy$gram, copy$largest, names, info$n),
        y_mean = stats[1], y_var = stats[2], zero = stats[3] > 0, minus = stats[4] > 0,
        one = stats[5] > 0, ycol = cols$ycol)
 }
@@ -114,10 +114,20 @@ file_design <- function(x, y, binary) {
 # file: two rows (the constructors keep only names and sizes from it) that
 # carry the file's X'X and largest values, which check_rank() (R/design.R)
 # reads in place of X's own.
-design_of_file <- function(gram, largest, names) {
+# With an intercept column its row of X'X holds the columns' sums, from
+# which the columns' means and sds follow (attribute "moments", for
+# autoscaled priors, R/priors.R: column_stats()).
+design_of_file <- function(gram, largest, names, n) {
   X <- matrix(1, 2, length(names), dimnames = list(NULL, names))
   attr(X, "gram") <- gram
   attr(X, "largest") <- largest
+  k <- match("(Intercept)", names)
+  if (!is.na(k)) {
+    mu <- gram[k, ] / n
+    sd <- sqrt(pmax(diag(gram) - n * mu^2, 0) / (n - 1))
+    sd[sd <= 1e-7 * abs(mu)] <- 0
+    attr(X, "moments") <- list(mean = as.double(mu), sd = as.double(sd))
+  }
   X
 }
 
@@ -135,12 +145,14 @@ check_in_memory <- function(model) {
   invisible()
 }
 
-file_model_linear <- function(x, y, prior) {
+file_model_linear <- function(x, y, prior, prior_intercept, prior_aux) {
   f <- file_design(x, if (missing(y)) stop_missing_y() else y, binary = FALSE)
-  m <- new_model_linear(f$design, c(f$y_mean, f$y_mean), prior)
+  if (f$y_var == 0) stop_constant_response(f$y_mean)
+  check_file_moments(f$design, prior, prior_intercept)
+  y2 <- structure(c(f$y_mean, f$y_mean), moments = c(f$y_mean, sqrt(f$y_var)))
+  m <- new_model_linear(f$design, y2, prior, prior_intercept, prior_aux, y2)
   m$z <- NULL
   m$n <- as.double(f$n)
-  if (f$y_var == 0) stop_constant_response(f$y_mean)
   m$default_init[m$d] <- f$y_var
   m$file <- f$file
   m
@@ -154,6 +166,7 @@ file_model_logistic <- function(x, y, prior, prior_intercept, sparse) {
   if (!f$one || !(f$zero || f$minus))
     abort("the response must have two classes; it is all ", if (f$one) 1 else if (f$zero) 0 else -1, ".")
   labels <- if (f$zero) c("0", "1") else c("-1", "1")
+  check_file_moments(f$design, prior, prior_intercept)
   m <- new_model_logistic(f$design, structure(c(-1, 1), labels = labels), prior,
                           prior_intercept, sparse = FALSE)
   m$z <- NULL
@@ -201,5 +214,14 @@ check_copy_after_run <- function(fit, model) {
 stop_constant_response <- function(value)
   abort("the response is ", exact_value(value), " in every row: a linear regression needs ",
         "a response that varies (with none, the noise variance sigma2 has its mode at 0).")
+
+# Autoscaling reads the columns' means and sds, which a file's X'X gives
+# only with an intercept column.
+check_file_moments <- function(design, prior, prior_intercept) {
+  if (is.null(attr(design, "moments")) && isTRUE(prior$autoscale))
+    abort("`prior`: autoscaling needs the columns' sds, which a file-backed matrix gives ",
+          "only with an \"(Intercept)\" column; add one, or give `prior` with ",
+          "`autoscale = FALSE`.")
+}
 
 stop_missing_y <- function() abort("`y` is missing: give a response vector or one column of `x`.")

@@ -23,7 +23,7 @@
 #' binomial is `"negbin"`, `"neg_binomial_2"` or `"negative_binomial"`, or
 #' the family object of rstanarm's `neg_binomial_2()` or of
 #' [MASS::negative.binomial()]. Its dispersion \eqn{\phi}{phi} is a parameter of the model, sampled
-#' under its prior (`prior_overdispersion`), as in rstanarm's
+#' under its prior (`prior_aux`), as in rstanarm's
 #' `neg_binomial_2`: the `theta` of a [MASS::negative.binomial()] family,
 #' which [glm()] holds fixed, is not used.
 #'
@@ -32,18 +32,18 @@
 #' `data`, `family`, `weights`, `offset`, `subset` and `na.action`
 #' (evaluated in `data` first, then where the formula was made, as [glm()]
 #' evaluates them), and the model's prior and storage arguments where it has
-#' them: `prior`, `prior_intercept`, `prior_overdispersion` (negative
-#' binomial), `sparse` and `storage` (binomial). A data frame given as the
+#' them: `prior`, `prior_intercept`, `prior_aux` (gaussian, negative
+#' binomial), `prior_overdispersion` (negative binomial), `sparse` and `storage` (binomial). A data frame given as the
 #' second argument without a name is taken as `data`, as in
 #' `sgld(y ~ x, d)`; the formula may be named `formula`, as in
 #' `glm(formula = y ~ x)`. [bbb()]'s own `family` names the variational family;
 #' with a formula, `family` is the response's and the variational family is
 #' given as `vi_family` (`"meanfield"` or `"fullrank"`).
 #'
-#' The priors are sgld's defaults unless given; `vignette("rstanarm")`, its
-#' section "rstanarm's default priors in sgld", writes rstanarm's
-#' (autoscaled, with the intercept's prior on centred predictors) with
-#' [prior_normal()].
+#' The priors are the models' defaults unless given: rstanarm's `stan_glm()`
+#' defaults (autoscaled, with the intercept's prior on centred predictors;
+#' see [prior_normal()]), the same for the model-first functions and this
+#' face. [prior_summary()][prior_summary.sgld_fit] prints them.
 #' @seealso [glm()], whose `family`, `weights`, `offset`, `subset` and
 #'   `na.action` these follow.
 #' @name sgld_formula
@@ -66,7 +66,7 @@ NULL
 
 # The arguments the formula face hands to the model's function.
 formula_model_args <- c("data", "family", "weights", "offset", "subset", "na.action",
-                        "prior", "prior_intercept", "prior_overdispersion", "sparse",
+                        "prior", "prior_intercept", "prior_aux", "prior_overdispersion", "sparse",
                         "storage")
 
 is_formula <- function(x) inherits(x, "formula")

@@ -1,7 +1,14 @@
 #' Bayesian normal linear regression
 #'
-#' The model \eqn{y_i \mid \beta, \sigma^2 \sim N(x_i^\top \beta, \sigma^2)}{y_i | beta, sigma^2 ~ N(x_i' beta, sigma^2)} with
-#' the conjugate prior of [prior_nig()]. The samplers move
+#' The model \eqn{y_i \mid \beta, \sigma^2 \sim N(x_i^\top \beta, \sigma^2)}{y_i | beta, sigma^2 ~ N(x_i' beta, sigma^2)}.
+#' The default prior is rstanarm's `stan_glm()` default: each coefficient
+#' \eqn{N(0, (2.5 s_y / s_j)^2)}{N(0, (2.5 s_y / s_j)^2)} (\eqn{s_y}{s_y} the
+#' sd of the response, \eqn{s_j}{s_j} of column \eqn{j}{j} of the design), the
+#' intercept at centred predictors \eqn{N(\bar y, (2.5 s_y)^2)}{N(mean(y), (2.5 s_y)^2)}
+#' and \eqn{\sigma \sim}{sigma ~} Exponential(rate \eqn{1/s_y}{1/s_y}); see
+#' [prior_normal()] and [prior_summary()][prior_summary.sgld_fit]. The
+#' conjugate normal-inverse-gamma prior, `prior = prior_nig()`, has a
+#' posterior in closed form ([linear_exact_posterior()]). The samplers move
 #' \eqn{w = (\beta, \log \sigma^2)}{w = (beta, log sigma^2)}; draws are reported as `(Intercept)`, the
 #' covariate names and `sigma2`.
 #'
@@ -28,7 +35,21 @@
 #' @param y The response, for the matrix face: a numeric vector with one value
 #'   per row of `x`; for a big.matrix also the name or number of one of its
 #'   columns (the other columns are then the covariates).
-#' @param prior The prior, from [prior_nig()].
+#' @param prior The coefficients' prior: [prior_normal()] (the default,
+#'   `prior_normal(0, 2.5, autoscale = TRUE)`); or
+#'   [prior_nig()], the conjugate prior of the coefficients and
+#'   \eqn{\sigma^2}{sigma^2} together (then `prior_intercept` and `prior_aux`
+#'   must not be given).
+#' @param prior_intercept The prior of the intercept at centred predictors
+#'   (of \eqn{\alpha + \bar x^\top\beta}{alpha + xbar' beta}, rstanarm's
+#'   convention; the draws are of the intercept \eqn{\alpha}{alpha} of the
+#'   predictors as given), a [prior_normal()]: by default
+#'   `prior_normal(NULL, 2.5, autoscale = TRUE)`, centred at the mean of the
+#'   response. `NULL` gives the intercept `prior`, on the predictors as given.
+#'   Used when the design has a column named `"(Intercept)"`.
+#' @param prior_aux The prior of the residual sd \eqn{\sigma}{sigma}:
+#'   [prior_exponential()], by default `prior_exponential(1, autoscale = TRUE)`,
+#'   of rate \eqn{1/s_y}{1/s_y}.
 #' @param subset,weights,offset,na.action As in [lm()] and [glm()], for the
 #'   formula face: `subset` selects rows of `data`; `weights` are case
 #'   weights (observation i counts `weights[i]` times: its log likelihood is
@@ -43,8 +64,9 @@
 #' @return An object of class `sgld_model_linear` (and `sgld_model`) to pass to
 #'   [sgld()], [sgd()] or [gd()].
 #' @section Starting values:
-#' Unless `init` is given, samplers start every chain at the prior mean of the
-#' coefficients and at \eqn{\sigma^2}{sigma^2} = the sample variance of the response.
+#' Unless `init` is given, samplers start every chain at the prior's centre
+#' for the coefficients (the intercept where the centred intercept is at its
+#' prior's centre) and at \eqn{\sigma^2}{sigma^2} = the sample variance of the response.
 #' @section Data in a file:
 #' Given a file-backed big.matrix (`bigmemory::filebacked.big.matrix()`, not
 #' separated; its backing file holds the matrix column-major), the model
@@ -80,26 +102,35 @@ model_linear <- function(x, ...) UseMethod("model_linear")
 
 #' @rdname model_linear
 #' @export
-model_linear.formula <- function(x, data, prior = prior_nig(), subset, weights, offset,
-                                 na.action = na.fail, ...) {
+model_linear.formula <- function(x, data, prior = prior_normal(0, 2.5, autoscale = TRUE),
+                                 prior_intercept = prior_normal(NULL, 2.5, autoscale = TRUE),
+                                 prior_aux = prior_exponential(1, autoscale = TRUE), subset,
+                                 weights, offset, na.action = na.fail, ...) {
   check_dots_empty(...)
+  check_nig_alone(prior, missing(prior_intercept), missing(prior_aux))
   design <- design_from_formula(x, data, frame_extras(match.call()), na.action)
   y <- design$y
   if (!is.numeric(y) || is.matrix(y))
     abort("the response of `x` must be a numeric vector, not ", class(y)[1], ".")
-  # an offset moves the response: y - offset ~ N(x' beta, sigma2)
-  y <- as.double(y) - if (is.null(design$offset)) 0 else design$offset
+  # an offset moves the response: y - offset ~ N(x' beta, sigma2); rstanarm
+  # scales its priors by the response as observed
+  y_obs <- as.double(y)
+  y <- y_obs - if (is.null(design$offset)) 0 else design$offset
   if (all(y == y[1])) stop_constant_response(y[1])   # R/file-backed.R
-  m <- add_formula_parts(new_model_linear(design$X, y, prior), design)
+  m <- add_formula_parts(new_model_linear(design$X, y, prior, prior_intercept, prior_aux,
+                                          y_obs), design)
   m$obs_weight <- design$weights
   m
 }
 
 #' @rdname model_linear
 #' @export
-model_linear.default <- function(x, y, prior = prior_nig(), ...) {
+model_linear.default <- function(x, y, prior = prior_normal(0, 2.5, autoscale = TRUE),
+                                 prior_intercept = prior_normal(NULL, 2.5, autoscale = TRUE),
+                                 prior_aux = prior_exponential(1, autoscale = TRUE), ...) {
   check_dots_empty(...)
-  if (is_file_matrix(x)) return(file_model_linear(x, y, prior))
+  check_nig_alone(prior, missing(prior_intercept), missing(prior_aux))
+  if (is_file_matrix(x)) return(file_model_linear(x, y, prior, prior_intercept, prior_aux))
   x <- check_design_matrix(x, keep_sparse = TRUE)
   check_response_length(y, x)
   if (!is.numeric(y) || any(!is.finite(y)))
@@ -107,30 +138,60 @@ model_linear.default <- function(x, y, prior = prior_nig(), ...) {
           if (is.numeric(y)) format(y[!is.finite(y)][1]) else class(y)[1],
           if (is.numeric(y)) paste0(" at position ", which(!is.finite(y))[1]), ".")
   if (all(y == y[1])) stop_constant_response(y[1])
-  new_model_linear(x, as.double(y), prior)
+  new_model_linear(x, as.double(y), prior, prior_intercept, prior_aux)
 }
 
-new_model_linear <- function(X, y, prior) {
+# prior_nig() is the joint prior of the coefficients and sigma2: the other
+# two priors, given beside it, would be ignored.
+check_nig_alone <- function(prior, no_intercept_prior, no_aux_prior) {
+  if (inherits(prior, "sgld_prior") && identical(prior$family, "nig")) {
+    if (!no_intercept_prior)
+      abort("`prior_intercept` cannot be given with `prior = prior_nig()`, the joint prior ",
+            "of every coefficient and sigma2.")
+    if (!no_aux_prior)
+      abort("`prior_aux` cannot be given with `prior = prior_nig()`, the joint prior ",
+            "of every coefficient and sigma2.")
+  }
+}
+
+# y: the response the likelihood reads (net of an offset); y_obs: as
+# observed, which autoscaling reads (rstanarm's sd(y) and mean(y)).
+new_model_linear <- function(X, y, prior, prior_intercept, prior_aux, y_obs = y) {
   n <- nrow(X)
   p <- ncol(X)
   coef_names <- colnames(X)
-  pr <- resolve_prior_nig(prior, p, coef_names)
   if (n < 2L) abort("`data` must have at least 2 observations, not ", n, ".")
+  nig <- inherits(prior, "sgld_prior") && identical(prior$family, "nig")
+  m <- list(type = "linear", p = p, n = as.double(n), prior = prior, prior_nig = as.integer(nig))
+  if (nig) {
+    pr <- resolve_prior_nig(prior, p, coef_names)
+    m <- c(m, list(prior_mean = pr$mean, prior_vinv = pr$vinv,
+                   prior_vinv_diag = as.integer(pr$vinv_diag), prior_shape = pr$shape,
+                   prior_rate = pr$rate, prior_const = pr$const, prior_V = pr$V))
+    init <- pr$mean
+  } else {
+    if (!inherits(prior, "sgld_prior") || prior$family != "normal")
+      abort("`prior` must be made by prior_normal() or prior_nig(), not ",
+            if (inherits(prior, "sgld_prior")) paste0("a ", prior$family, " prior")
+            else describe(prior), ".")
+    pr <- resolve_coef_prior(prior, prior_intercept, X, y_obs)
+    m <- c(m, coef_prior_fields(pr),
+           list(prior_intercept = prior_intercept, prior_aux = prior_aux,
+                prior_sigma_rate = resolve_aux_prior(prior_aux, response_moments(y_obs)[2],
+                                                     "sigma")))
+    init <- prior_centre_point(pr)
+  }
   check_rank(X)  # R/design.R
-  m <- structure(list(
-    type = "linear",
-    p = p, n = as.double(n),
+  m <- c(m, list(
     # a sparse design with at most a quarter non-zeros keeps its rows sparse
     sparse = as.integer(is_sparse_design(X) && design_density(X) <= 0.25),
-    prior_mean = pr$mean, prior_vinv = pr$vinv, prior_vinv_diag = as.integer(pr$vinv_diag),
-    prior_shape = pr$shape, prior_rate = pr$rate, prior_const = pr$const,
-    prior = prior, prior_V = pr$V,
     d = p + 1L,
     names = c(coef_names, "sigma2"),
     sampler_names = c(coef_names, "log_sigma2"),
-    default_init = c(pr$mean, var(y)),
+    default_init = c(init, var(y)),
     log_scale = p + 1L   # sigma2 is sampled as its logarithm
-  ), class = c("sgld_model_linear", "sgld_model"))
+  ))
+  m <- structure(m, class = c("sgld_model_linear", "sgld_model"))
   store_rows(m, X, y)   # R/design-sparse.R
 }
 
@@ -141,7 +202,12 @@ print.sgld_model_linear <- function(x, ...) {
       ") and sigma2\n", sep = "")
   if (!is.null(x$formula)) cat("Formula: ", deparse(x$formula), "\n", sep = "")
   print_observation_fields(x)
-  print(x$prior)
+  if (!identical(x$prior_nig, 0L)) {   # saved before rstanarm's prior: NIG
+    print(x$prior)
+  } else {
+    print_coef_priors(x)
+    cat("sigma: exponential(rate = ", format(x$prior_sigma_rate, digits = 4), ")\n", sep = "")
+  }
   invisible(x)
 }
 
@@ -149,7 +215,7 @@ print.sgld_model_linear <- function(x, ...) {
 
 model_capabilities.sgld_model_linear <- function(model) {
   utils::modifyList(NextMethod(), list(regression = TRUE, smooth_likelihood = TRUE,
-                                exact_posterior = TRUE))
+                                exact_posterior = !identical(model$prior_nig, 0L)))
 }
 model_family.sgld_model_linear <- function(model) stats::gaussian()
 model_link.sgld_model_linear <- function(model) "identity"
@@ -157,8 +223,12 @@ model_response_draws.sgld_model_linear <- function(model, eta, W, newdata) {
   # the residual sd of each draw, recycled down the columns (one per draw)
   eta + matrix(stats::rnorm(length(eta)), nrow(eta)) * sqrt(exp(W[, model$d]))
 }
-# The normal-inverse-gamma prior (R/priors.R), per parameter in words.
+# The normal-inverse-gamma prior (R/priors.R), per parameter in words;
+# rstanarm's as the other regressions' (R/prior-summary.R).
 model_prior_rows.sgld_model_linear <- function(model) {
+  if (identical(model$prior_nig, 0L))
+    return(c(coef_prior_rows(model),
+             sprintf("sigma ~ exponential(rate = %s)", format(model$prior_sigma_rate, digits = 4))))
   num <- function(v) format(v, digits = 4, trim = TRUE)
   V <- as.matrix(model$prior_V)   # p x p
   pr <- model$prior

@@ -1,8 +1,13 @@
 #' Bayesian logistic regression
 #'
 #' The model \eqn{P(y_i = 1 \mid x_i, \beta) = 1 / (1 + e^{-x_i^\top \beta})}{P(y_i = 1 | x_i, beta) = 1 / (1 + e^(-x_i' beta))}
-#' with independent normal or Laplace priors on the coefficients. Welling and
-#' Teh (2011) use a Laplace prior of scale 1 (`prior = prior_laplace(1)`).
+#' with normal or Laplace priors on the coefficients. The default is
+#' rstanarm's `stan_glm()` default: each coefficient
+#' \eqn{N(0, (2.5 / s_j)^2)}{N(0, (2.5 / s_j)^2)} (\eqn{s_j}{s_j} the sd of
+#' column \eqn{j}{j} of the design) and the intercept at centred predictors
+#' \eqn{N(0, 2.5^2)}{N(0, 2.5^2)}; see [prior_normal()] and
+#' [prior_summary()][prior_summary.sgld_fit]. Welling and Teh (2011) use a
+#' Laplace prior of scale 1 (`prior = prior_laplace(1), prior_intercept = NULL`).
 #'
 #' The response may be 0/1 numbers, `TRUE`/`FALSE`, \eqn{\pm 1}{+/- 1}, or a factor
 #' with two levels, whose second level is the event (as in [glm()]). In the
@@ -22,9 +27,16 @@
 #'   or number of one of its columns (the other columns are then the
 #'   covariates).
 #' @param prior Prior of the coefficients: [prior_normal()] (the default,
-#'   `prior_normal(0, 10)`) or [prior_laplace()].
-#' @param prior_intercept `NULL` to give the intercept the same prior as the
-#'   other coefficients, or its own [prior_normal()] or [prior_laplace()].
+#'   `prior_normal(0, 2.5, autoscale = TRUE)`) or [prior_laplace()].
+#' @param prior_intercept The prior of the intercept at centred predictors
+#'   (of \eqn{\alpha + \bar x^\top\beta}{alpha + xbar' beta}, rstanarm's
+#'   convention; the draws are of the intercept \eqn{\alpha}{alpha} of the
+#'   predictors as given), a [prior_normal()]: by default
+#'   `prior_normal(NULL, 2.5, autoscale = TRUE)`, \eqn{N(0, 2.5^2)}{N(0, 2.5^2)}.
+#'   `NULL` gives the intercept `prior`, on the predictors as given (the
+#'   fixed priors of earlier versions: `prior = prior_normal(0, 10),
+#'   prior_intercept = NULL`). Used when the design has a column named
+#'   `"(Intercept)"`.
 #' @param sparse Store only the non-zero covariates of each observation? `NULL`
 #'   (the default) does so when at most a quarter of the design is non-zero,
 #'   as with one-hot encoded factors; the results are the same either way, up
@@ -41,18 +53,18 @@
 #' @return An object of class `sgld_model_logistic` (and `sgld_model`).
 #' @inheritSection model_linear Data in a file
 #' @section Starting values:
-#' Unless `init` is given, samplers start every chain at the prior's centre.
+#' Unless `init` is given, samplers start every chain at the prior's centre
+#' (the intercept where the centred intercept is at its prior's centre).
 #' @examples
-#' m <- model_logistic(type ~ glu + bmi + age, data = MASS::Pima.tr,
-#'                     prior = prior_normal(0, 10))
+#' m <- model_logistic(type ~ glu + bmi + age, data = MASS::Pima.tr)
 #' m
 #' @export
 model_logistic <- function(x, ...) UseMethod("model_logistic")
 
 #' @rdname model_logistic
 #' @export
-model_logistic.formula <- function(x, data, prior = prior_normal(0, 10),
-                                   prior_intercept = NULL, sparse = NULL, subset, weights,
+model_logistic.formula <- function(x, data, prior = prior_normal(0, 2.5, autoscale = TRUE),
+                                   prior_intercept = prior_normal(NULL, 2.5, autoscale = TRUE), sparse = NULL, subset, weights,
                                    offset, na.action = na.fail, storage = "double", ...) {
   check_dots_empty(...)
   design <- design_from_formula(x, data, frame_extras(match.call()), na.action)
@@ -87,9 +99,9 @@ model_logistic.formula <- function(x, data, prior = prior_normal(0, 10),
 
 #' @rdname model_logistic
 #' @export
-model_logistic.default <- function(x, y, prior = prior_normal(0, 10),
-                                   prior_intercept = NULL, sparse = NULL, storage = "double",
-                                   ...) {
+model_logistic.default <- function(x, y, prior = prior_normal(0, 2.5, autoscale = TRUE),
+                                   prior_intercept = prior_normal(NULL, 2.5, autoscale = TRUE),
+                                   sparse = NULL, storage = "double", ...) {
   check_dots_empty(...)
   if (is_file_matrix(x)) return(file_model_logistic(x, y, prior, prior_intercept, sparse))
   x <- check_design_matrix(x, keep_sparse = TRUE)
@@ -134,19 +146,19 @@ new_model_logistic <- function(X, y, prior, prior_intercept, sparse = NULL, stor
   check_flag(sparse, "sparse")
   if (sparse && storage == "float")
     abort("`storage = \"float\"` needs dense storage (`sparse = FALSE`).")
-  pr <- resolve_coef_prior(prior, prior_intercept, colnames(X))
+  pr <- resolve_coef_prior(prior, prior_intercept, X)
   check_rank(X)  # R/design.R
-  m <- structure(list(
+  m <- structure(c(list(
     type = "logistic",
-    p = ncol(X), n = as.double(n), sparse = as.integer(sparse), storage = storage,
-    prior_type = pr$type, prior_loc = pr$loc, prior_scale = pr$scale,
-    prior = prior, prior_intercept = prior_intercept,
+    p = ncol(X), n = as.double(n), sparse = as.integer(sparse), storage = storage),
+    coef_prior_fields(pr),
+    list(prior = prior, prior_intercept = prior_intercept,
     labels = attr(y, "labels"),
     d = ncol(X),
     names = colnames(X),
     sampler_names = colnames(X),
-    default_init = pr$loc
-  ), class = c("sgld_model_logistic", "sgld_model"))
+    default_init = prior_centre_point(pr)
+  )), class = c("sgld_model_logistic", "sgld_model"))
   set_model_data(m, X, y)
 }
 
@@ -156,12 +168,7 @@ print.sgld_model_logistic <- function(x, ...) {
       x$p, " coefficient", if (x$p > 1) "s", "; event: y = '", x$labels[2], "'\n", sep = "")
   if (!is.null(x$formula)) cat("Formula: ", deparse(x$formula), "\n", sep = "")
   print_observation_fields(x)
-  cat("Prior: ")
-  print(x$prior)
-  if (!is.null(x$prior_intercept)) {
-    cat("Intercept: ")
-    print(x$prior_intercept)
-  }
+  print_coef_priors(x)
   invisible(x)
 }
 

@@ -328,7 +328,10 @@ new_model_mlp <- function(X, y, hidden, activation, family, prior, prior_noise, 
     if (!inherits(prior, "sgld_prior") || prior$family != "normal")
       abort("`prior` must be NULL, prior_normal(0, sd) or prior_gamma(), not ",
             describe(prior), ".")
-    if (any(prior$location != 0)) abort("`prior`: prior_normal() must have mean 0 for a network.")
+    if (is.null(prior$location) || any(prior$location != 0))
+      abort("`prior`: prior_normal() must have mean 0 for a network.")
+    if (isTRUE(prior$autoscale))
+      abort("`prior`: a network's prior is not autoscaled; give `autoscale = FALSE`.")
     if (!length(prior$scale) %in% c(1L, layers))
       abort("`prior`: prior_normal() needs one sd or one per weight layer (", layers,
             "), not ", length(prior$scale), ".")

@@ -4,7 +4,11 @@
 #' \eqn{\eta_i = x_i^\top \beta + o_i}{eta_i = x_i' beta + o_i}, with the log link,
 #' an optional offset \eqn{o_i}{o_i} (the logarithm of each row's exposure,
 #' such as `offset = log(Holders)` or a term `offset(log(time))` in the
-#' formula) and independent normal priors on the coefficients.
+#' formula) and normal priors on the coefficients, by default rstanarm's
+#' `stan_glm()` default: each coefficient \eqn{N(0, (2.5 / s_j)^2)}{N(0, (2.5 / s_j)^2)}
+#' (\eqn{s_j}{s_j} the sd of column \eqn{j}{j} of the design) and the
+#' intercept at centred predictors \eqn{N(0, 2.5^2)}{N(0, 2.5^2)}; see
+#' [prior_normal()] and [prior_summary()][prior_summary.sgld_fit].
 #'
 #' The response must be counts: non-negative whole numbers. As with
 #' [model_linear()] there is a formula face (with `weights`, `offset` and
@@ -16,12 +20,11 @@
 #' @inheritParams model_logistic
 #' @param y The counts, for the matrix face.
 #' @param prior Prior of the coefficients: [prior_normal()] (the default,
-#'   `prior_normal(0, 10)`).
-#' @param prior_intercept `NULL` to give the intercept the same prior as the
-#'   other coefficients, or its own [prior_normal()].
+#'   `prior_normal(0, 2.5, autoscale = TRUE)`).
 #' @return An object of class `sgld_model_poisson` (and `sgld_model`).
 #' @section Starting values:
-#' Unless `init` is given, samplers start every chain at the prior's centre.
+#' Unless `init` is given, samplers start every chain at the prior's centre
+#' (the intercept where the centred intercept is at its prior's centre).
 #' @seealso [model_negbin()] for counts more variable than Poisson.
 #' @examples
 #' m <- model_poisson(Claims ~ District + Group + Age, data = MASS::Insurance,
@@ -32,7 +35,8 @@ model_poisson <- function(x, ...) UseMethod("model_poisson")
 
 #' @rdname model_poisson
 #' @export
-model_poisson.formula <- function(x, data, prior = prior_normal(0, 10), prior_intercept = NULL,
+model_poisson.formula <- function(x, data, prior = prior_normal(0, 2.5, autoscale = TRUE),
+                                  prior_intercept = prior_normal(NULL, 2.5, autoscale = TRUE),
                                   subset, weights, offset, na.action = na.fail, ...) {
   check_dots_empty(...)
   design <- design_from_formula(x, data, frame_extras(match.call()), na.action)
@@ -42,7 +46,8 @@ model_poisson.formula <- function(x, data, prior = prior_normal(0, 10), prior_in
 
 #' @rdname model_poisson
 #' @export
-model_poisson.default <- function(x, y, prior = prior_normal(0, 10), prior_intercept = NULL,
+model_poisson.default <- function(x, y, prior = prior_normal(0, 2.5, autoscale = TRUE),
+                                  prior_intercept = prior_normal(NULL, 2.5, autoscale = TRUE),
                                   ...) {
   check_dots_empty(...)
   x <- check_design_matrix(x, keep_sparse = TRUE)
@@ -54,7 +59,6 @@ new_model_poisson <- function(X, y, prior, prior_intercept) {
   m <- new_count_model("poisson", X, y, prior, prior_intercept)
   m$names <- m$sampler_names <- colnames(X)
   m$d <- ncol(X)
-  m$default_init <- m$prior_loc
   class(m) <- c("sgld_model_poisson", "sgld_model")
   set_model_data(m, X, y)
 }
@@ -92,7 +96,7 @@ exact_value <- function(v) {
 new_count_model <- function(type, X, y, prior, prior_intercept) {
   n <- nrow(X)
   if (n < 2L) abort("`data` must have at least 2 observations, not ", n, ".")
-  pr <- resolve_coef_prior(prior, prior_intercept, colnames(X))
+  pr <- resolve_coef_prior(prior, prior_intercept, X)
   if (any(pr$type != 0L))
     abort("`prior` and `prior_intercept` must be made by prior_normal() for model_", type,
           "().")
@@ -107,9 +111,10 @@ new_count_model <- function(type, X, y, prior, prior_intercept) {
   # a sparse design with at most a quarter non-zeros keeps its rows sparse
   # (src/rows.h): the same draws as dense rows, in O(non-zeros) memory
   sparse <- is_sparse_design(X) && design_density(X) <= 0.25
-  list(type = type, p = ncol(X), n = as.double(n), sparse = as.integer(sparse),
-       prior_loc = pr$loc, prior_scale = pr$scale,
-       prior = prior, prior_intercept = prior_intercept)
+  c(list(type = type, p = ncol(X), n = as.double(n), sparse = as.integer(sparse)),
+    coef_prior_fields(pr),
+    list(prior = prior, prior_intercept = prior_intercept,
+         default_init = prior_centre_point(pr)))
 }
 
 # The formula's parts, with the case weights and offsets of the rows.
@@ -125,12 +130,20 @@ print_count_model <- function(x, what) {
       if (x$p > 1) "s", "\n", sep = "")
   if (!is.null(x$formula)) cat("Formula: ", deparse(x$formula), "\n", sep = "")
   print_observation_fields(x)
+  print_coef_priors(x)
+}
+
+# The coefficients' priors as the model holds them: as given, and the
+# adjusted scales where autoscaled (prior_summary() has every row).
+print_coef_priors <- function(x) {
   cat("Prior: ")
   print(x$prior)
-  if (!is.null(x$prior_intercept)) {
-    cat("Intercept: ")
+  if (!is.null(x$prior_intercept) && !is.null(x$prior_centre)) {
+    cat("Intercept (centred predictors): ")
     print(x$prior_intercept)
   }
+  if (any(!is.na(x$prior_adjusted)))
+    cat("(autoscaled to the data: see prior_summary())\n")
 }
 
 #' @export

@@ -39,10 +39,17 @@ prior_nig <- function(mean = 0, V = 100, shape = 1, rate = 1) {
 #' @export
 print.sgld_prior <- function(x, ...) {
   if (x$family %in% c("normal", "laplace")) {
+    loc <- if (is.null(x$location)) "the default (mean of y for gaussian, else 0)"
+           else paste(format(x$location), collapse = ", ")
     cat(if (x$family == "normal") "Normal prior: mean " else "Laplace prior: location ",
-        paste(format(x$location), collapse = ", "),
-        if (x$family == "normal") ", sd " else ", scale ",
-        paste(format(x$scale), collapse = ", "), "\n", sep = "")
+        loc, if (x$family == "normal") ", sd " else ", scale ",
+        paste(format(x$scale), collapse = ", "),
+        if (isTRUE(x$autoscale)) ", autoscaled", "\n", sep = "")
+    return(invisible(x))
+  }
+  if (x$family == "exponential") {
+    cat("Exponential prior: rate ", format(x$rate), if (isTRUE(x$autoscale)) ", autoscaled",
+        "\n", sep = "")
     return(invisible(x))
   }
   V <- x$V
@@ -91,35 +98,72 @@ resolve_prior_nig <- function(prior, p, coef_names) {
          prior$shape * log(prior$rate) - lgamma(prior$shape))
 }
 
-#' Normal and Laplace priors for regression coefficients
+#' Normal, Laplace and exponential priors for regression models
 #'
-#' Independent priors on each coefficient of [model_logistic()]:
-#' `prior_normal()` is \eqn{\beta_j \sim N(\mathrm{mean}, \mathrm{sd}^2)}{beta_j ~ N(mean, sd^2)}, and
+#' Independent priors on the coefficients of the regressions
+#' ([model_linear()], [model_logistic()], [model_poisson()],
+#' [model_negbin()]): `prior_normal()` is
+#' \eqn{\beta_j \sim N(\mathrm{mean}, \mathrm{sd}^2)}{beta_j ~ N(mean, sd^2)}, and
 #' `prior_laplace()` is the double-exponential prior
 #' \eqn{p(\beta_j) = \exp(-|\beta_j - \mathrm{location}| / \mathrm{scale}) / (2\,\mathrm{scale})}{p(beta_j) = exp(-|beta_j - location| / scale) / (2 scale)}
 #' that Welling and Teh (2011) use with scale 1. Its gradient is taken as 0 at
-#' the kink.
+#' the kink. `prior_exponential()` is the prior of an auxiliary parameter
+#' (`prior_aux`): the residual sd \eqn{\sigma}{sigma} of [model_linear()], the
+#' reciprocal dispersion \eqn{\phi}{phi} of [model_negbin()].
 #'
-#' @param mean,location Centre of the prior: one number, or one per coefficient.
+#' @section Autoscaling:
+#' With `autoscale = TRUE` the scales are adjusted to the data when the model
+#' is built, as rstanarm's `stan_glm()` does (its priors vignette): a
+#' coefficient's scale is divided by the sd of its column of the design
+#' matrix (a constant column's by 1), and for the linear model every scale
+#' (the coefficients', the intercept's, and \eqn{1/\mathrm{rate}}{1/rate} of
+#' `prior_aux`) is multiplied by the sd of the response. The regression
+#' models' defaults are rstanarm's: `prior_normal(0, 2.5, autoscale = TRUE)`
+#' on the coefficients, `prior_normal(NULL, 2.5, autoscale = TRUE)` on the
+#' intercept (centred at the response's mean for the linear model, at 0
+#' otherwise), and `prior_exponential(1, autoscale = TRUE)` on
+#' \eqn{\sigma}{sigma} (linear) or, not scaled, on \eqn{\phi}{phi} (negative
+#' binomial). [prior_summary()][prior_summary.sgld_fit] prints the adjusted
+#' scales. With `autoscale = FALSE` (the default of these functions) a prior
+#' means exactly what it says.
+#'
+#' @param mean,location Centre of the prior: one number, or one per
+#'   coefficient. `NULL` (for `prior_intercept` only) is rstanarm's default
+#'   centre: the mean of the response for the linear model, 0 otherwise.
 #' @param sd,scale Its spread: one positive number, or one per coefficient.
+#' @param rate The exponential prior's rate, a positive number.
+#' @param autoscale Adjust the scale to the data (section "Autoscaling")?
 #' @return An object of class `sgld_prior`.
 #' @examples
 #' prior_normal(0, 10)
+#' prior_normal(0, 2.5, autoscale = TRUE)   # the regressions' default
 #' prior_laplace(scale = 1)
+#' prior_exponential(1)
 #' @export
-prior_normal <- function(mean = 0, sd = 10) {
-  new_coef_prior("normal", mean, sd, "mean", "sd")
+prior_normal <- function(mean = 0, sd = 10, autoscale = FALSE) {
+  new_coef_prior("normal", mean, sd, "mean", "sd", autoscale)
 }
 
 #' @rdname prior_normal
 #' @export
-prior_laplace <- function(location = 0, scale = 1) {
-  new_coef_prior("laplace", location, scale, "location", "scale")
+prior_laplace <- function(location = 0, scale = 1, autoscale = FALSE) {
+  new_coef_prior("laplace", location, scale, "location", "scale", autoscale)
 }
 
-new_coef_prior <- function(family, loc, scale, loc_arg, scale_arg) {
-  if (!is.numeric(loc) || length(loc) < 1L || any(!is.finite(loc)))
-    abort("`", loc_arg, "` must be a numeric vector of finite values, not ", describe(loc), ".")
+#' @rdname prior_normal
+#' @export
+prior_exponential <- function(rate = 1, autoscale = FALSE) {
+  check_number(rate, "rate", lower = 0, lower_open = TRUE)
+  check_flag(autoscale, "autoscale")
+  structure(list(family = "exponential", rate = as.double(rate), autoscale = autoscale),
+            class = "sgld_prior")
+}
+
+new_coef_prior <- function(family, loc, scale, loc_arg, scale_arg, autoscale) {
+  if (!is.null(loc) && (!is.numeric(loc) || length(loc) < 1L || any(!is.finite(loc))))
+    abort("`", loc_arg, "` must be a numeric vector of finite values (or NULL, for the ",
+          "intercept's default centre), not ",
+          describe(loc), ".")
   if (!is.numeric(scale) || length(scale) < 1L || any(!is.finite(scale)) || any(scale <= 0))
     abort("`", scale_arg, "` must be positive and finite, not ", describe(scale), ".")
   # the models use 1 / scale^2 (normal) and the Laplace approximation the
@@ -127,38 +171,147 @@ new_coef_prior <- function(family, loc, scale, loc_arg, scale_arg) {
   if (any(scale^2 < .Machine$double.xmin))
     abort("`", scale_arg, "` must be at least 1.5e-154 (its square must not underflow), not ",
           format(min(scale)), ".")
-  structure(list(family = family, location = as.double(loc), scale = as.double(scale)),
+  check_flag(autoscale, "autoscale")
+  structure(list(family = family, location = if (!is.null(loc)) as.double(loc),
+                 scale = as.double(scale), autoscale = autoscale),
             class = "sgld_prior")
 }
 
-# Per-coefficient prior codes and parameters as the C models read them; the
-# intercept (by name) may have a prior of its own.
-resolve_coef_prior <- function(prior, prior_intercept, coef_names, arg = "prior") {
+# The regression prior made concrete for the design X (response y, the
+# response's raw values for the linear model's autoscaling), as the C models
+# read it (src/prior_centred.h):
+#   type, loc, scale    one per coefficient (type 0 normal, 1 Laplace); an
+#                       infinite scale is a flat prior (the intercept whose
+#                       prior is on centred predictors)
+#   centre              NULL, or the row u with u[intercept] = 1 and the
+#                       other columns' means, so that u'beta is the intercept
+#                       at centred predictors, alpha + xbar'beta, whose prior
+#                       is normal(centre_loc, centre_scale^2)
+# The prior on centred predictors is a Gaussian prior on the raw (alpha,
+# beta) with a unit-Jacobian change of variables: the design keeps its
+# sparsity, draws stay on the user's scale. `adjusted` holds rstanarm's
+# "Adjusted prior" scales for prior_summary().
+resolve_coef_prior <- function(prior, prior_intercept, X, y = NULL, arg = "prior") {
+  coef_names <- colnames(X)
   p <- length(coef_names)
   check_coef_prior(prior, arg)
-  out <- list(type = integer(p), loc = numeric(p), scale = numeric(p))
-  fill <- function(out, pr, j, arg) {
-    rep_to <- function(v, what) {
-      if (length(v) == 1L) return(rep(v, length(j)))
-      if (length(v) != length(j))
-        abort("`", arg, "` ", what, " has length ", length(v), " but it applies to ",
-              length(j), " coefficient", if (length(j) > 1) "s", ".")
-      v
-    }
+  gaussian <- !is.null(y)
+  moments_y <- if (gaussian) response_moments(y)
+  sd_y <- if (gaussian) moments_y[2] else 1
+  if (gaussian && !(is.finite(sd_y) && sd_y > 0) &&
+      (isTRUE(prior$autoscale) || isTRUE(prior_intercept$autoscale)))
+    abort("`", arg, "`: autoscaling divides by the sd of the response, which is 0; give ",
+          "priors with `autoscale = FALSE`.")
+  icpt <- which(coef_names == "(Intercept)")
+  slopes <- setdiff(seq_len(p), icpt)
+  stats <- if (isTRUE(prior$autoscale) || (length(icpt) && !is.null(prior_intercept)))
+    column_stats(X)
+  rep_to <- function(v, j, what, a) {
+    if (length(v) == 1L) return(rep(v, length(j)))
+    if (length(v) != length(j))
+      abort("`", a, "` ", what, " has length ", length(v), " but it applies to ",
+            length(j), " coefficient", if (length(j) > 1) "s", " (",
+            paste(coef_names[j], collapse = ", "), ").")
+    v
+  }
+  out <- list(type = integer(p), loc = numeric(p), scale = numeric(p), centre = NULL,
+              centre_loc = 0, centre_scale = 1, adjusted = rep(NA_real_, p))
+  fill <- function(out, pr, j, a) {
+    if (!length(j)) return(out)
+    locname <- if (pr$family == "laplace") "location" else "mean"
+    if (is.null(pr$location))
+      abort("`", a, "`: a NULL ", locname, " is the intercept's default centre; give ",
+            "the coefficients' ", locname, ".")
     out$type[j] <- if (pr$family == "laplace") 1L else 0L
-    out$loc[j] <- rep_to(pr$location, if (pr$family == "laplace") "location" else "mean")
-    out$scale[j] <- rep_to(pr$scale, if (pr$family == "laplace") "scale" else "sd")
+    out$loc[j] <- rep_to(pr$location, j, locname, a)
+    s <- rep_to(pr$scale, j, if (pr$family == "laplace") "scale" else "sd", a)
+    if (isTRUE(pr$autoscale)) {
+      # rstanarm: a constant column keeps its scale (divided by 1)
+      sx <- stats$sd[j]
+      s <- pmax(1e-12, sd_y * s / ifelse(sx > 0, sx, 1))   # rstanarm floors at 1e-12
+      out$adjusted[j] <- s
+    }
+    out$scale[j] <- s
     out
   }
-  icpt <- which(coef_names == "(Intercept)")
-  if (!is.null(prior_intercept) && length(icpt)) {
+  if (length(icpt) && !is.null(prior_intercept)) {
     check_coef_prior(prior_intercept, "prior_intercept")
-    out <- fill(out, prior_intercept, icpt, "prior_intercept")
-    out <- fill(out, prior, setdiff(seq_len(p), icpt), arg)
+    if (prior_intercept$family != "normal" || length(prior_intercept$scale) != 1L ||
+        length(prior_intercept$location) > 1L)
+      abort("`prior_intercept` must be one prior_normal(): the intercept's prior at ",
+            "centred predictors.")
+    out <- fill(out, prior, slopes, arg)
+    loc <- if (is.null(prior_intercept$location)) {
+      if (gaussian) moments_y[1] else 0
+    } else prior_intercept$location
+    s <- prior_intercept$scale * if (isTRUE(prior_intercept$autoscale)) sd_y else 1
+    u <- stats$mean
+    u[icpt] <- 1
+    out$type[icpt] <- 0L
+    out$scale[icpt] <- Inf
+    out$loc[icpt] <- 0
+    out$centre <- as.double(u)
+    out$centre_loc <- loc
+    out$centre_scale <- s
+    if (isTRUE(prior_intercept$autoscale) && gaussian) out$adjusted[icpt] <- s
   } else {
     out <- fill(out, prior, seq_len(p), arg)
   }
   out
+}
+
+# The response's mean and sd, which autoscaling reads: of y, or as a model
+# on a file gives them (attribute "moments", R/file-backed.R).
+response_moments <- function(y) {
+  if (!is.null(attr(y, "moments"))) return(attr(y, "moments"))
+  c(mean(y), stats::sd(y))
+}
+
+# Column means and sds of a design (attribute "moments" for a model on a
+# file, R/file-backed.R, whose rows stay there): a base matrix two passes (exact for a
+# column such as a calendar year, whose sd is small beside its mean), a
+# sparse Matrix by its sums, which keeps it sparse.
+column_stats <- function(X) {
+  if (!is.null(attr(X, "moments"))) return(attr(X, "moments"))
+  n <- nrow(X)
+  if (inherits(X, "Matrix")) {
+    mu <- as.double(Matrix::colMeans(X))
+    sd <- sqrt(pmax(as.double(Matrix::colSums(X * X)) - n * mu^2, 0) / (n - 1))
+  } else {
+    mu <- as.double(colMeans(X))
+    sd <- sqrt(as.double(colSums(sweep(X, 2L, mu)^2)) / (n - 1))
+  }
+  # a constant column (whose mean may round) has sd 0: rstanarm's rule then
+  # leaves its prior's scale as given
+  sd[sd <= 1e-7 * abs(mu)] <- 0
+  list(mean = mu, sd = sd)
+}
+
+# The raw coefficients at the prior's centre: each slope at its location,
+# the intercept where the centred intercept is at its own.
+prior_centre_point <- function(pr) {
+  w <- pr$loc
+  if (!is.null(pr$centre)) {
+    icpt <- which(pr$centre == 1 & !is.finite(pr$scale))
+    w[icpt] <- pr$centre_loc - sum(pr$centre[-icpt] * w[-icpt])
+  }
+  w
+}
+
+# The fields of the coefficient prior every regression model hands to C.
+coef_prior_fields <- function(pr) {
+  list(prior_type = pr$type, prior_loc = pr$loc, prior_scale = pr$scale,
+       prior_centre = pr$centre, prior_centre_loc = as.double(pr$centre_loc),
+       prior_centre_scale = as.double(pr$centre_scale), prior_adjusted = pr$adjusted)
+}
+
+# The auxiliary parameter's exponential prior made concrete: its rate,
+# divided by sd(y) when autoscaled for the linear model.
+resolve_aux_prior <- function(prior_aux, sd_y = 1, what) {
+  if (!inherits(prior_aux, "sgld_prior") || !identical(prior_aux$family, "exponential"))
+    abort("`prior_aux` must be made by prior_exponential() (the prior of ", what, "), not ",
+          describe(prior_aux), ".")
+  if (isTRUE(prior_aux$autoscale)) prior_aux$rate / sd_y else prior_aux$rate
 }
 
 check_coef_prior <- function(prior, arg) {

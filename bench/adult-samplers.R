@@ -18,7 +18,7 @@
 library(sgld)
 options(sgld.threads = 1)
 d <- adult[adult$set == "train", ]
-m <- suppressWarnings(model_logistic(cbind("(Intercept)" = 1, adult_design(d)), adult_response(d)))
+m <- suppressWarnings(model_logistic(cbind("(Intercept)" = 1, adult_design(d)), adult_response(d), prior = prior_normal(0, 10), prior_intercept = NULL))
 ref <- readRDS("tests/testthat/adult-reference.rds")
 errors <- function(x) c(mean = max(abs(colMeans(x) - ref$mean) / ref$sd),
                         sd = max(abs(apply(x, 2, sd) / ref$sd - 1)))

@@ -45,7 +45,7 @@ dat <- data.frame(x1 = rnorm(n), x2 = 1000 * rnorm(n))
 # both covariates move y by comparable amounts, so neither coefficient is
 # negligible against the noise
 dat$y <- 1 + 0.5 * dat$x1 - 5e-4 * dat$x2 + rnorm(n, sd = 1)
-model <- model_linear(y ~ x1 + x2, data = dat)
+model <- model_linear(y ~ x1 + x2, data = dat, prior = prior_nig())
 exact <- linear_exact_posterior(model)
 d <- length(exact$mode)
 # init is on the user's scale, the mode on the sampler's (log sigma^2 last)

@@ -24,7 +24,7 @@ colnames(X) <- c("(Intercept)", paste0("x", seq_len(d - 1)))
 # as.numeric(): the model wants 0/1 doubles (an integer 0/1 vector is refused)
 y <- as.numeric(runif(n) < plogis(drop(X %*% beta_true)))
 prior_sd <- 10
-m <- model_logistic(X, y, prior = prior_normal(0, prior_sd))
+m <- model_logistic(X, y, prior = prior_normal(0, prior_sd), prior_intercept = NULL)
 
 cat("sgld control-variates benchmark\n")
 cat(sprintf("Logistic regression: n = %s, d = %d (intercept + %d standard normal covariates), prior N(0, %g^2)\n",

@@ -28,7 +28,7 @@ root <- if (length(file_arg)) dirname(dirname(normalizePath(file_arg[1]))) else 
 source(file.path(root, "tests", "testthat", "helper-custom.R"))
 m_r <- handout_custom()
 Z <- handout_matrix()
-m_c <- model_linear(y ~ x, data = handout)
+m_c <- model_linear(y ~ x, data = handout, prior = prior_nig())
 
 # the same chain from both, up to rounding
 set.seed(1)

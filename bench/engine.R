@@ -16,7 +16,7 @@ library(sgld)
 progress_msgs <- nzchar(Sys.getenv("BENCH_PROGRESS")) || isatty(stderr())
 say <- function(...) if (progress_msgs) message(sprintf(...))
 
-m <- model_linear(y ~ x, data = handout)
+m <- model_linear(y ~ x, data = handout, prior = prior_nig())
 null <- file("/dev/null", open = "w")
 time_one <- function(progress) {
   set.seed(1)
@@ -59,7 +59,7 @@ peak_mb <- function(code) {
 model_file <- tempfile(fileext = ".rds")
 set.seed(5)
 X <- matrix(rnorm(2000 * 2000), 2000, 2000)
-saveRDS(model_logistic(X, rbinom(2000, 1, 0.5)), model_file, compress = FALSE)
+saveRDS(model_logistic(X, rbinom(2000, 1, 0.5), prior = prior_normal(0, 10), prior_intercept = NULL), model_file, compress = FALSE)
 rm(X)
 setup <- c("library(sgld)", sprintf("m <- readRDS('%s')", model_file))
 run <- function(kept, pars) c(setup, "set.seed(1)", sprintf(

@@ -109,7 +109,7 @@ file_run <- polled(function(dir, iter, runs) {
   options(sgld.cache_dir = file.path(dir, "cache"))   # the copy goes with the data
   desc <- bigmemory::attach.big.matrix(file.path(dir, "x.desc"))
   t_build <- system.time(m <- sgld::model_logistic(bigmemory::describe(desc), y = "y",
-                                                   prior = sgld::prior_normal(0, 10)))[["elapsed"]]
+                                                   prior = sgld::prior_normal(0, 10), prior_intercept = NULL))[["elapsed"]]
   rm(desc)
   saveRDS(m, file.path(dir, "model.rds"))
   rows <- m$file$path

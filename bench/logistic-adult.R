@@ -11,8 +11,8 @@ reps <- if (length(args)) as.integer(args[1]) else 7L
 tr <- adult[adult$set == "train", ]
 X <- cbind("(Intercept)" = 1, adult_design(tr))
 y <- adult_response(tr)
-sparse <- model_logistic(X, y, prior = prior_laplace(0, 1))
-dense <- model_logistic(X, y, prior = prior_laplace(0, 1), sparse = FALSE)
+sparse <- model_logistic(X, y, prior = prior_laplace(0, 1), prior_intercept = NULL)
+dense <- model_logistic(X, y, prior = prior_laplace(0, 1), sparse = FALSE, prior_intercept = NULL)
 
 rate <- function(model, iter, chains = 1, threads = 1) {
   set.seed(1)

@@ -14,7 +14,7 @@
 # whose "Maximum resident set size" is the peak. The processes:
 #   * R only:   library(sgld), nothing else -- the cost of R and the package;
 #   * build:    simulate X (n x 20, with an intercept column) and y, build
-#               model_logistic(X, y), save it (uncompressed) for the others;
+#               model_logistic(X, y, prior = prior_normal(0, 10), prior_intercept = NULL), save it (uncompressed) for the others;
 #   * loaded:   library(sgld) and readRDS() of that model -- the baseline of
 #               an R process holding the package and the data;
 #   * runs:     the loaded process, then one sgld() call (1 chain, batch 100,
@@ -66,7 +66,7 @@ writeLines(c(
   '  y <- as.numeric(runif(n) < plogis(drop(X %*% beta)))',
   '  out("rss_data_mb=", rss_mb())',
   '  t0 <- proc.time()[[3]]',
-  '  m <- model_logistic(X, y, prior = prior_normal(0, 10))',
+  '  m <- model_logistic(X, y, prior = prior_normal(0, 10), prior_intercept = NULL)',
   '  out("build_s=", proc.time()[[3]] - t0)',
   '  out("model_mb=", as.numeric(object.size(m)) / 2^20)',
   '  out("X_mb=", as.numeric(object.size(X)) / 2^20)',

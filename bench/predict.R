@@ -12,7 +12,7 @@ tr <- adult[adult$set == "train", ]
 te <- adult[adult$set == "test", ]
 X <- cbind("(Intercept)" = 1, adult_design(tr))
 Xte <- cbind("(Intercept)" = 1, adult_design(te))
-m <- model_logistic(X, adult_response(tr), prior = prior_laplace(0, 1))
+m <- model_logistic(X, adult_response(tr), prior = prior_laplace(0, 1), prior_intercept = NULL)
 set.seed(1)
 fit <- sgld(m, lr = 1e-5, batch_size = 10, iter = 2e5, burnin = 0, thin = 40, chains = 2)
 W <- as.matrix(fit)

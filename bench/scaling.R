@@ -57,7 +57,7 @@ if (length(args) && args[1] == "--child") {
   colnames(X) <- c("(Intercept)", paste0("x", seq_len(d - 1)))
   beta <- c(-0.5, rep(c(0.3, -0.2), length.out = d - 1)) / sqrt(d / 20)
   y <- as.numeric(runif(n) < plogis(drop(X %*% beta)))
-  m <- model_logistic(X, y, prior = prior_normal(0, 10), sparse = FALSE)
+  m <- model_logistic(X, y, prior = prior_normal(0, 10), sparse = FALSE, prior_intercept = NULL)
   rm(X, y)
   invisible(gc())
   out("build_s", proc.time()[["elapsed"]] - t0)

@@ -10,7 +10,7 @@ args <- commandArgs(trailingOnly = TRUE)
 reps <- if (length(args)) as.integer(args[1]) else 7L
 iter <- 1e6
 
-m <- model_linear(y ~ x, data = handout)
+m <- model_linear(y ~ x, data = handout, prior = prior_nig())
 run <- function(batch_size, thin) {
   set.seed(1)
   call <- system.time(fit <- sgld(m, lr = 1e-7, batch_size = batch_size, iter = iter,

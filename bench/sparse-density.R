@@ -16,8 +16,8 @@ pass_ms <- function(model, passes = 100) {
   1000 * system.time(.Call(sgld:::C_sgld_gradient_draws, model, spec))[["elapsed"]] / passes
 }
 compare <- function(label, X, y) {
-  sp <- model_logistic(X, y, sparse = TRUE)
-  de <- model_logistic(X, y, sparse = FALSE)
+  sp <- model_logistic(X, y, sparse = TRUE, prior = prior_normal(0, 10), prior_intercept = NULL)
+  de <- model_logistic(X, y, sparse = FALSE, prior = prior_normal(0, 10), prior_intercept = NULL)
   t <- replicate(3, c(sparse = pass_ms(sp), dense = pass_ms(de)))
   med <- apply(t, 1, median)
   data.frame(design = label, density = round(mean(X != 0), 3), sparse_ms = round(med[[1]], 3),

@@ -98,7 +98,7 @@ simulate <- function(n, d, storage = "double") {
   y <- rbinom(n, 1, 0.5)
   # random columns outnumbering the rows are collinear: no warning wanted
   suppressWarnings(model_logistic(X, y, prior = prior_laplace(0, 1), sparse = FALSE,
-                                  storage = storage))
+                                  storage = storage, prior_intercept = NULL))
 }
 
 sgld_rate <- function(mod, m, iter, threads = 1, lr = 1e-2 / mod$n) {

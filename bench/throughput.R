@@ -35,7 +35,7 @@ load_start <- tryCatch(readLines("/proc/loadavg", n = 1L), error = function(e) N
 tmp <- tempfile("sgld-throughput-")   # removed at the end
 dir.create(tmp)
 
-lin_model <- model_linear(y ~ x, data = handout)
+lin_model <- model_linear(y ~ x, data = handout, prior = prior_nig())
 lin_Xt <- rbind(1, handout$x)
 lin_y <- handout$y
 lin_init <- c(0, 0, log(var(lin_y)))     # sgld's default start, on the sampler's scale
@@ -46,7 +46,7 @@ close(con)
 
 tr <- adult[adult$set == "train", ]
 adult_X <- cbind("(Intercept)" = 1, adult_design(tr))
-log_model <- model_logistic(adult_X, adult_response(tr), prior = prior_laplace(0, 1))
+log_model <- model_logistic(adult_X, adult_response(tr), prior = prior_laplace(0, 1), prior_intercept = NULL)
 stopifnot(log_model$sparse == 1L)
 log_Xt <- t(unname(adult_X))
 log_y <- log_model$sp_y                  # -1 / +1

@@ -25,12 +25,12 @@ wall <- function(f) {
 
 sets <- list(
   "MASS::Pima.tr (7 covariates, n = 200)" = pima_natural()$model,
-  "handout (linear, n = 10,000)" = model_linear(y ~ x, data = handout),
+  "handout (linear, n = 10,000)" = model_linear(y ~ x, data = handout, prior = prior_nig()),
   "simulated, 6 predictors correlated 0.9 (n = 1,000)" = correlated_logistic()$model)
 if (!nzchar(Sys.getenv("VI_SKIP_ADULT"))) {
   d <- adult[adult$set == "train", ]
   sets[["Adult, a9a design (d = 124, n = 32,561)"]] <-
-    quiet(model_logistic(cbind("(Intercept)" = 1, adult_design(d)), adult_response(d)))
+    quiet(model_logistic(cbind("(Intercept)" = 1, adult_design(d)), adult_response(d), prior = prior_normal(0, 10), prior_intercept = NULL))
 }
 
 cat("## bbb(m) and sgld(m) at their defaults\n\n")

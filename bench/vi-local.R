@@ -35,19 +35,19 @@ fits <- Sys.getenv("VI_LOCAL_FITS", "1") != "0"
 say("uptime: %s", system("uptime", intern = TRUE))
 
 models <- list(
-  linear = function() list(m = model_linear(y ~ x, data = sgld::handout), batch = batch),
+  linear = function() list(m = model_linear(y ~ x, data = sgld::handout, prior = prior_nig()), batch = batch),
   logistic20 = function() {
     set.seed(20)
     n <- 10000
     X <- matrix(rnorm(n * 20), n, 20)
     beta <- seq(-1, 1, length.out = 20)
     y <- as.integer(runif(n) < plogis(drop(X %*% beta) / 2))
-    list(m = model_logistic(X, y), batch = batch)
+    list(m = model_logistic(X, y, prior = prior_normal(0, 10), prior_intercept = NULL), batch = batch)
   },
   adult = function() {
     # 0/1 indicators: stored sparse (model_logistic()'s default for them)
     a <- sgld::adult[!is.na(sgld::adult$income), ]
-    list(m = model_logistic(adult_design(a), adult_response(a)), batch = batch)
+    list(m = model_logistic(adult_design(a), adult_response(a), prior = prior_normal(0, 10), prior_intercept = NULL), batch = batch)
   },
   mlp = function() {
     set.seed(5)

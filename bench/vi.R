@@ -122,7 +122,7 @@ rows <- list()
 for (n in sizes) {
   say("n = %g: simulating ...", n)
   dat <- simulate(n)
-  m <- model_logistic(dat$X, dat$y, prior = prior_normal(0, prior_sd))
+  m <- model_logistic(dat$X, dat$y, prior = prior_normal(0, prior_sd), prior_intercept = NULL)
   t0 <- now()
   pm <- posterior_mode(m, covariance = TRUE)
   H <- solve(pm$covariance)

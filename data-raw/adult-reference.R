@@ -7,7 +7,7 @@
 #   Rscript data-raw/adult-reference.R
 library(sgld)
 d <- adult[adult$set == "train", ]
-m <- suppressWarnings(model_logistic(cbind("(Intercept)" = 1, adult_design(d)), adult_response(d)))
+m <- suppressWarnings(model_logistic(cbind("(Intercept)" = 1, adult_design(d)), adult_response(d), prior = prior_normal(0, 10), prior_intercept = NULL))
 set.seed(99)
 ref <- mala(m, iter = 150000, burnin = 5000, thin = 5)
 r <- as.matrix(ref)

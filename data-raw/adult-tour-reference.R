@@ -8,7 +8,7 @@
 library(sgld)
 train <- adult[adult$set == "train", ]
 m <- model_logistic(income ~ age + education_num + sex + hours_per_week + capital_gain +
-                      relationship, data = train, prior = prior_normal(0, 10))
+                      relationship, data = train, prior = prior_normal(0, 10), prior_intercept = NULL)
 set.seed(2026)
 t0 <- proc.time()
 ref <- mala(m, iter = 25000, thin = 5, chains = 4)

@@ -48,10 +48,10 @@ poisson <- stan_model(model_code = poisson_code, boost_lib = boost)
 negbin <- stan_model(model_code = negbin_code, boost_lib = boost)
 models <- list(
   insurance = model_poisson(Claims ~ District + Group + Age, data = MASS::Insurance,
-                            offset = log(Holders)),
-  warpbreaks = model_poisson(breaks ~ wool * tension, data = datasets::warpbreaks),
-  quine = model_negbin(Days ~ Eth + Sex + Age + Lrn, data = MASS::quine),
-  epil = model_negbin(y ~ lbase * trt + lage + V4, data = MASS::epil)
+                            offset = log(Holders), prior = prior_normal(0, 10), prior_intercept = NULL),
+  warpbreaks = model_poisson(breaks ~ wool * tension, data = datasets::warpbreaks, prior = prior_normal(0, 10), prior_intercept = NULL),
+  quine = model_negbin(Days ~ Eth + Sex + Age + Lrn, data = MASS::quine, prior = prior_normal(0, 10), prior_intercept = NULL, prior_overdispersion = 1),
+  epil = model_negbin(y ~ lbase * trt + lage + V4, data = MASS::epil, prior = prior_normal(0, 10), prior_intercept = NULL, prior_overdispersion = 1)
 )
 out <- lapply(models, function(m) {
   if (m$type == "poisson") fit_stan(poisson, m, "beta") else fit_stan(negbin, m, c("beta", "phi"))

@@ -1,6 +1,7 @@
 # The exact reference for sgld(model) on the nearly separated simulation of
 # tests/testthat/helper-auto.R (nearly_separated_data(): 1,300 rows, 12
-# coefficients, the default prior_normal(0, 10)): 2,000,000 MALA iterations,
+# coefficients, prior_normal(0, 10) on every raw coefficient,
+# the former default): 2,000,000 MALA iterations,
 # compared with NUTS (data-raw/mala-nuts-reference.R).
 #   Rscript data-raw/nearly-separated-reference.R   (from the package's top directory)
 library(sgld)

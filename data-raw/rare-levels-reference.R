@@ -1,7 +1,8 @@
 # The exact reference for sgld(model) on the rare-levels simulation of
 # tests/testthat/helper-auto.R (rare_levels_data(): 3,000 rows, 12
 # coefficients, a factor whose levels h and i have no events and j only
-# events; the default prior_normal(0, 10)): 2,000,000 MALA iterations,
+# events; prior_normal(0, 10) on every raw coefficient,
+# the former default): 2,000,000 MALA iterations,
 # compared with NUTS (data-raw/mala-nuts-reference.R). Run on 2026-11-26:
 # MALA acceptance 0.694, smallest ESS 9,369; NUTS smallest ESS 39,059; the
 # two means within 1.3 Monte Carlo standard errors, sds within 1.1%.

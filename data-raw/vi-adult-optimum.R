@@ -1,5 +1,6 @@
 # The mean-field optimum of the logistic regression on Adult's a9a design
-# (training set, intercept, the default prior N(0, 10^2)) for the
+# (training set, intercept, N(0, 10^2) on every raw coefficient, the former
+# default prior) for the
 # acceptance test of bbb() (tests/testthat/test-vi.R), computed from the
 # data alone by tests/testthat/helper-vi.R: each observation's expected log
 # likelihood by quadrature, damped Newton from the Laplace approximation.

@@ -2,7 +2,7 @@
 ## checked against the exact (conjugate) posterior.
 library(sgld)
 
-m <- model_linear(y ~ x, data = handout)
+m <- model_linear(y ~ x, data = handout, prior = prior_nig())
 ex <- linear_exact_posterior(m)
 # The exact mode is reported on the sampler's scale (log sigma2), where SGD
 # converges; map it back so it can sit next to coef(), which uses sigma2.

@@ -3,7 +3,11 @@
  *
  *   y_i | beta, sigma^2 ~ N(x_i' beta, sigma^2), optionally with case weights c_i
  *   (observation i counts c_i times: its log likelihood is multiplied by c_i)
- *   beta | sigma^2 ~ N(mu, sigma^2 V),   sigma^2 ~ IG(a, b)
+ * and one of two priors:
+ *   normal-inverse-gamma (conjugate): beta | sigma^2 ~ N(mu, sigma^2 V),
+ *     sigma^2 ~ IG(a, b);
+ *   rstanarm's: normal priors on beta, the intercept's optionally on centred
+ *     predictors (prior_centred.h), and sigma ~ exponential(r).
  *
  * The data are one (p + 1) x n matrix whose column i is (x_i, y_i), so a
  * minibatch reads one contiguous block per observation.
@@ -13,6 +17,7 @@
 #include "sgld.h"
 #include "dense.h"
 #include "rows.h"
+#include "prior_centred.h"
 
 typedef struct linear_data {
   int p;                 /* regression coefficients */
@@ -25,6 +30,9 @@ typedef struct linear_data {
   int vinv_diag;
   double a, b;           /* inverse-gamma shape and rate */
   double prior_const;    /* normalising constant of the prior in (beta, gamma) */
+  int nig;               /* 1: the prior above; 0: rstanarm's, in coef and sigma_rate */
+  coef_prior coef;
+  double sigma_rate;     /* r: sigma ~ exponential(r) */
   int wide;              /* the dense kernels' AVX2 build (dense.h: dense_wide()) */
   int ahead;             /* rows prefetched ahead (dense.h: dense_ahead()) */
 } linear_data;
@@ -255,9 +263,22 @@ static double linear_quad(const linear_data *L, const double *w, double *g, doub
 }
 
 /* log N(beta; mu, e^gamma V) + log IG(e^gamma; a, b) + gamma (Jacobian of sigma^2 = e^gamma) */
+/* rstanarm's prior: the coefficients' (prior_centred.h), and for
+   sigma = e^(gamma/2) the exponential density times the Jacobian sigma / 2:
+   log r - r sigma + gamma / 2 - log 2, whose derivative in gamma is
+   (1 - r sigma) / 2 and second derivative -r sigma / 4 */
+static double sigma_logprior(const linear_data *L, double gam) {
+  return log(L->sigma_rate) - L->sigma_rate * exp(0.5 * gam) + 0.5 * gam - M_LN2;
+}
+
+static double sigma_slope(const linear_data *L, double gam) {
+  return 0.5 * (1.0 - L->sigma_rate * exp(0.5 * gam));
+}
+
 static double linear_logprior(const void *data, const double *w) {
   const linear_data *L = data;
   const int p = L->p;
+  if (!L->nig) return coef_prior_log(&L->coef, w) + sigma_logprior(L, w[p]);
   const double gam = w[p], prec = exp(-gam);
   double q = linear_quad(L, w, NULL, 0.0);
   return L->prior_const - 0.5 * p * gam - 0.5 * prec * q - (L->a + 1.0) * gam
@@ -267,6 +288,11 @@ static double linear_logprior(const void *data, const double *w) {
 static void linear_grad_logprior(const void *data, const double *w, double *g) {
   const linear_data *L = data;
   const int p = L->p;
+  if (!L->nig) {
+    coef_prior_grad(&L->coef, w, g);
+    g[p] += sigma_slope(L, w[p]);
+    return;
+  }
   const double gam = w[p], prec = exp(-gam);
   double q = linear_quad(L, w, g, prec);
   g[p] += -0.5 * p + 0.5 * prec * q - (L->a + 1.0) + L->b * prec + 1.0;
@@ -285,6 +311,11 @@ static void linear_grad_logpost(const void *data, const double *w, const R_xlen_
   /* grouped as grad_loglik and grad_logprior compute it, so the two paths
      give the same bits */
   for (int j = 0; j < p; j++) g[j] = (prec * work[j]) * scale;
+  if (!L->nig) {
+    coef_prior_grad(&L->coef, w, g);
+    g[p] = (-0.5 * count + 0.5 * prec * ssr) * scale + sigma_slope(L, w[p]);
+    return;
+  }
   const double q = linear_quad(L, w, g, prec);
   g[p] = (-0.5 * count + 0.5 * prec * ssr) * scale
          + (-0.5 * p + 0.5 * prec * q - (L->a + 1.0) + L->b * prec + 1.0);
@@ -379,6 +410,14 @@ static double linear_expected_logprior(const void *data, const double *mu, const
                                        double *g_mu, double *g_sd) {
   const linear_data *L = data;
   const int p = L->p;
+  if (!L->nig) {
+    /* E[sigma] = E[e^(gamma/2)] = e^(mu_p / 2 + sd_p^2 / 8) */
+    const double es = exp(0.5 * mu[p] + 0.125 * sd[p] * sd[p]);
+    g_mu[p] += 0.5 * (1.0 - L->sigma_rate * es);
+    g_sd[p] -= 0.25 * L->sigma_rate * es * sd[p];
+    return coef_prior_expected(&L->coef, mu, sd, g_mu, g_sd) + log(L->sigma_rate)
+           - L->sigma_rate * es + 0.5 * mu[p] - M_LN2;
+  }
   const double kappa = exp(-mu[p] + 0.5 * sd[p] * sd[p]);
   double eq = linear_quad(L, mu, g_mu, kappa);   /* E[Q] = Q(mu) + sum_j (V^-1)_jj sd_j^2 */
   for (int j = 0; j < p; j++) {
@@ -441,6 +480,11 @@ static double linear_hess_loglik(const void *data, const double *w, const R_xlen
 static int linear_hess_logprior(const void *data, const double *w, double *H) {
   const linear_data *L = data;
   const int p = L->p, d = p + 1;
+  if (!L->nig) {
+    coef_prior_hess(&L->coef, H, d);
+    H[p + (R_xlen_t) p * d] -= 0.25 * L->sigma_rate * exp(0.5 * w[p]);
+    return 1;
+  }
   const double prec = exp(-w[p]);
   double q = 0.0;
   for (int i = 0; i < p; i++) {
@@ -466,12 +510,21 @@ sgld_model model_linear_build(SEXP spec) {
   rows_from_spec(&L->X, spec, L->p, L->n);
   L->z = L->X.z;
   L->wt = list_optional_doubles(spec, "obs_weight", L->n);
-  L->mu = list_doubles(spec, "prior_mean", L->p);
-  L->vinv_diag = list_int(spec, "prior_vinv_diag");
-  L->vinv = list_doubles(spec, "prior_vinv", L->vinv_diag ? L->p : (R_xlen_t) L->p * L->p);
-  L->a = list_real(spec, "prior_shape");
-  L->b = list_real(spec, "prior_rate");
-  L->prior_const = list_real(spec, "prior_const");
+  /* a model saved before rstanarm's prior existed has the conjugate one */
+  L->nig = list_optional(spec, "prior_nig") == R_NilValue ? 1 : list_int(spec, "prior_nig");
+  if (L->nig) {
+    L->mu = list_doubles(spec, "prior_mean", L->p);
+    L->vinv_diag = list_int(spec, "prior_vinv_diag");
+    L->vinv = list_doubles(spec, "prior_vinv", L->vinv_diag ? L->p : (R_xlen_t) L->p * L->p);
+    L->a = list_real(spec, "prior_shape");
+    L->b = list_real(spec, "prior_rate");
+    L->prior_const = list_real(spec, "prior_const");
+  } else {
+    coef_prior_read(&L->coef, spec, L->p);
+    L->sigma_rate = list_real(spec, "prior_sigma_rate");
+    if (!(L->sigma_rate > 0 && R_FINITE(L->sigma_rate)))
+      error("internal: 'prior_sigma_rate' must be positive and finite");
+  }
   L->wide = dense_wide();
   L->ahead = L->z ? dense_ahead(L->p, (double) L->n, sizeof(double)) : 0;
 

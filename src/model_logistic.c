@@ -1,7 +1,8 @@
 /*
  * Bayesian logistic regression: p(y_i | x_i, beta) = sigma(y_i x_i' beta),
  * y_i in {-1, +1}, with an independent normal or Laplace prior on each
- * coefficient (so the intercept can have its own).
+ * coefficient (an infinite scale is flat) and optionally a normal prior on
+ * the intercept at centred predictors (prior_centred.h).
  *
  * The data are one (p + 1) x n matrix whose column i is (x_i, y_i), or, for a
  * design that is mostly zeros, each observation's non-zeros. Every
@@ -18,6 +19,7 @@
 #include "sgld.h"
 #include "dense.h"
 #include "rows.h"
+#include "prior_centred.h"
 
 enum { PRIOR_NORMAL = 0, PRIOR_LAPLACE = 1 };
 
@@ -37,6 +39,7 @@ typedef struct logistic_data {
   const int *prior_type;   /* per coefficient */
   const double *prior_loc, *prior_scale;
   const double *prior_inv_scale;   /* 1 / prior_scale */
+  coef_prior centred;      /* its centred term (prior_centred.h), if any */
   /* per observation, or NULL: offsets; weighted counts of events and non-events */
   const double *offset, *events, *nonevents;
   int wide;                /* the dense kernels' AVX2 build (dense.h: dense_wide()) */
@@ -312,10 +315,11 @@ static double logistic_logprior(const void *data, const double *w) {
   double lp = 0.0;
   for (int j = 0; j < L->p; j++) {
     const double s = L->prior_scale[j], u = (w[j] - L->prior_loc[j]) / s;
+    if (!R_FINITE(s)) continue;   /* flat: the intercept's prior is the centred term */
     if (L->prior_type[j] == PRIOR_LAPLACE) lp += -fabs(u) - log(2.0 * s);
     else lp += -0.5 * u * u - log(s) - M_LN_SQRT_2PI;
   }
-  return lp;
+  return lp + centred_logprior(&L->centred, w);
 }
 
 /* coefficient j's log prior at v, up to a constant */
@@ -329,7 +333,7 @@ static inline double coef_logprior(const logistic_data *L, int j, double v) {
 static double logistic_logpost_coordinate(const void *data, const double *w, int j, double v,
                                           const R_xlen_t *idx, R_xlen_t m) {
   const logistic_data *L = data;
-  double lp = coef_logprior(L, j, v);
+  double lp = coef_logprior(L, j, v) + centred_coordinate(&L->centred, w, j, v);
   for (R_xlen_t k = 0; k < m; k++) {
     const R_xlen_t i = idx[k];
     lp += loglik_at(L, i, eta_offset(L, i, w) + x_of(L, i, j) * (v - w[j]));
@@ -373,6 +377,7 @@ SGLD_WIDE static void add_prior_slopes(const logistic_data *L, const double *w, 
   } else {
     for (int j = 0; j < p; j++) g[j] = g[j] * scale - prior_slope(L, j, w[j]);
   }
+  centred_grad(&L->centred, w, g);
 }
 
 static void logistic_grad_logprior(const void *data, const double *w, double *g) {
@@ -559,6 +564,7 @@ static int logistic_hess_logprior(const void *data, const double *w, double *H) 
   for (int j = 0; j < L->p; j++) if (L->prior_type[j] != PRIOR_NORMAL) return 0;
   for (int j = 0; j < L->p; j++)
     H[j + (R_xlen_t) j * L->p] -= 1.0 / (L->prior_scale[j] * L->prior_scale[j]);
+  centred_hess(&L->centred, H, L->p);
   return 1;
 }
 
@@ -602,6 +608,7 @@ static double logistic_expected_logprior(const void *data, const double *mu, con
   double lp = 0.0;
   for (int j = 0; j < L->p; j++) {
     const double s = L->prior_scale[j], delta = mu[j] - L->prior_loc[j];
+    if (!R_FINITE(s)) continue;   /* flat */
     if (L->prior_type[j] == PRIOR_LAPLACE) {
       const double u = delta / sd[j], dens = exp(-0.5 * u * u) / sqrt(2.0 * M_PI);
       const double below = 0.5 * erfc(u / M_SQRT2);         /* Phi(-u) */
@@ -614,7 +621,7 @@ static double logistic_expected_logprior(const void *data, const double *mu, con
       g_sd[j] -= sd[j] / (s * s);
     }
   }
-  return lp;
+  return lp + centred_expected(&L->centred, mu, sd, g_mu, g_sd);
 }
 
 sgld_model model_logistic_build(SEXP spec) {
@@ -643,6 +650,7 @@ sgld_model model_logistic_build(SEXP spec) {
   double *inv = (double *) R_alloc(L->p, sizeof(double));
   for (int j = 0; j < L->p; j++) inv[j] = 1.0 / L->prior_scale[j];
   L->prior_inv_scale = inv;
+  coef_prior_read(&L->centred, spec, L->p);
   L->offset = list_optional_doubles(spec, "obs_offset", L->n);
   L->events = list_optional_doubles(spec, "obs_events", L->n);
   L->nonevents = L->events ? list_doubles(spec, "obs_nonevents", L->n) : NULL;

@@ -2,10 +2,12 @@
  * Bayesian negative-binomial regression (NB2) with the log link:
  *   y_i | beta, phi ~ NB(mean mu_i = exp(eta_i), size phi),
  *   Var(y_i) = mu_i + mu_i^2 / phi,  eta_i = x_i' beta + o_i,
- * with an optional offset o_i, optional case weights c_i, independent
- * normal priors on the coefficients and a half-normal prior of scale s on
- * the overdispersion 1/phi, which puts its mode at the Poisson limit
- * 1/phi = 0 (Simpson et al. 2017, penalised-complexity priors).
+ * with an optional offset o_i, optional case weights c_i, normal priors on
+ * the coefficients (the intercept's optionally on centred predictors,
+ * prior_centred.h) and either rstanarm's exponential prior of rate r on
+ * phi, or a half-normal prior of scale s on the overdispersion 1/phi, which
+ * puts its mode at the Poisson limit 1/phi = 0 (Simpson et al. 2017,
+ * penalised-complexity priors).
  *
  * The sampler's parameters are (beta, log phi). Row i's log likelihood is
  *   c_i [lgamma(y_i + phi) - lgamma(phi) - log y_i!
@@ -19,6 +21,7 @@
 #include <Rmath.h>
 #include "sgld.h"
 #include "rows.h"
+#include "prior_centred.h"
 
 typedef struct negbin_data {
   int p;
@@ -26,8 +29,9 @@ typedef struct negbin_data {
   design_rows X;              /* covariates and counts, dense or sparse (rows.h) */
   const double *log_fact;     /* log y_i!, per row */
   const double *offset, *wt;  /* per row, or NULL */
-  const double *prior_loc, *prior_scale;
-  double aux_scale;           /* s: 1/phi ~ half-normal(0, s) */
+  coef_prior prior;           /* prior_centred.h */
+  double aux_scale;           /* s: 1/phi ~ half-normal(0, s); or 0 and */
+  double aux_rate;            /* r: phi ~ exponential(r) */
 } negbin_data;
 
 /* the per-draw quantities of the dispersion */
@@ -113,26 +117,25 @@ static void negbin_loglik_rows(const void *data, const double *w, R_xlen_t from,
     out[i - from] = wt_of(L, i) * nb_loglik(L, i, eta_of(L, i, w), &D);
 }
 
-/* Normal coefficients; for u = log phi, the half-normal density of
+/* Normal coefficients; for u = log phi, either the half-normal density of
    a = 1/phi = e^-u times the Jacobian |da/du| = a:
    log 2 - log s - log sqrt(2 pi) - a^2 / (2 s^2) - u, whose derivative in u
-   is a^2 / s^2 - 1. */
+   is a^2 / s^2 - 1; or the exponential density of phi = e^u times its
+   Jacobian phi: log r - r phi + u, whose derivative is 1 - r phi. */
 static double negbin_logprior(const void *data, const double *w) {
   const negbin_data *L = data;
-  double lp = 0.0;
-  for (int j = 0; j < L->p; j++) {
-    const double s = L->prior_scale[j], u = (w[j] - L->prior_loc[j]) / s;
-    lp += -0.5 * u * u - log(s) - M_LN_SQRT_2PI;
-  }
-  const double a = exp(-w[L->p]) / L->aux_scale;
-  return lp + M_LN2 - log(L->aux_scale) - M_LN_SQRT_2PI - 0.5 * a * a - w[L->p];
+  const double lp = coef_prior_log(&L->prior, w), u = w[L->p];
+  if (L->aux_scale == 0.0) return lp + log(L->aux_rate) - L->aux_rate * exp(u) + u;
+  const double a = exp(-u) / L->aux_scale;
+  return lp + M_LN2 - log(L->aux_scale) - M_LN_SQRT_2PI - 0.5 * a * a - u;
 }
 
 static void negbin_grad_logprior(const void *data, const double *w, double *g) {
   const negbin_data *L = data;
-  for (int j = 0; j < L->p; j++) {
-    const double s = L->prior_scale[j];
-    g[j] -= (w[j] - L->prior_loc[j]) / (s * s);
+  coef_prior_grad(&L->prior, w, g);
+  if (L->aux_scale == 0.0) {
+    g[L->p] += 1.0 - L->aux_rate * exp(w[L->p]);
+    return;
   }
   const double a = exp(-w[L->p]) / L->aux_scale;
   g[L->p] += a * a - 1.0;
@@ -201,10 +204,13 @@ sgld_model model_negbin_build(SEXP spec) {
   L->log_fact = lf;
   L->offset = list_optional_doubles(spec, "obs_offset", L->n);
   L->wt = list_optional_doubles(spec, "obs_weight", L->n);
-  L->prior_loc = list_doubles(spec, "prior_loc", L->p);
-  L->prior_scale = list_doubles(spec, "prior_scale", L->p);
+  coef_prior_read(&L->prior, spec, L->p);
   L->aux_scale = list_real(spec, "prior_aux_scale");
-  if (!(L->aux_scale > 0)) error("internal: 'prior_aux_scale' must be positive");
+  /* a model saved before the exponential prior existed has the half-normal */
+  L->aux_rate = list_optional(spec, "prior_aux_rate") == R_NilValue
+                ? 0.0 : list_real(spec, "prior_aux_rate");
+  if (!(L->aux_scale > 0 || (L->aux_scale == 0.0 && L->aux_rate > 0)))
+    error("internal: 'prior_aux_scale' or 'prior_aux_rate' must be positive");
 
   return (sgld_model) {
     .d = L->p + 1,

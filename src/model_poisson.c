@@ -2,8 +2,8 @@
  * Bayesian Poisson regression with the log link:
  *   y_i | beta ~ Poisson(exp(eta_i)),  eta_i = x_i' beta + o_i,
  * o_i an optional offset (log exposure), optional case weights c_i (row i's
- * log likelihood counts c_i times), and an independent normal prior on each
- * coefficient.
+ * log likelihood counts c_i times), and normal priors on the coefficients,
+ * the intercept's optionally on centred predictors (prior_centred.h).
  *
  * The data are rows dense or sparse (rows.h). Row i's
  * log likelihood is c_i (y_i eta_i - e^eta_i - log y_i!); log y_i! is
@@ -13,6 +13,7 @@
 #include <Rmath.h>
 #include "sgld.h"
 #include "rows.h"
+#include "prior_centred.h"
 
 typedef struct poisson_data {
   int p;
@@ -20,7 +21,7 @@ typedef struct poisson_data {
   design_rows X;              /* covariates and counts, dense or sparse */
   const double *log_fact;     /* log y_i!, per row */
   const double *offset, *wt;  /* per row, or NULL */
-  const double *prior_loc, *prior_scale;
+  coef_prior prior;        /* prior_centred.h */
 } poisson_data;
 
 static inline double eta_of(const poisson_data *L, R_xlen_t i, const double *w) {
@@ -68,21 +69,11 @@ static void poisson_loglik_rows(const void *data, const double *w, R_xlen_t from
 }
 
 static double poisson_logprior(const void *data, const double *w) {
-  const poisson_data *L = data;
-  double lp = 0.0;
-  for (int j = 0; j < L->p; j++) {
-    const double s = L->prior_scale[j], u = (w[j] - L->prior_loc[j]) / s;
-    lp += -0.5 * u * u - log(s) - M_LN_SQRT_2PI;
-  }
-  return lp;
+  return coef_prior_log(&((const poisson_data *) data)->prior, w);
 }
 
 static void poisson_grad_logprior(const void *data, const double *w, double *g) {
-  const poisson_data *L = data;
-  for (int j = 0; j < L->p; j++) {
-    const double s = L->prior_scale[j];
-    g[j] -= (w[j] - L->prior_loc[j]) / (s * s);
-  }
+  coef_prior_grad(&((const poisson_data *) data)->prior, w, g);
 }
 
 /* the log posterior along coefficient j (sgld.h), up to a constant: the rows
@@ -90,8 +81,7 @@ static void poisson_grad_logprior(const void *data, const double *w, double *g) 
 static double poisson_logpost_coordinate(const void *data, const double *w, int j, double v,
                                          const R_xlen_t *idx, R_xlen_t m) {
   const poisson_data *L = data;
-  const double u = (v - L->prior_loc[j]) / L->prior_scale[j];
-  double lp = -0.5 * u * u;
+  double lp = coef_prior_coordinate(&L->prior, w, j, v);
   for (R_xlen_t k = 0; k < m; k++) {
     const R_xlen_t i = idx[k];
     const double eta = eta_of(L, i, w) + rows_entry(&L->X, i, j) * (v - w[j]);
@@ -163,18 +153,10 @@ static double poisson_expected_loglik(const void *data, const double *mu, const 
   return ll;
 }
 
-/* E_q[log N(w_j; l_j, s_j^2)] = -((mu_j - l_j)^2 + sd_j^2) / (2 s_j^2) - log s_j - log sqrt(2 pi) */
+/* E_q[log prior] (prior_centred.h) */
 static double poisson_expected_logprior(const void *data, const double *mu, const double *sd,
                                         double *g_mu, double *g_sd) {
-  const poisson_data *L = data;
-  double lp = 0.0;
-  for (int j = 0; j < L->p; j++) {
-    const double s2 = L->prior_scale[j] * L->prior_scale[j], delta = mu[j] - L->prior_loc[j];
-    lp += -0.5 * (delta * delta + sd[j] * sd[j]) / s2 - log(L->prior_scale[j]) - M_LN_SQRT_2PI;
-    g_mu[j] -= delta / s2;
-    g_sd[j] -= sd[j] / s2;
-  }
-  return lp;
+  return coef_prior_expected(&((const poisson_data *) data)->prior, mu, sd, g_mu, g_sd);
 }
 
 sgld_model model_poisson_build(SEXP spec) {
@@ -188,8 +170,7 @@ sgld_model model_poisson_build(SEXP spec) {
   L->log_fact = lf;
   L->offset = list_optional_doubles(spec, "obs_offset", L->n);
   L->wt = list_optional_doubles(spec, "obs_weight", L->n);
-  L->prior_loc = list_doubles(spec, "prior_loc", L->p);
-  L->prior_scale = list_doubles(spec, "prior_scale", L->p);
+  coef_prior_read(&L->prior, spec, L->p);
 
   return (sgld_model) {
     .d = L->p,

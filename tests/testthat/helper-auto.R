@@ -29,7 +29,7 @@ nearly_separated_data <- function(seed = 1, n = 1300, k = 1000) {
 
 nearly_separated_model <- function(...) {
   model_logistic(y ~ income + debt + ratio + age + owner + savings + members + years + visits +
-                   score + cards, data = nearly_separated_data(...))
+                   score + cards, data = nearly_separated_data(...), prior = prior_normal(0, 10), prior_intercept = NULL)
 }
 
 # A logistic regression whose factor has rare levels whose rows hold no
@@ -48,4 +48,4 @@ rare_levels_data <- function(n = 3000) {
   y[group == "j"] <- 1
   data.frame(y, x1, x2, group)[sample(n), ]
 }
-rare_levels_model <- function() model_logistic(y ~ x1 + x2 + group, data = rare_levels_data())
+rare_levels_model <- function() model_logistic(y ~ x1 + x2 + group, data = rare_levels_data(), prior = prior_normal(0, 10), prior_intercept = NULL)

@@ -1,4 +1,4 @@
-# The handout's linear model (model_linear(y ~ x, data = handout) with the
+# The handout's linear model (model_linear(y ~ x, data = handout, prior = prior_nig()) with the
 # default prior_nig()) written as R functions for model_custom(), on the same
 # scale w = (beta0, beta1, log sigma2).
 linear_custom_functions <- function(mu = 0, V = 100, a = 1, b = 1) {

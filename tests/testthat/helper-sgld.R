@@ -1,5 +1,9 @@
 # Shared fixtures for the tests.
-handout_model <- function(...) model_linear(y ~ x, data = sgld::handout, ...)
+# The handout's references (linear_exact_posterior()) are those of its
+# conjugate prior, prior_nig(), unless another is given.
+handout_model <- function(..., prior = prior_nig()) {
+  model_linear(y ~ x, data = sgld::handout, prior = prior, ...)
+}
 
 # A small simulated regression, for fast tests that do not need the handout data.
 small_data <- function(n = 200, seed = 3) {

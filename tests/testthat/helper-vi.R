@@ -261,7 +261,7 @@ meanfield_linear_optimum <- function(X, y, mu0, V, a, b) {
 # with the intercept: the mean-field sds are 10-50% of the posterior's)
 pima_natural <- function() {
   f <- type ~ npreg + glu + bp + skin + bmi + ped + age
-  list(model = model_logistic(f, data = MASS::Pima.tr), X = model.matrix(f, MASS::Pima.tr),
+  list(model = model_logistic(f, data = MASS::Pima.tr, prior = prior_normal(0, 10), prior_intercept = NULL), X = model.matrix(f, MASS::Pima.tr),
        y = ifelse(MASS::Pima.tr$type == "Yes", 1, -1))
 }
 
@@ -275,7 +275,7 @@ correlated_logistic <- function(n = 1000, seed = 42) {
   y <- as.integer(runif(n) < stats::plogis(-1 + drop(X %*% c(0.8, -0.5, 0.3, 0, 0.2, -0.4))))
   d <- data.frame(y = y, X)
   f <- y ~ x1 + x2 + x3 + x4 + x5 + x6
-  list(model = model_logistic(f, data = d), X = model.matrix(f, d), y = 2 * y - 1)
+  list(model = model_logistic(f, data = d, prior = prior_normal(0, 10), prior_intercept = NULL), X = model.matrix(f, d), y = 2 * y - 1)
 }
 
 # the optimum of a logistic example with bbb()'s default prior N(0, 10^2)

@@ -15,7 +15,7 @@ test_that("the Adult data have a9a's shape", {
 test_that("one sweep of SGLD at batch size 10 predicts Adult's test set (accuracy >= 0.84)", {
   tr <- adult_parts("train")
   te <- adult_parts("test")
-  m <- model_logistic(tr$x, tr$y, prior = prior_laplace(0, 1))
+  m <- model_logistic(tr$x, tr$y, prior = prior_laplace(0, 1), prior_intercept = NULL)
   expect_identical(m$sparse, 1L)
   set.seed(81)
   sweep <- ceiling(m$n / 10)
@@ -35,8 +35,8 @@ test_that("sparse and dense storage give the same model and the same draws", {
   d <- sgld::adult[sgld::adult$set == "train", ][1:3000, ]
   X <- cbind("(Intercept)" = 1, adult_design(d))
   y <- adult_response(d)
-  sp <- model_logistic(X, y, prior = prior_laplace(0, 1))
-  de <- model_logistic(X, y, prior = prior_laplace(0, 1), sparse = FALSE)
+  sp <- model_logistic(X, y, prior = prior_laplace(0, 1), prior_intercept = NULL)
+  de <- model_logistic(X, y, prior = prior_laplace(0, 1), sparse = FALSE, prior_intercept = NULL)
   expect_identical(c(sp$sparse, de$sparse), c(1L, 0L))
   w <- seq(-1, 1, length.out = ncol(X))
   a <- log_posterior(sp, w)
@@ -45,8 +45,8 @@ test_that("sparse and dense storage give the same model and the same draws", {
   expect_equal(a$grad_loglik, b$grad_loglik, tolerance = 1e-12)
   # non-binary sparse values too
   X2 <- X * c(1, rep(2.5, ncol(X) - 1))[col(X)]
-  expect_equal(log_posterior(model_logistic(X2, y), w)$grad_loglik,
-               log_posterior(model_logistic(X2, y, sparse = FALSE), w)$grad_loglik,
+  expect_equal(log_posterior(model_logistic(X2, y, prior = prior_normal(0, 10), prior_intercept = NULL), w)$grad_loglik,
+               log_posterior(model_logistic(X2, y, sparse = FALSE, prior = prior_normal(0, 10), prior_intercept = NULL), w)$grad_loglik,
                tolerance = 1e-12)
   set.seed(3); f1 <- sgld(sp, lr = 1e-5, batch_size = 10, iter = 500, chains = 1)
   set.seed(3); f2 <- sgld(de, lr = 1e-5, batch_size = 10, iter = 500, chains = 1)
@@ -66,8 +66,8 @@ test_that("a sparse-stored model answers every method as the dense one", {
   fit_data <- df[1:2500, ]
   new <- df[2501:2510, ]
   # the formula face stores the mostly-zero design sparse by itself
-  sp <- suppressWarnings(model_logistic(y ~ ., data = fit_data))
-  de <- suppressWarnings(model_logistic(y ~ ., data = fit_data, sparse = FALSE))
+  sp <- suppressWarnings(model_logistic(y ~ ., data = fit_data, prior = prior_normal(0, 10), prior_intercept = NULL))
+  de <- suppressWarnings(model_logistic(y ~ ., data = fit_data, sparse = FALSE, prior = prior_normal(0, 10), prior_intercept = NULL))
   expect_identical(c(sp$sparse, de$sparse), c(1L, 0L))
   # the mode search and its Hessian (Newton's method in C, one pass each step)
   ms <- posterior_mode(sp, covariance = TRUE)

@@ -15,9 +15,9 @@ phase_run <- function(data, above, call) {
     trace("run_sampler", where = asNamespace("sgld"), print = FALSE,
           tracer = substitute(if (iter > A) writeLines("phase", F), list(A = .(above), F = flag)))
     d <- .(data)
-    m <- if (is.null(d$ratio)) model_linear(y ~ x, data = d)
+    m <- if (is.null(d$ratio)) model_linear(y ~ x, data = d, prior = prior_nig())
          else model_logistic(y ~ income + debt + ratio + age + owner + savings + members +
-                               years + visits + score + cards, data = d)
+                               years + visits + score + cards, data = d, prior = prior_normal(0, 10), prior_intercept = NULL)
     set.seed(1)
     .(call)
   }))
@@ -81,7 +81,7 @@ test_that("an interrupt in the mode search stops it in C, and nothing is returne
     set.seed(3)
     n <- 60000
     X <- matrix(rnorm(n * 200), n)
-    m <- model_logistic(X, rbinom(n, 1, plogis(X[, 1:5] %*% c(1, -1, 0.5, 0.5, 2))))
+    m <- model_logistic(X, rbinom(n, 1, plogis(X[, 1:5] %*% c(1, -1, 0.5, 0.5, 2))), prior = prior_normal(0, 10), prior_intercept = NULL)
     # the statement after the search in C marks it finished: with the
     # interrupt polled inside the search, it never runs
     trace("posterior_mode", where = asNamespace("sgld"), print = FALSE, at = 8,

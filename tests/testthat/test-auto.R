@@ -38,7 +38,7 @@ test_that("sgld(m) alone is accurate on the handout data and on unscaled mtcars"
   expect_null(fit$auto$warmup_spread)
   expect_null(fit$auto$coordinates)
 
-  m <- model_linear(mpg ~ wt + hp, data = mtcars)
+  m <- model_linear(mpg ~ wt + hp, data = mtcars, prior = prior_nig())
   ex <- linear_exact_posterior(m)
   set.seed(1602)
   fit <- sgld(m, chains = 1)
@@ -48,7 +48,7 @@ test_that("sgld(m) alone is accurate on the handout data and on unscaled mtcars"
 
 test_that("sgld(m) and mala(m) alone are accurate on Pima (7 unscaled predictors)", {
   skip_if_not_installed("MASS")
-  m <- model_logistic(type ~ npreg + glu + bp + skin + bmi + ped + age, data = MASS::Pima.tr)
+  m <- model_logistic(type ~ npreg + glu + bp + skin + bmi + ped + age, data = MASS::Pima.tr, prior = prior_normal(0, 10), prior_intercept = NULL)
   set.seed(1603)
   ref <- mala(m, iter = 100000, burnin = 1000, thin = 5, chains = 1)
   expect_true(ref$acceptance > 0.45 && ref$acceptance < 0.85)
@@ -74,7 +74,7 @@ test_that("sgld(m) alone is accurate on a simulated logistic regression with n =
   d <- 20
   X <- cbind(1, matrix(rnorm(n * (d - 1)), n))
   y <- rbinom(n, 1, plogis(drop(X %*% rnorm(d, 0, 0.3))))
-  m <- model_logistic(X, y)
+  m <- model_logistic(X, y, prior = prior_normal(0, 10), prior_intercept = NULL)
   rm(X, y)
   # The reference is the Laplace approximation: at n = 10^6 the posterior's
   # skewness, and with it the gap between mean and mode, is of order
@@ -89,7 +89,7 @@ test_that("sgld(m) alone is accurate on a simulated logistic regression with n =
 })
 
 test_that("several chains start over-dispersed and user settings override the automatic ones", {
-  m <- model_linear(mpg ~ wt + hp, data = mtcars)
+  m <- model_linear(mpg ~ wt + hp, data = mtcars, prior = prior_nig())
   set.seed(1608)
   fit <- sgld(m, chains = 4)
   init <- fit$settings$init
@@ -130,7 +130,7 @@ test_that("a given lr behaves exactly as before lr had a default", {
 })
 
 test_that("lr = \"auto\" says why it cannot be used", {
-  m <- model_linear(mpg ~ wt + hp, data = mtcars)
+  m <- model_linear(mpg ~ wt + hp, data = mtcars, prior = prior_nig())
   expect_error(sgld(m, precondition = "rmsprop", chains = 1), "fixed matrix")
   expect_error(sgld(model_mixture(mixture_data(50)), chains = 1), "has several modes. Give `lr` yourself")
   expect_error(mala(model_ica(matrix(rnorm(40), 20)), chains = 1), "has several modes")
@@ -200,7 +200,7 @@ test_that("sgld(m) alone is accurate on Adult (a9a design)", {
   # everywhere but on CRAN
   skip_on_cran()
   d <- sgld::adult[sgld::adult$set == "train", ]
-  m <- suppressWarnings(model_logistic(cbind("(Intercept)" = 1, adult_design(d)), adult_response(d)))
+  m <- suppressWarnings(model_logistic(cbind("(Intercept)" = 1, adult_design(d)), adult_response(d), prior = prior_normal(0, 10), prior_intercept = NULL))
   # 150,000 MALA iterations (data-raw/adult-reference.R)
   ref <- readRDS(test_path("adult-reference.rds"))
   set.seed(1654)

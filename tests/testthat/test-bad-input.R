@@ -5,10 +5,10 @@
 bad_input_fixtures <- function() {
   set.seed(1)
   df <- data.frame(y = rnorm(30), x = rnorm(30), g = factor(sample(c("a", "b"), 30, TRUE)))
-  m <- model_linear(y ~ x, data = df)
+  m <- model_linear(y ~ x, data = df, prior = prior_nig())
   fit <- sgld(m, lr = 1e-4, batch_size = 5, iter = 200, chains = 1)
   list(df = df, m = m, X = cbind(1, df$x), fit = fit,
-       lg = model_logistic(g ~ x, data = df),
+       lg = model_logistic(g ~ x, data = df, prior = prior_normal(0, 10), prior_intercept = NULL),
        ica = model_ica(cbind(df$x, df$y)),
        gl = function(w, batch) -nrow(batch) * w, gp = function(w) -w,
        cm = model_custom(cbind(1, df$x), function(w, batch) -nrow(batch) * w, function(w) -w,
@@ -17,20 +17,20 @@ bad_input_fixtures <- function() {
 
 bad_calls <- list(
   # models: data of the wrong kind, shape or content
-  list(quote(model_linear(y ~ x + z, data = transform(df, z = 1))), "`data`: the formula gives the constant column 'z'"),
-  list(quote(model_linear(y ~ x + z, data = transform(df, z = x))), "`data`: the formula gives two identical columns, 'x' and 'z'"),
-  list(quote(model_linear(y ~ x, data = df[1, ])), "`data` must have at least 2 observations"),
-  list(quote(model_linear(y ~ x, data = df[0, ])), "`data` has no rows"),
-  list(quote(model_linear(X, as.list(df$y))), "`y` must be a finite numeric vector"),
-  list(quote(model_linear(y ~ x, data = transform(df, y = g))), "response of `x` must be a numeric vector"),
-  list(quote(model_linear(matrix(numeric(0), 0, 2), numeric(0))), "`x` must have at least one row"),
-  list(quote(model_linear(X * c(NaN, rep(1, 29)), df$y)), "`x` must be finite; it has NaN in row 1"),
-  list(quote(model_linear(y ~ x, data = list(y = 1:3, x = 1:3))), "`data` must be a data frame"),
-  list(quote(model_logistic(x ~ y, data = transform(df, x = rep(1:3, 10)))), "must be 0/1, -1/\\+1, logical or a two-level factor"),
-  list(quote(model_logistic(X, rep(1, 30))), "`y` must have two classes"),
-  list(quote(model_logistic(X, c(NA, rep(0:1, length.out = 29)))), "`y` must not be NA"),
-  list(quote(model_logistic(X, rep(0:1, 15), prior = prior_nig())), "`prior` must be made by prior_normal\\(\\) or prior_laplace\\(\\)"),
-  list(quote(model_logistic(X, rep(0:1, 15), sparse = "yes")), "`sparse` must be TRUE or FALSE"),
+  list(quote(model_linear(y ~ x + z, data = transform(df, z = 1), prior = prior_nig())), "`data`: the formula gives the constant column 'z'"),
+  list(quote(model_linear(y ~ x + z, data = transform(df, z = x), prior = prior_nig())), "`data`: the formula gives two identical columns, 'x' and 'z'"),
+  list(quote(model_linear(y ~ x, data = df[1, ], prior = prior_nig())), "`data` must have at least 2 observations"),
+  list(quote(model_linear(y ~ x, data = df[0, ], prior = prior_nig())), "`data` has no rows"),
+  list(quote(model_linear(X, as.list(df$y), prior = prior_nig())), "`y` must be a finite numeric vector"),
+  list(quote(model_linear(y ~ x, data = transform(df, y = g), prior = prior_nig())), "response of `x` must be a numeric vector"),
+  list(quote(model_linear(matrix(numeric(0), 0, 2), numeric(0), prior = prior_nig())), "`x` must have at least one row"),
+  list(quote(model_linear(X * c(NaN, rep(1, 29)), df$y, prior = prior_nig())), "`x` must be finite; it has NaN in row 1"),
+  list(quote(model_linear(y ~ x, data = list(y = 1:3, x = 1:3), prior = prior_nig())), "`data` must be a data frame"),
+  list(quote(model_logistic(x ~ y, data = transform(df, x = rep(1:3, 10)), prior = prior_normal(0, 10), prior_intercept = NULL)), "must be 0/1, -1/\\+1, logical or a two-level factor"),
+  list(quote(model_logistic(X, rep(1, 30), prior = prior_normal(0, 10), prior_intercept = NULL)), "`y` must have two classes"),
+  list(quote(model_logistic(X, c(NA, rep(0:1, length.out = 29)), prior = prior_normal(0, 10), prior_intercept = NULL)), "`y` must not be NA"),
+  list(quote(model_logistic(X, rep(0:1, 15), prior = prior_nig(), prior_intercept = NULL)), "`prior` must be made by prior_normal\\(\\) or prior_laplace\\(\\)"),
+  list(quote(model_logistic(X, rep(0:1, 15), sparse = "yes", prior = prior_normal(0, 10), prior_intercept = NULL)), "`sparse` must be TRUE or FALSE"),
   list(quote(model_mixture(letters)), "`x` must be a numeric vector"),
   list(quote(model_mixture(numeric(0))), "`x` must have at least one value"),
   list(quote(model_mixture(c(1, Inf))), "`x` must be finite; it has Inf at position 2"),
@@ -86,15 +86,15 @@ bad_calls <- list(
   list(quote(gd(m, lr = 1e-4, iter = "1000")), "`iter` must be a single whole number"),
   list(quote(bbb(m, iter = "1000")), "`iter` must be a single whole number"),
   # a one-row data set: `data` and the rule, not the response's checks
-  list(quote(model_linear(y ~ x, data = df[1, ])), "`data` must have at least 2 observations, not 1"),
-  list(quote(model_logistic(g ~ x, data = df[1, ])), "`data` must have at least 2 observations, not 1"),
-  list(quote(model_poisson(round(exp(x)) ~ 1, data = df[1, ])), "`data` must have at least 2 observations, not 1"),
-  list(quote(model_negbin(round(exp(x)) ~ 1, data = df[1, ])), "`data` must have at least 2 observations, not 1"),
-  list(quote(model_linear(y ~ x, data = df, subset = x >= max(x))), "`data` must have at least 2 observations left after `subset` and `na.action`, not 1"),
+  list(quote(model_linear(y ~ x, data = df[1, ], prior = prior_nig())), "`data` must have at least 2 observations, not 1"),
+  list(quote(model_logistic(g ~ x, data = df[1, ], prior = prior_normal(0, 10), prior_intercept = NULL)), "`data` must have at least 2 observations, not 1"),
+  list(quote(model_poisson(round(exp(x)) ~ 1, data = df[1, ], prior = prior_normal(0, 10), prior_intercept = NULL)), "`data` must have at least 2 observations, not 1"),
+  list(quote(model_negbin(round(exp(x)) ~ 1, data = df[1, ], prior = prior_normal(0, 10), prior_intercept = NULL, prior_overdispersion = 1)), "`data` must have at least 2 observations, not 1"),
+  list(quote(model_linear(y ~ x, data = df, subset = x >= max(x), prior = prior_nig())), "`data` must have at least 2 observations left after `subset` and `na.action`, not 1"),
   list(quote(sgld(g ~ x, data = df[1, ], family = binomial, chains = 1)), "`data` must have at least 2 observations, not 1"),
-  list(quote(model_linear(y ~ x, data = df, subset = "a")), "`subset` must be TRUE/FALSE for each of the 30 rows"),
-  list(quote(model_linear(y ~ x, data = df, subset = c(NA, x[-1] > 0))), "`subset` must be TRUE/FALSE .* \\(no NA\\)"),
-  list(quote(model_linear(y ~ x, data = df, subset = 31)), "`subset` must be .* row numbers between 1 and 30"),
+  list(quote(model_linear(y ~ x, data = df, subset = "a", prior = prior_nig())), "`subset` must be TRUE/FALSE for each of the 30 rows"),
+  list(quote(model_linear(y ~ x, data = df, subset = c(NA, x[-1] > 0), prior = prior_nig())), "`subset` must be TRUE/FALSE .* \\(no NA\\)"),
+  list(quote(model_linear(y ~ x, data = df, subset = 31, prior = prior_nig())), "`subset` must be .* row numbers between 1 and 30"),
   list(quote(sgld(m, lr = 1e-4, iter = 100, thin = 1000, chains = 1)), "`thin` must be at most iter - burnin = 50"),
   list(quote(sgld(m, lr = 1e-4, iter = 100, burnin = 100, chains = 1)), "`burnin` must be smaller than `iter`"),
   list(quote(sgld(m, lr = 1e-4, burnin = -1, chains = 1)), "`burnin` must be a whole number"),
@@ -114,7 +114,7 @@ bad_calls <- list(
   list(quote(sgld(m, lr = 1e-4, diagnostics = TRUE, chains = 1)), "`diagnostics` must be NULL or made by diagnostics_every\\(\\)"),
   list(quote(sgld(m, lr = 1e-4, iters = 10, chains = 1)), "unknown argument: `iters`"),
   list(quote(sgld(list(), lr = 1e-4, chains = 1)), "`model` must be a model made by model_linear\\(\\)"),
-  list(quote(sgld(model_linear(cbind(1, matrix(rnorm(300), 30)), df$y), lr = 1e-4, iter = 1e9, burnin = 0,
+  list(quote(sgld(model_linear(cbind(1, matrix(rnorm(300), 30)), df$y, prior = prior_nig()), lr = 1e-4, iter = 1e9, burnin = 0,
                   thin = 1, chains = 1)),
        "the run would keep up to 1e\\+09 draws of 12 parameters"),
   list(quote(sgld(m, lr = lr_poly(1e-6, 1, 0.55), iter = 4e15, thin = mixing_distance(1e-9), chains = 1)),
@@ -186,7 +186,7 @@ test_that("an interrupt in a child R process returns the draws made so far", {
   skip_if_not_installed("callr")
   skip_on_os("windows")
   out <- interrupted_run(function(flag) {
-    m <- model_linear(y ~ x, data = handout)
+    m <- model_linear(y ~ x, data = handout, prior = prior_nig())
     set.seed(1)
     sgld(m, lr = 1e-7, batch_size = 10, iter = 1e9, burnin = 0, thin = 1e4, chains = 2,
          threads = 2)
@@ -226,17 +226,17 @@ test_that("extreme data give finite draws or a clear divergence report, never Na
     fit
   }
   # values of 1e8
-  run(sgld(model_linear(cbind(1, x * 1e8), 1e8 * x + rnorm(200) * 1e8), lr = 1e-6,
+  run(sgld(model_linear(cbind(1, x * 1e8), 1e8 * x + rnorm(200) * 1e8, prior = prior_nig()), lr = 1e-6,
            batch_size = 20, iter = 2000, chains = 1))
   # an exact linear fit: sigma2 heads for 0
-  run(sgld(model_linear(cbind(1, x), 1 + 2 * x), lr = 1e-3, batch_size = 20, iter = 5000, chains = 1))
+  run(sgld(model_linear(cbind(1, x), 1 + 2 * x, prior = prior_nig()), lr = 1e-3, batch_size = 20, iter = 5000, chains = 1))
   # separable logistic data with a vague prior: the slope runs off, gradients stay finite
-  m3 <- model_logistic(cbind(1, x), as.numeric(x > 0), prior = prior_normal(0, 1e6))
+  m3 <- model_logistic(cbind(1, x), as.numeric(x > 0), prior = prior_normal(0, 1e6), prior_intercept = NULL)
   run(sgld(m3, lr = 1e-2, batch_size = 20, iter = 20000, chains = 1))
   lp <- log_posterior(m3, c(0, -1e6))
   expect_true(is.finite(lp$logpost) && all(is.finite(lp$grad_logpost)))
   # a step far too large: reported, not silent
-  fit <- run(sgld(model_linear(cbind(1, x), 1 + 2 * x + rnorm(200)), lr = 10, batch_size = 20,
+  fit <- run(sgld(model_linear(cbind(1, x), 1 + 2 * x + rnorm(200), prior = prior_nig()), lr = 10, batch_size = 20,
                   iter = 1000, burnin = 0, chains = 1))
   expect_identical(fit$status, "diverged")
   # mixture data far from both means, and ICA data of very different scales

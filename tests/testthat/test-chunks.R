@@ -5,7 +5,7 @@ test_that("an interrupt stops 4 chains on 2 threads together, keeps every draw, 
   skip_if_not_installed("callr")
   skip_on_os("windows")
   out <- interrupted_run(function(flag) {
-    m <- model_linear(y ~ x, data = handout)
+    m <- model_linear(y ~ x, data = handout, prior = prior_nig())
     set.seed(1)
     sgld(m, lr = 1e-7, batch_size = 10, iter = 1e9, burnin = 0, thin = 1e4, chains = 4,
          threads = 2)
@@ -89,7 +89,7 @@ test_that("the sampling time spans the iterations and leaves out the rest of the
   expect_lte(fit$sampling_time, fit$time + 0.002)   # proc.time(), which times the call: 1 ms steps
   # auto's search and set-up count in time, not in sampling_time
   set.seed(1)
-  auto <- sgld(model_linear(y ~ x, data = handout), iter = 2000, chains = 1)
+  auto <- sgld(model_linear(y ~ x, data = handout, prior = prior_nig()), iter = 2000, chains = 1)
   expect_lt(auto$sampling_time, auto$time)
   expect_gt(auto$sampling_time, 0)
 })

@@ -18,7 +18,7 @@ conditioning_case <- function() {
   n <- 1e4
   dat <- data.frame(x1 = rnorm(n), x2 = 1000 * rnorm(n))
   dat$y <- 1 + 0.5 * dat$x1 - 5e-4 * dat$x2 + rnorm(n)
-  model_linear(y ~ x1 + x2, data = dat)
+  model_linear(y ~ x1 + x2, data = dat, prior = prior_nig())
 }
 
 test_that("pSGLD mixes the slow coordinates of a badly conditioned regression that SGLD cannot", {

@@ -3,7 +3,7 @@
 # a run from nonsense.
 
 state_fit <- function(sampler = sgld, chains = 2) {
-  m <- model_logistic(type ~ ., data = pima())
+  m <- model_logistic(type ~ ., data = pima(), prior = prior_normal(0, 10), prior_intercept = NULL)
   set.seed(3)
   fit <- suppressWarnings(sampler(m, lr = 1e-5, batch_size = 20, iter = 200, chains = chains))
   list(m = m, fit = fit, sampler = sampler, chains = chains)
@@ -20,7 +20,7 @@ test_that("a random stream that is all zero is an error, in R and in the engine,
   # moves, and the minibatch sampler's rejection loop would spin on it
   out <- callr::r(function() {
     library(sgld)
-    m <- model_logistic(type ~ ., data = MASS::Pima.tr)
+    m <- model_logistic(type ~ ., data = MASS::Pima.tr, prior = prior_normal(0, 10), prior_intercept = NULL)
     set.seed(3)
     fit <- sgld(m, lr = 1e-5, batch_size = 20, iter = 200, chains = 2)
     caught <- function(expr) tryCatch({ expr; "no error" }, error = conditionMessage)

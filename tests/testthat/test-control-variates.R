@@ -7,7 +7,7 @@ cv_fixture <- function(n = 1e4, seed = 42) {
   X <- cbind(1, matrix(rnorm(n * 3), n, 3))
   colnames(X) <- c("(Intercept)", "x1", "x2", "x3")
   y <- as.numeric(runif(n) < plogis(drop(X %*% beta)))
-  m <- model_logistic(X, y, prior = prior_normal(0, 10))
+  m <- model_logistic(X, y, prior = prior_normal(0, 10), prior_intercept = NULL)
   mode <- posterior_mode(m)
   # Laplace approximation: X' diag(p(1-p)) X plus the prior precision; it sets
   # the scale of "near the mode", MALA's preconditioner and SGLD's step
@@ -69,7 +69,7 @@ test_that("sgld() with control variates reproduces the posterior sds and means o
 })
 
 test_that("posterior_mode() finds the exact mode of the conjugate linear model", {
-  m <- model_linear(y ~ x, data = handout)
+  m <- model_linear(y ~ x, data = handout, prior = prior_nig())
   pm <- posterior_mode(m)
   ex <- linear_exact_posterior(m)
   expect_true(pm$converged)
@@ -99,7 +99,7 @@ test_that("control_variates = the mode vector gives the same draws as TRUE", {
   # linear model: the mode is given for sigma2 and mapped back by log(), which
   # may differ from the sampler-scale mode in the last bit; SGLD contracts such
   # differences, so the draws agree to rounding
-  lm_m <- model_linear(y ~ x, data = handout)
+  lm_m <- model_linear(y ~ x, data = handout, prior = prior_nig())
   run_lm <- function(cv) {
     set.seed(32)
     as.matrix(sgld(lm_m, lr = 1e-6, batch_size = 100, iter = 1000, control_variates = cv, chains = 1))
@@ -108,7 +108,7 @@ test_that("control_variates = the mode vector gives the same draws as TRUE", {
 })
 
 test_that("bad control_variates values are refused with an error naming the argument", {
-  m <- model_linear(y ~ x, data = handout)
+  m <- model_linear(y ~ x, data = handout, prior = prior_nig())
   at <- c(0, 0.9, 0.19)
   bad <- list("yes", c(0, 0.9), NA, c(0, NA, 0.19), c(TRUE, FALSE))
   for (cv in bad) {
@@ -122,7 +122,8 @@ test_that("bad control_variates values are refused with an error naming the argu
 test_that("posterior_mode(covariance = TRUE) gives the Laplace covariance", {
   # for logistic regression with a flat-ish prior it matches glm's vcov()
   d <- pima()
-  m <- model_logistic(type ~ glu + bmi + age, data = d, prior = prior_normal(0, 1e3))
+  m <- model_logistic(type ~ glu + bmi + age, data = d, prior = prior_normal(0, 1e3),
+                      prior_intercept = NULL)
   pm <- posterior_mode(m, covariance = TRUE)
   g <- glm(type ~ glu + bmi + age, data = d, family = binomial)
   expect_equal(unname(pm$mode), unname(coef(g)), tolerance = 1e-4)

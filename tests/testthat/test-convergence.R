@@ -41,7 +41,7 @@ expect_good_run_quiet <- function(run, label) {
 }
 
 test_that("a regression's R-hat and ESS warn at fit time for sgld, psgld and sghmc", {
-  m <- model_linear(y ~ x1 + x2 + g, data = small_data())
+  m <- model_linear(y ~ x1 + x2 + g, data = small_data(), prior = prior_nig())
   apart <- rbind(c(3, 2, 1, 1, 1, 4), c(-2, -1, -1, -1, -1, 0.1))
   set.seed(11)
   expect_bad_run_warns(function() sgld(m, lr = 1e-6, iter = 2000, chains = 2, init = apart,
@@ -102,7 +102,7 @@ test_that("a network's R-hat and ESS judge its log likelihood, not its permuted 
 })
 
 test_that("summary() and print() repeat the fit's convergence warnings", {
-  m <- model_linear(y ~ x1 + x2 + g, data = small_data())
+  m <- model_linear(y ~ x1 + x2 + g, data = small_data(), prior = prior_nig())
   set.seed(31)
   fit <- suppressWarnings(sgld(m, lr = 1e-6, iter = 2000, chains = 2, batch_size = 200,
                                init = rbind(c(3, 2, 1, 1, 1, 4), c(-2, -1, -1, -1, -1, 0.1))))

@@ -57,7 +57,7 @@ expect_matches_grid <- function(fit, ref, label) {
 
 test_that("the coordinate updates alone sample a skewed logistic posterior exactly", {
   dat <- rare_level_data()
-  m <- model_logistic(cbind(1, dat$x), dat$y, prior = prior_normal(0, 3))
+  m <- model_logistic(cbind(1, dat$x), dat$y, prior = prior_normal(0, 3), prior_intercept = NULL)
   ref <- grid_moments(m, c(-2, 1.5), c(-14, 4))
   expect_lt(ref$edge, 1e-6)
   set.seed(1)
@@ -84,8 +84,8 @@ test_that("coordinate updates follow offsets, counts, a Laplace prior, a non-bin
 test_that("coordinate updates give the same draws from sparse and dense storage", {
   dat <- rare_level_data(200)
   X <- cbind(1, dat$x, as.double(seq_along(dat$y) %% 7 == 0) * 1.5)
-  sp <- model_logistic(X, dat$y, sparse = TRUE)
-  de <- model_logistic(X, dat$y, sparse = FALSE)
+  sp <- model_logistic(X, dat$y, sparse = TRUE, prior = prior_normal(0, 10), prior_intercept = NULL)
+  de <- model_logistic(X, dat$y, sparse = FALSE, prior = prior_normal(0, 10), prior_intercept = NULL)
   expect_identical(model_coordinate_rows(sp, 2:3), model_coordinate_rows(de, 2:3))
   expect_identical(lengths(model_coordinate_rows(sp, 1:3)), c(200L, 20L, 28L))
   set.seed(3); fs <- coordinate_run(sp, 2:3, 500, c(0.1, -1, 0.5))
@@ -101,7 +101,7 @@ test_that("coordinate updates sample Poisson coefficients exactly", {
   set.seed(22)
   count <- ifelse(dat$x == 1, 0, rpois(length(dat$x), 1.5))
   df <- data.frame(count, x = dat$x, expo = seq(0.5, 1.5, length.out = length(count)))
-  m <- model_poisson(count ~ x, data = df, offset = log(expo), prior = prior_normal(0, 3))
+  m <- model_poisson(count ~ x, data = df, offset = log(expo), prior = prior_normal(0, 3), prior_intercept = NULL)
   ref <- grid_moments(m, c(-0.5, 0.8), c(-14, 3))
   expect_lt(ref$edge, 1e-6)
   set.seed(4)
@@ -109,7 +109,7 @@ test_that("coordinate updates sample Poisson coefficients exactly", {
   expect_matches_grid(fit, ref, "Poisson")
   # the negative binomial's dispersion is no coefficient and reads every
   # row; its model offers no coordinate updates (src/model_negbin.c)
-  nb <- model_negbin(count ~ x, data = df)
+  nb <- model_negbin(count ~ x, data = df, prior = prior_normal(0, 10), prior_intercept = NULL, prior_overdispersion = 1)
   expect_false(model_engine(nb)$logpost_coordinate)
   expect_true(model_engine(m)$logpost_coordinate)
 })

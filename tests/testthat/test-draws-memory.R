@@ -14,7 +14,7 @@ test_that("the memory counted on is the least the system reports, or the option"
 })
 
 test_that("draws beyond the memory available are refused up front, naming the limit", {
-  m <- model_logistic(type ~ ., data = pima())
+  m <- model_logistic(type ~ ., data = pima(), prior = prior_normal(0, 10), prior_intercept = NULL)
   old <- options(sgld.memory_limit = 2^28)
   on.exit(options(old))
   # 4e6 kept rows of 8 parameters: 27 numbers a row, 0.8 GiB at the peak
@@ -45,7 +45,7 @@ test_that("under an address-space limit a run too large for it stops before it s
   script <- tempfile(fileext = ".R")
   writeLines(c(
     "library(sgld)",
-    "m <- model_logistic(type ~ ., data = MASS::Pima.tr)",
+    "m <- model_logistic(type ~ ., data = MASS::Pima.tr, prior = prior_normal(0, 10), prior_intercept = NULL)",
     "r <- tryCatch(sgld(m, lr = 1e-5, batch_size = 10, iter = 2e7, burnin = 0, thin = 1, chains = 1),",
     "              error = function(e) conditionMessage(e))",
     "cat(if (is.character(r)) r else 'ran', '\\n')"), script)

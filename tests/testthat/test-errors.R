@@ -33,7 +33,14 @@ test_that("the matrix face is checked", {
   expect_error(model_linear(matrix("a", 2, 2), 1:2), "`x` must be a formula or a numeric design matrix")
   expect_error(model_linear(X, 1:10, prior = prior_nig(mean = c(1, 2, 3))),
                "`prior` mean has length 3 but the model has 2 coefficients")
-  expect_error(model_linear(X, 1:10, prior = list()), "`prior` must be made by prior_nig()")
+  expect_error(model_linear(X, 1:10, prior = list()),
+               "`prior` must be made by prior_normal\\(\\) or prior_nig\\(\\)")
+  expect_error(model_linear(X, 1:10, prior = prior_laplace()),
+               "`prior` must be made by prior_normal\\(\\) or prior_nig\\(\\), not a laplace prior")
+  expect_error(model_linear(X, 1:10, prior = prior_nig(), prior_aux = prior_exponential(2)),
+               "`prior_aux` cannot be given with `prior = prior_nig\\(\\)`")
+  expect_error(model_linear(X, 1:10, prior_aux = prior_normal()),
+               "`prior_aux` must be made by prior_exponential\\(\\)")
   expect_error(model_linear(X, 1:10, foo = 1), "unknown argument: `foo`")
 })
 
@@ -47,7 +54,7 @@ test_that("priors are checked", {
 })
 
 test_that("sampler arguments are checked, each naming the argument", {
-  m <- model_linear(y ~ x1, data = small_data(50))
+  m <- model_linear(y ~ x1, data = small_data(50), prior = prior_nig())
   cases <- list(
     list(list(batch_size = 0), "`batch_size` must be a whole number between 1 and 50"),
     list(list(batch_size = 51), "`batch_size` must be a whole number between 1 and 50"),

@@ -37,9 +37,19 @@ logistic_data <- function(n = 3000) {
 test_that("a logistic regression on a file gives the draws of the same data in memory", {
   dat <- logistic_data()
   bm <- file_matrix(cbind(dat$X, y = dat$y))
-  from_file <- model_logistic(bm, y = "y", prior = prior_normal(0, 5))
-  in_memory <- model_logistic(dat$X, dat$y, prior = prior_normal(0, 5))
+  # the raw intercept's prior: the centred one's column means come from the
+  # file's X'X, equal to colMeans() to rounding only (checked below)
+  from_file <- model_logistic(bm, y = "y", prior = prior_normal(0, 5), prior_intercept = NULL)
+  in_memory <- model_logistic(dat$X, dat$y, prior = prior_normal(0, 5), prior_intercept = NULL)
   expect_lt(as.numeric(object.size(from_file)), 20000)
+  # the default priors, autoscaled from the file's moments
+  f0 <- model_logistic(bm, y = "y")
+  m0 <- model_logistic(dat$X, dat$y)
+  expect_equal(f0$prior_scale, m0$prior_scale, tolerance = 1e-12)
+  expect_equal(f0$prior_centre, m0$prior_centre, tolerance = 1e-12)
+  expect_error(model_logistic(file_matrix(cbind(dat$X[, -1], y = dat$y), name = "noint"),
+                              y = "y"),
+               "`prior`: autoscaling needs the columns' sds.*\"\\(Intercept\\)\" column")
   expect_identical(from_file$names, in_memory$names)
   run <- function(m) {
     set.seed(12)
@@ -56,10 +66,10 @@ test_that("a logistic regression on a file gives the draws of the same data in m
 
   # by descriptor, with y given as a vector, and after saving and loading
   by_desc <- model_logistic(bigmemory::describe(file_matrix(dat$X, name = "x")), y = dat$y,
-                            prior = prior_normal(0, 5))
+                            prior = prior_normal(0, 5), prior_intercept = NULL)
   expect_identical(as.array(run(by_desc)), as.array(b))
   # building the model again finds its copy and reuses it
-  again <- model_logistic(bm, y = "y", prior = prior_normal(0, 5))
+  again <- model_logistic(bm, y = "y", prior = prior_normal(0, 5), prior_intercept = NULL)
   expect_identical(again$file$path, from_file$file$path)
   expect_identical(as.array(run(from_file)), as.array(b))
   expect_identical(as.array(run(again)), as.array(b))
@@ -98,9 +108,9 @@ test_that("a linear regression on a float file gives the draws of the float data
   on.exit(options(old), add = TRUE)
   bm <- file_matrix(cbind(x1 = 1, x2 = X[, 1], x3 = X[, 2], y = y), type = "float")
   stored <- bm[, ]            # the values as floats hold them
-  from_file <- model_linear(bm, y = 4)
+  from_file <- model_linear(bm, y = 4, prior = prior_nig())
   in_memory <- model_linear(cbind(x1 = stored[, 1], x2 = stored[, 2], x3 = stored[, 3]),
-                            stored[, 4])
+                            stored[, 4], prior = prior_nig())
   expect_equal(from_file$default_init, in_memory$default_init, tolerance = 1e-12)
   run <- function(m) {
     set.seed(2)
@@ -112,7 +122,7 @@ test_that("a linear regression on a float file gives the draws of the float data
 test_that("chains as futures read the file on their workers", {
   skip_if_not_installed("future")
   dat <- logistic_data(1000)
-  m <- model_logistic(file_matrix(cbind(dat$X, y = dat$y)), y = "y")
+  m <- model_logistic(file_matrix(cbind(dat$X, y = dat$y)), y = "y", prior = prior_normal(0, 10), prior_intercept = NULL)
   old <- future::plan(future::sequential)
   on.exit(future::plan(old), add = TRUE)
   run <- function(parallel) {
@@ -139,7 +149,7 @@ test_that("files that cannot be read give clear errors", {
                "has 8000 bytes, but a 300 x 5 matrix of doubles needs 12000.*disagree")
 
   # a model whose copy was truncated after it was built, loaded again
-  m <- model_logistic(desc, y = "y")
+  m <- model_logistic(desc, y = "y", prior = prior_normal(0, 10), prior_intercept = NULL)
   truncate_copy(m$file$path, 1000)
   m2 <- readRDS({ f <- tempfile(); saveRDS(m, f); f })
   expect_error(sgld(m2, lr = 1e-4, iter = 10, chains = 1),
@@ -186,7 +196,7 @@ test_that("a copy truncated or changed after a run is an error, never a bus erro
     y <- rbinom(2000, 1, plogis(X %*% c(0.5, 1, -1)))
     bm <- bigmemory::as.big.matrix(cbind(X, y = y), backingfile = "m.bin",
                                    descriptorfile = "m.desc", backingpath = dir)
-    m <- model_logistic(bm, y = "y")
+    m <- model_logistic(bm, y = "y", prior = prior_normal(0, 10), prior_intercept = NULL)
     run <- function(m, chains = 1, ...) {
       set.seed(1)
       sgld(m, lr = 1e-4, batch_size = 50, iter = 500, chains = chains, ...)
@@ -204,7 +214,7 @@ test_that("a copy truncated or changed after a run is an error, never a bus erro
                 future = caught(run(m, chains = 2, parallel = "future")))
     future::plan(future::sequential)
     # building the model again writes a new copy: the same draws as at first
-    again <- model_logistic(bm, y = "y")
+    again <- model_logistic(bm, y = "y", prior = prior_normal(0, 10), prior_intercept = NULL)
     out$again <- identical(as.array(run(again)), as.array(first)) &&
       identical(as.array(run(m)), as.array(first)) && identical(again$file$path, path)
     # a copy changed in place (same size): its modification time moves
@@ -229,8 +239,8 @@ test_that("models of one file with other columns or codings keep their own copie
   # the user's file that the copy's name used to take, beside the data
   theirs <- file.path(bigmemory::describe(bm)@description$dirname, "m.bin.sgld-rows")
   writeLines("mine", theirs)
-  logistic <- model_logistic(bm, y = "y", prior = prior_normal(0, 5))
-  ref <- model_logistic(dat$X, dat$y, prior = prior_normal(0, 5))
+  logistic <- model_logistic(bm, y = "y", prior = prior_normal(0, 5), prior_intercept = NULL)
+  ref <- model_logistic(dat$X, dat$y, prior = prior_normal(0, 5), prior_intercept = NULL)
   run <- function(m) {
     set.seed(6)
     suppressWarnings(sgld(m, lr = 1e-4, batch_size = 50, iter = 1000, chains = 1))
@@ -239,8 +249,8 @@ test_that("models of one file with other columns or codings keep their own copie
   saved <- tempfile(fileext = ".rds")
   saveRDS(logistic, saved)
   # y as 0/1 (a linear model) and other columns: two more copies
-  linear <- suppressWarnings(model_linear(bm, y = "y"))
-  fewer <- model_logistic(bm[, c(1, 2, 5)] |> (\(M) file_matrix(M, name = "f"))(), y = "y")
+  linear <- suppressWarnings(model_linear(bm, y = "y", prior = prior_nig()))
+  fewer <- model_logistic(bm[, c(1, 2, 5)] |> (\(M) file_matrix(M, name = "f"))(), y = "y", prior = prior_normal(0, 10), prior_intercept = NULL)
   expect_length(unique(c(logistic$file$path, linear$file$path, fewer$file$path)), 3)
   expect_identical(as.array(run(logistic)), want)
   expect_identical(as.array(run(readRDS(saved))), want)
@@ -254,14 +264,14 @@ test_that("models of one file with other columns or codings keep their own copie
                                                   parallel = "future", chains = 1))), want)
   expect_identical(readLines(theirs), "mine")
   set.seed(6)
-  expect_equal(coef(run(linear)), coef(run(model_linear(dat$X, dat$y))), tolerance = 0.2)
+  expect_equal(coef(run(linear)), coef(run(model_linear(dat$X, dat$y, prior = prior_nig()))), tolerance = 0.2)
 })
 
 test_that("a backing file replaced after the model was built is an error; stale copies go", {
   dat <- logistic_data(500)
   dir <- withr_dir()
   bm <- file_matrix(cbind(dat$X, y = dat$y), dir = dir)
-  m <- model_logistic(bm, y = "y")
+  m <- model_logistic(bm, y = "y", prior = prior_normal(0, 10), prior_intercept = NULL)
   first <- m$file$path
   rm(bm)
   gc()
@@ -272,7 +282,7 @@ test_that("a backing file replaced after the model was built is an error; stale 
   bm <- file_matrix(cbind(X2, y = dat$y), dir = dir)
   expect_error(sgld(m, lr = 1e-4, iter = 10, chains = 1),
                "backing file '.*m.bin' was modified after the model was built.*build the model again")
-  m2 <- model_logistic(bm, y = "y")
+  m2 <- model_logistic(bm, y = "y", prior = prior_normal(0, 10), prior_intercept = NULL)
   expect_false(identical(m2$file$path, first))
   expect_false(file.exists(first))      # a copy of the matrix as it was: removed
   expect_error(sgld(m, lr = 1e-4, iter = 10, chains = 1), "backing file .* was modified")
@@ -285,10 +295,10 @@ test_that("a backing file replaced after the model was built is an error; stale 
 test_that("the cache directory: a damaged copy is written again, a foreign file refused", {
   dat <- logistic_data(300)
   bm <- file_matrix(cbind(dat$X, y = dat$y))
-  m <- model_logistic(bm, y = "y")
+  m <- model_logistic(bm, y = "y", prior = prior_normal(0, 10), prior_intercept = NULL)
   truncate_copy(m$file$path, 10)
   expect_error(sgld(m, lr = 1e-4, iter = 10, chains = 1), "has 10 bytes, too few for its header")
-  again <- model_logistic(bm, y = "y")
+  again <- model_logistic(bm, y = "y", prior = prior_normal(0, 10), prior_intercept = NULL)
   expect_identical(again$file$path, m$file$path)
   expect_s3_class(sgld(m, lr = 1e-4, iter = 10, batch_size = 10, chains = 1), "sgld_fit")
   unlink(m$file$path)
@@ -309,13 +319,13 @@ test_that("the design checks read the file's columns", {
   dat <- logistic_data(400)
   # no warning for a full-rank design (the rank was once read off a placeholder)
   bm <- file_matrix(cbind(dat$X, y = dat$y))
-  expect_silent(model_logistic(bm, y = "y"))
-  expect_silent(model_linear(bm, y = "a"))
+  expect_silent(model_logistic(bm, y = "y", prior = prior_normal(0, 10), prior_intercept = NULL))
+  expect_silent(model_linear(bm, y = "a", prior = prior_nig()))
   # a dependent column, an all-zero column, a column whose squares overflow
   dep <- file_matrix(cbind(dat$X, d = dat$X[, "a"] - 2 * dat$X[, "b"], y = dat$y), name = "dep")
-  expect_warning(model_logistic(dep, y = "y"), "rank deficient \\(rank 4 with 5 columns\\): 'd'")
+  expect_warning(model_logistic(dep, y = "y", prior = prior_normal(0, 10), prior_intercept = NULL), "rank deficient \\(rank 4 with 5 columns\\): 'd'")
   zero <- file_matrix(cbind(dat$X, z = 0, y = dat$y), name = "zero")
-  expect_warning(model_linear(zero, y = "y"), "all-zero column 'z'")
+  expect_warning(model_linear(zero, y = "y", prior = prior_nig()), "all-zero column 'z'")
   big <- dat$X
   big[, "b"] <- big[, "b"] * 1e300
   expect_error(model_logistic(file_matrix(cbind(big, y = dat$y), name = "big"), y = "y"),

@@ -154,8 +154,10 @@ test_that("bad families, links and model arguments are errors naming the argumen
   expect_error(sgld(y ~ x1, data = d, family = "quasipoisson", chains = 1),
                "`family` must be .*poisson.*\"quasipoisson\"")
   expect_error(sgld(y ~ x1, data = d, family = 3, chains = 1), "`family` must be a family")
-  expect_error(sgld(y ~ x1, data = d, family = gaussian, prior_intercept = prior_normal(0, 1), chains = 1),
-               "`prior_intercept` is not an argument of model_linear\\(\\)")
+  expect_error(sgld(y ~ x1, data = d, family = gaussian, prior_overdispersion = 1, chains = 1),
+               "`prior_overdispersion` is not an argument of model_linear\\(\\)")
+  expect_error(sgld(y ~ x1, data = d, family = poisson, prior_aux = prior_exponential(1), chains = 1),
+               "`prior_aux` is not an argument of model_poisson\\(\\)")
   expect_error(mala(y ~ x1, data = d, vi_family = "fullrank", chains = 1), "`vi_family`")
   expect_error(sgld(y ~ x1, data = d, lr = 1e-3, foo = 1, chains = 1), "unknown argument: `foo`")
   expect_error(sgld(y ~ x1, family = gaussian, chains = 1), "`data` must be a data frame")

@@ -26,13 +26,13 @@ expand_bernoulli <- function(d, weighted = FALSE) {
 test_that("gradients with weights, offsets and counts match finite differences", {
   d <- binom_data()
   set.seed(1)
-  ml <- model_linear(x ~ g + t, data = d, weights = w, offset = log(t))
+  ml <- model_linear(x ~ g + t, data = d, weights = w, offset = log(t), prior = prior_nig())
   expect_lt(max(gradient_errors(ml, c(rnorm(3), log(0.7)))), 1e-6)
   for (sparse in c(FALSE, TRUE)) {
     mc <- model_logistic(cbind(s, f) ~ x + g, data = d, weights = w, offset = log(t),
-                         sparse = sparse)
+                         sparse = sparse, prior = prior_normal(0, 10), prior_intercept = NULL)
     expect_lt(max(gradient_errors(mc, rnorm(3))), 1e-6)
-    mb <- model_logistic(I(s > f) ~ x + g, data = d, offset = log(t), sparse = sparse)
+    mb <- model_logistic(I(s > f) ~ x + g, data = d, offset = log(t), sparse = sparse, prior = prior_normal(0, 10), prior_intercept = NULL)
     expect_lt(max(gradient_errors(mb, rnorm(3))), 1e-6)
   }
 })
@@ -40,8 +40,8 @@ test_that("gradients with weights, offsets and counts match finite differences",
 test_that("integer case weights are replicated rows, in the likelihood and the exact posterior", {
   d <- small_data(80)
   d$w <- rep(1:4, 20)
-  mw <- model_linear(y ~ x1 + g, data = d, weights = w)
-  mr <- model_linear(y ~ x1 + g, data = d[rep(seq_len(nrow(d)), d$w), ])
+  mw <- model_linear(y ~ x1 + g, data = d, weights = w, prior = prior_nig())
+  mr <- model_linear(y ~ x1 + g, data = d[rep(seq_len(nrow(d)), d$w), ], prior = prior_nig())
   set.seed(2)
   for (k in 1:3) {
     w <- c(rnorm(4), log(runif(1, 0.2, 2)))
@@ -59,8 +59,8 @@ test_that("integer case weights are replicated rows, in the likelihood and the e
 test_that("SGLD on weighted rows samples the replicated rows' posterior", {
   d <- small_data(200)
   d$w <- rep(c(1, 3), 100)
-  mw <- model_linear(y ~ x1, data = d, weights = w)
-  ex <- linear_exact_posterior(model_linear(y ~ x1, data = d[rep(seq_len(200), d$w), ]))
+  mw <- model_linear(y ~ x1, data = d, weights = w, prior = prior_nig())
+  ex <- linear_exact_posterior(model_linear(y ~ x1, data = d[rep(seq_len(200), d$w), ], prior = prior_nig()))
   set.seed(3)
   fit <- mala(mw, lr = 2e-4, iter = 40000, chains = 2)
   x <- as.matrix(fit)[, names(ex$mean)]   # the parameters (sigma is derived)
@@ -74,8 +74,8 @@ test_that("cbind(events, nonevents) is the expanded 0/1 data", {
   d <- binom_data()
   e <- expand_bernoulli(d)
   for (sparse in c(FALSE, TRUE)) {
-    mc <- model_logistic(cbind(s, f) ~ x + g, data = d, sparse = sparse)
-    me <- model_logistic(y ~ x + g, data = e, sparse = sparse)
+    mc <- model_logistic(cbind(s, f) ~ x + g, data = d, sparse = sparse, prior = prior_normal(0, 10), prior_intercept = NULL)
+    me <- model_logistic(y ~ x + g, data = e, sparse = sparse, prior = prior_normal(0, 10), prior_intercept = NULL)
     set.seed(4)
     for (k in 1:3) {
       w <- rnorm(3)
@@ -85,8 +85,8 @@ test_that("cbind(events, nonevents) is the expanded 0/1 data", {
     }
   }
   # with weights: each row's trials repeated w times
-  mcw <- model_logistic(cbind(s, f) ~ x + g, data = d, weights = w)
-  mew <- model_logistic(y ~ x + g, data = expand_bernoulli(d, weighted = TRUE))
+  mcw <- model_logistic(cbind(s, f) ~ x + g, data = d, weights = w, prior = prior_normal(0, 10), prior_intercept = NULL)
+  mew <- model_logistic(y ~ x + g, data = expand_bernoulli(d, weighted = TRUE), prior = prior_normal(0, 10), prior_intercept = NULL)
   expect_equal(log_posterior(mcw, c(0.1, -0.4, 0.3))$loglik,
                log_posterior(mew, c(0.1, -0.4, 0.3))$loglik, tolerance = 1e-12)
   expect_error(model_logistic(cbind(s, f + 0.5) ~ x, data = d), "non-negative whole numbers")
@@ -95,7 +95,7 @@ test_that("cbind(events, nonevents) is the expanded 0/1 data", {
 test_that("offset and subset match glm() and lm() under a vague prior", {
   d <- binom_data(300)
   m <- model_logistic(cbind(s, f) ~ x + g, data = d, offset = log(t), subset = x > -1,
-                      prior = prior_normal(0, 1e4))
+                      prior = prior_normal(0, 1e4), prior_intercept = NULL)
   ref <- glm(cbind(s, f) ~ x + g, family = binomial, data = d, offset = log(t),
              subset = x > -1, control = glm.control(epsilon = 1e-14, maxit = 100))
   # glm's estimate maximises the same likelihood: its score there is zero (to
@@ -113,7 +113,7 @@ test_that("offset and subset match glm() and lm() under a vague prior", {
 
 test_that("predictions add the offset of new data", {
   d <- binom_data()
-  m <- model_logistic(cbind(s, f) ~ x, data = d, offset = log(t))
+  m <- model_logistic(cbind(s, f) ~ x, data = d, offset = log(t), prior = prior_normal(0, 10), prior_intercept = NULL)
   set.seed(5)
   fit <- sgld(m, lr = 1e-3, batch_size = 10, iter = 2000, thin = 4, chains = 1)
   W <- as.matrix(fit)
@@ -137,13 +137,13 @@ test_that("predictions add the offset of new data", {
 
 test_that("na.action and subset work as in glm(); bad arguments are named", {
   aq <- airquality
-  m1 <- model_linear(Ozone ~ Wind + Temp, data = aq, subset = !is.na(Ozone) & !is.na(Wind))
+  m1 <- model_linear(Ozone ~ Wind + Temp, data = aq, subset = !is.na(Ozone) & !is.na(Wind), prior = prior_nig())
   expect_identical(m1$n, as.double(sum(!is.na(aq$Ozone))))
   expect_error(model_linear(Ozone ~ Solar.R, data = aq),
                "column 'Ozone' has missing values \\(first at row 5\\).*na.action = na.omit")
-  m2 <- model_linear(Ozone ~ Solar.R, data = aq, na.action = na.omit)
+  m2 <- model_linear(Ozone ~ Solar.R, data = aq, na.action = na.omit, prior = prior_nig())
   expect_identical(m2$n, as.double(sum(complete.cases(aq[c("Ozone", "Solar.R")]))))
-  m3 <- model_linear(Ozone ~ Solar.R, data = aq, na.action = "na.omit")
+  m3 <- model_linear(Ozone ~ Solar.R, data = aq, na.action = "na.omit", prior = prior_nig())
   expect_identical(m3$n, m2$n)
   expect_error(model_linear(Ozone ~ Wind, data = aq, na.action = "na.drop"),
                "`na.action` must be na.fail, na.omit or na.exclude")
@@ -153,12 +153,12 @@ test_that("na.action and subset work as in glm(); bad arguments are named", {
                "`subset` leaves no rows")
   expect_error(model_linear(mpg ~ wt, data = mtcars, family = "gaussian"),
                "unknown argument: `family`")
-  m4 <- model_linear(mpg ~ wt, data = mtcars, weights = cyl)
+  m4 <- model_linear(mpg ~ wt, data = mtcars, weights = cyl, prior = prior_nig())
   expect_identical(m4$obs_weight, as.double(mtcars$cyl))
 })
 
 test_that("models say which per-observation fields they carry", {
-  expect_output(print(model_linear(mpg ~ wt, data = mtcars, weights = cyl, offset = hp / 100)),
+  expect_output(print(model_linear(mpg ~ wt, data = mtcars, weights = cyl, offset = hp / 100, prior = prior_nig())),
                 "With case weights summing to 198, an offset")
-  expect_output(print(model_logistic(cbind(s, f) ~ x, data = binom_data())), "binomial counts")
+  expect_output(print(model_logistic(cbind(s, f) ~ x, data = binom_data(), prior = prior_normal(0, 10), prior_intercept = NULL)), "binomial counts")
 })

@@ -20,7 +20,7 @@ seeded <- function(seed, f) {
 }
 
 test_that("futures on plan(sequential) give the local run's draws, state and RNG", {
-  m <- model_logistic(type ~ ., data = pima())
+  m <- model_logistic(type ~ ., data = pima(), prior = prior_normal(0, 10), prior_intercept = NULL)
   run <- function(parallel) seeded(21, function()
     sgld(m, lr = 1e-4, batch_size = 10, iter = 2000, chains = 3, thin = 3,
          diagnostics = diagnostics_every(200), monitor = monitor_every(500),
@@ -47,7 +47,7 @@ test_that("futures on plan(sequential) give the local run's draws, state and RNG
 
 test_that("futures on plan(multisession) give the local run's draws (4 chains, 2 workers)", {
   skip_on_cran()
-  m <- model_logistic(type ~ ., data = pima())
+  m <- model_logistic(type ~ ., data = pima(), prior = prior_normal(0, 10), prior_intercept = NULL)
   old <- future::plan(future::multisession, workers = 2)
   on.exit(future::plan(old), add = TRUE)
   run <- function(parallel) seeded(61, function()
@@ -61,7 +61,7 @@ test_that("futures on plan(multisession) give the local run's draws (4 chains, 2
 })
 
 test_that("a chain whose future fails leaves a fit of the others and a warning naming it", {
-  m <- model_logistic(type ~ ., data = pima())
+  m <- model_logistic(type ~ ., data = pima(), prior = prior_normal(0, 10), prior_intercept = NULL)
   old <- future::plan(future::sequential)
   on.exit(future::plan(old), add = TRUE)
   init <- matrix(0, 3, m$d)
@@ -89,7 +89,7 @@ test_that("a chain whose future fails leaves a fit of the others and a warning n
 })
 
 test_that("parallel is checked", {
-  m <- model_logistic(type ~ ., data = pima())
+  m <- model_logistic(type ~ ., data = pima(), prior = prior_normal(0, 10), prior_intercept = NULL)
   expect_error(sgld(m, lr = 1e-4, parallel = "cluster", chains = 1),
                "`parallel` must be \"threads\" or \"future\", not")
 })
@@ -114,7 +114,7 @@ test_that("a model written in R functions travels to its futures, and its failur
 test_that("a run's stop file stops its chains as an interrupt does, or before they start", {
   # the signal by which a session tells its futures' workers of Ctrl-C, or
   # that it has ended (its directory of the file is gone)
-  m <- model_logistic(type ~ ., data = pima())
+  m <- model_logistic(type ~ ., data = pima(), prior = prior_normal(0, 10), prior_intercept = NULL)
   dir <- tempfile()
   dir.create(dir)
   stop_file <- file.path(dir, "stop")

@@ -23,7 +23,7 @@ test_that("ksd() equals the formula written out in R", {
   one <- matrix(rnorm(5), 5)
   expect_equal(ksd(one, scores = -one), ksd_direct(one, -one), tolerance = 1e-10)
   # with a model, the scores are the full-data gradients on the sampler's scale
-  m <- model_linear(mpg ~ wt + hp, data = mtcars)
+  m <- model_linear(mpg ~ wt + hp, data = mtcars, prior = prior_nig())
   w <- cbind(37 + rnorm(6), -3.9 + rnorm(6, 0, 0.5), -0.03 + rnorm(6, 0, 0.01), log(6.5) + rnorm(6, 0, 0.2))
   g <- t(apply(w, 1, function(v) log_posterior(m, v)$grad_logpost))
   expect_equal(ksd(w, model = m, scale = "sampler"), ksd_direct(w, g), tolerance = 1e-10)
@@ -47,7 +47,7 @@ test_that("ksd() ranks exact MALA below SGLD at lr 1e-6 below SGLD at lr 1e-5 on
 })
 
 test_that("ksd() thins, pools or separates chains, and checks its arguments", {
-  m <- model_linear(mpg ~ wt + hp, data = mtcars)
+  m <- model_linear(mpg ~ wt + hp, data = mtcars, prior = prior_nig())
   set.seed(1644)
   fit <- sgld(m, chains = 2)
   per <- ksd(fit, chains = "separate", max_draws = 500)

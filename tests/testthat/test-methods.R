@@ -6,12 +6,12 @@ ndraws_of <- function(fit) nrow(fit$draws[[1]])
 
 fit_lin <- local({
   set.seed(21)
-  sgld(model_linear(y ~ x1 + g, data = small_data(200)), lr = 2e-4, batch_size = 20,
+  sgld(model_linear(y ~ x1 + g, data = small_data(200), prior = prior_nig()), lr = 2e-4, batch_size = 20,
        iter = 6000, thin = 5, chains = 2)
 })
 fit_log <- local({
   set.seed(22)
-  sgld(model_logistic(type ~ glu + bmi, data = pima()), lr = 2e-4, batch_size = 20,
+  sgld(model_logistic(type ~ glu + bmi, data = pima(), prior = prior_normal(0, 10), prior_intercept = NULL), lr = 2e-4, batch_size = 20,
        iter = 6000, thin = 5, chains = 2)
 })
 
@@ -137,7 +137,7 @@ test_that("stats' generics: nobs, formula, family, logLik, as.data.frame, coef(s
   expect_true(is.matrix(coef(s)))
   expect_identical(coef(s), s$statistics)
   expect_error(df.residual(fit_lin), "no meaning for posterior draws")
-  m <- model_linear(cbind(1, handout$x), handout$y)
+  m <- model_linear(cbind(1, handout$x), handout$y, prior = prior_nig())
   expect_error(formula(sgd(m, lr = 1e-6, iter = 5)), "built from a matrix")
 })
 
@@ -156,7 +156,7 @@ test_that("tidy() and glance() describe the draws", {
 
 test_that("optimiser runs have no posterior to predict from", {
   skip_if_not_installed("rstantools")
-  f <- sgd(model_linear(y ~ x1, data = small_data(50)), lr = 1e-4, iter = 10)
+  f <- sgd(model_linear(y ~ x1, data = small_data(50), prior = prior_nig()), lr = 1e-4, iter = 10)
   expect_error(rstantools::posterior_predict(f), "needs posterior draws; `object` is a run of sgd")
   expect_error(confint(f), "needs posterior draws")
 })

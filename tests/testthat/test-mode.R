@@ -30,19 +30,19 @@ test_that("the logistic and linear Hessians agree with differences of the gradie
   y <- rbinom(300, 1, 0.4)
   sparse_x <- cbind(1, diag(300)[, 1:12] * 2.5, rbinom(300, 1, 0.3))
   models <- list(
-    dense = model_logistic(X, y),
-    many = model_logistic(cbind(X, matrix(rnorm(300 * 10), 300)), y),
-    float = model_logistic(X, y, storage = "float"),
-    sparse = model_logistic(sparse_x, y, sparse = TRUE),
+    dense = model_logistic(X, y, prior = prior_normal(0, 10), prior_intercept = NULL),
+    many = model_logistic(cbind(X, matrix(rnorm(300 * 10), 300)), y, prior = prior_normal(0, 10), prior_intercept = NULL),
+    float = model_logistic(X, y, storage = "float", prior = prior_normal(0, 10), prior_intercept = NULL),
+    sparse = model_logistic(sparse_x, y, sparse = TRUE, prior = prior_normal(0, 10), prior_intercept = NULL),
     counts = model_logistic(cbind(k, 5 - k) ~ glu + bmi + offset(age / 10), data = d,
-                            weights = wt),
-    weights = model_logistic(type ~ glu + bmi, data = d, weights = wt),
-    linear = model_linear(mpg ~ wt + hp + qsec, data = mtcars),
+                            weights = wt, prior = prior_normal(0, 10), prior_intercept = NULL),
+    weights = model_logistic(type ~ glu + bmi, data = d, weights = wt, prior = prior_normal(0, 10), prior_intercept = NULL),
+    linear = model_linear(mpg ~ wt + hp + qsec, data = mtcars, prior = prior_nig()),
     linear_v = model_linear(mpg ~ wt + hp, data = mtcars,
                             prior = prior_nig(mean = c(30, -3, 0), V = matrix(c(4, 1, 0, 1, 2, 0.1,
                                                                              0, 0.1, 1), 3),
                                               shape = 2, rate = 3)),
-    linear_wt = model_linear(mpg ~ wt + hp, data = mtcars, weights = cyl)
+    linear_wt = model_linear(mpg ~ wt + hp, data = mtcars, weights = cyl, prior = prior_nig())
   )
   for (nm in names(models)) {
     m <- models[[nm]]
@@ -66,13 +66,13 @@ test_that("the one-pass log likelihood and gradient of mala() agree with the two
   X <- cbind(1, matrix(rnorm(300 * 10), 300) * rep(c(0.1, 1, 10, 100, 1000), each = 600))
   y <- rbinom(300, 1, 0.4)
   models <- list(
-    dense = model_logistic(X, y),
-    float = model_logistic(X, y, storage = "float"),
+    dense = model_logistic(X, y, prior = prior_normal(0, 10), prior_intercept = NULL),
+    float = model_logistic(X, y, storage = "float", prior = prior_normal(0, 10), prior_intercept = NULL),
     sparse = model_logistic(cbind(1, diag(300)[, 1:12] * 2.5, rbinom(300, 1, 0.3)), y,
-                            sparse = TRUE),
-    binary = model_logistic(cbind(1, diag(300)[, 1:12]), y, sparse = TRUE),
+                            sparse = TRUE, prior = prior_normal(0, 10), prior_intercept = NULL),
+    binary = model_logistic(cbind(1, diag(300)[, 1:12]), y, sparse = TRUE, prior = prior_normal(0, 10), prior_intercept = NULL),
     counts = model_logistic(cbind(k, 5 - k) ~ glu + bmi + offset(age / 10), data = d,
-                            weights = wt))
+                            weights = wt, prior = prior_normal(0, 10), prior_intercept = NULL))
   for (nm in names(models)) {
     m <- models[[nm]]
     for (scale in c(0.01, 3)) {
@@ -101,12 +101,12 @@ test_that("the logistic mode and covariance are glm()'s under a vague prior", {
   }
   d <- MASS::Pima.tr
   check(model_logistic(type ~ npreg + glu + bp + skin + bmi + ped + age, data = d,
-                       prior = prior_normal(0, 1e4)),
+                       prior = prior_normal(0, 1e4), prior_intercept = NULL),
         fit_glm(type ~ npreg + glu + bp + skin + bmi + ped + age, data = d), "Pima")
   d$wt <- rep(1:4, 50)
   d$k <- rep(0:5, length.out = 200)
   check(model_logistic(cbind(k, 5 - k) ~ glu + bmi + offset(age / 50), data = d,
-                       prior = prior_normal(0, 1e4)),
+                       prior = prior_normal(0, 1e4), prior_intercept = NULL),
         fit_glm(cbind(k, 5 - k) ~ glu + bmi + offset(age / 50), data = d), "counts")
   # 70,000 rows: subsamples of 16,384 first, then the full data; predictors
   # on scales from 0.01 to 1000
@@ -114,13 +114,13 @@ test_that("the logistic mode and covariance are glm()'s under a vague prior", {
   n <- 70000
   X <- matrix(rnorm(n * 4), n) * rep(c(0.01, 1, 100, 1000), each = n)
   y <- rbinom(n, 1, plogis(0.5 + X %*% c(20, -0.5, 0.004, 1e-4)))
-  m <- model_logistic(cbind(1, X), y, prior = prior_normal(0, 1e4))
+  m <- model_logistic(cbind(1, X), y, prior = prior_normal(0, 1e4), prior_intercept = NULL)
   pm <- posterior_mode(m)
   expect_lt(pm$passes, 6)
   check(m, fit_glm(y ~ X), "n = 70,000")
   Xs <- cbind(1, diag(40)[rep(1:40, 50), -1], rbinom(2000, 1, 0.5))
   ys <- rbinom(2000, 1, plogis(Xs[, 41] - 0.5 + rep(rnorm(40, 0, 0.5), 50)))
-  check(model_logistic(Xs, ys, sparse = TRUE, prior = prior_normal(0, 1e4)),
+  check(model_logistic(Xs, ys, sparse = TRUE, prior = prior_normal(0, 1e4), prior_intercept = NULL),
         fit_glm(ys ~ Xs[, -1]), "sparse")
 })
 
@@ -149,7 +149,7 @@ test_that("the linear mode is the conjugate model's closed form", {
 })
 
 test_that("models without a Hessian keep the quasi-Newton search", {
-  m <- model_logistic(type ~ glu + bmi, data = pima(), prior = prior_laplace(0, 1))
+  m <- model_logistic(type ~ glu + bmi, data = pima(), prior = prior_laplace(0, 1), prior_intercept = NULL)
   pm <- posterior_mode(m)
   expect_identical(pm$method, "bfgs")
   expect_true(pm$converged)

@@ -26,9 +26,9 @@ test_that("log_lik() in C equals the R formulas to 1e-12, for any number of thre
   d$y <- 1 + d$x + rnorm(n)
   d$b <- rbinom(n, 1, plogis(d$x))
   X <- cbind(1, d$x, d$u)
-  for (m in list(model_linear(y ~ x + u, data = d, weights = rep(1:3, 100), offset = u / 2),
-                 model_logistic(b ~ x + u, data = d, offset = u),
-                 model_logistic(b ~ x + u, data = d, sparse = TRUE))) {
+  for (m in list(model_linear(y ~ x + u, data = d, weights = rep(1:3, 100), offset = u / 2, prior = prior_nig()),
+                 model_logistic(b ~ x + u, data = d, offset = u, prior = prior_normal(0, 10), prior_intercept = NULL),
+                 model_logistic(b ~ x + u, data = d, sparse = TRUE, prior = prior_normal(0, 10), prior_intercept = NULL))) {
     W <- matrix(rnorm(S * m$d, 0, 0.3), S)
     eta <- W[, 1:3] %*% t(X)
     ref <- if (m$type == "linear") {
@@ -50,13 +50,13 @@ test_that("log_lik() in C equals the R formulas to 1e-12, for any number of thre
 package_call <- function(fun, ...) eval(as.call(list(as.name(fun), ...)), asNamespace("sgld"))
 
 test_that("every model type answers the contract's generics", {
-  m <- model_poisson(breaks ~ wool, data = datasets::warpbreaks)
+  m <- model_poisson(breaks ~ wool, data = datasets::warpbreaks, prior = prior_normal(0, 10), prior_intercept = NULL)
   cap <- package_call("model_capabilities", m)
   expect_true(cap$regression && cap$laplace && cap$smooth_likelihood)
   eng <- sgld:::model_engine(m)
   expect_true(eng$loglik_rows && eng$expected_loglik && eng$grad_loglik_local)
-  expect_false(sgld:::model_engine(model_negbin(breaks ~ wool, data = datasets::warpbreaks))$expected_loglik)
+  expect_false(sgld:::model_engine(model_negbin(breaks ~ wool, data = datasets::warpbreaks, prior = prior_normal(0, 10), prior_intercept = NULL, prior_overdispersion = 1))$expected_loglik)
   expect_false(package_call("model_capabilities", model_mixture(c(-1, 1, 2)))$laplace)
   expect_true(package_call("model_capabilities", model_linear(breaks ~ wool,
-                                                              data = datasets::warpbreaks))$exact_posterior)
+                                                              data = datasets::warpbreaks, prior = prior_nig()))$exact_posterior)
 })

@@ -49,13 +49,13 @@ test_that("log densities are the model's, normalising constants included", {
 
 test_that("formula and matrix faces build the same model; factors become indicators", {
   df <- small_data()
-  m1 <- model_linear(y ~ x1 + g, data = df)
+  m1 <- model_linear(y ~ x1 + g, data = df, prior = prior_nig())
   X <- model.matrix(~ x1 + g, df)
-  m2 <- model_linear(X, df$y)
+  m2 <- model_linear(X, df$y, prior = prior_nig())
   expect_identical(m1$z, m2$z)
   expect_identical(m1$names, c("(Intercept)", "x1", "gb", "gc", "sigma2"))
   expect_identical(m2$names, m1$names)
-  m3 <- model_linear(cbind(1, df$x1), df$y)
+  m3 <- model_linear(cbind(1, df$x1), df$y, prior = prior_nig())
   expect_identical(m3$names, c("x1", "x2", "sigma2"))
   # observation-contiguous storage: column i is (x_i, y_i)
   expect_identical(dim(m1$z), c(5L, nrow(df)))
@@ -63,7 +63,7 @@ test_that("formula and matrix faces build the same model; factors become indicat
   # character columns are factors, logical columns numbers
   df$h <- as.character(df$g)
   df$flag <- df$x1 > 0
-  m4 <- model_linear(y ~ h + flag, data = df)
+  m4 <- model_linear(y ~ h + flag, data = df, prior = prior_nig())
   expect_identical(m4$names, c("(Intercept)", "hb", "hc", "flagTRUE", "sigma2"))
 })
 
@@ -75,7 +75,7 @@ test_that("the blocked kernel for many coefficients gives R's gradient", {
     n <- 203
     X <- matrix(rnorm(n * p), n, p)
     y <- drop(X %*% rnorm(p)) + rnorm(n)
-    m <- model_linear(X, y)
+    m <- model_linear(X, y, prior = prior_nig())
     w <- c(rnorm(p), 0.3)
     r <- y - drop(X %*% w[1:p])
     g <- c(exp(-w[p + 1]) * drop(crossprod(X, r)), -n / 2 + exp(-w[p + 1]) * sum(r^2) / 2)

@@ -30,7 +30,7 @@ test_that("log densities are the model's and stay finite for huge linear predict
 
 test_that("full-batch descent with a vague prior matches glm()", {
   d <- pima()
-  m <- model_logistic(type ~ ., data = d, prior = prior_normal(0, 1e4))
+  m <- model_logistic(type ~ ., data = d, prior = prior_normal(0, 1e4), prior_intercept = NULL)
   fit <- gd(m, lr = 0.01, iter = 5000)
   g <- glm(type ~ ., data = d, family = binomial)
   expect_lt(max(abs(coef(fit) - coef(g))), 1e-3)
@@ -60,14 +60,14 @@ test_that("responses: 0/1, logical, +-1 and two-level factors give the same mode
   d <- pima()
   X <- model.matrix(~ glu + bmi, d)
   yes <- d$type == "Yes"
-  m_factor <- model_logistic(type ~ glu + bmi, data = d)
+  m_factor <- model_logistic(type ~ glu + bmi, data = d, prior = prior_normal(0, 10), prior_intercept = NULL)
   expect_identical(m_factor$labels, c("No", "Yes"))
   for (y in list(as.numeric(yes), yes, ifelse(yes, 1, -1), factor(yes))) {
-    m <- model_logistic(X, y)
+    m <- model_logistic(X, y, prior = prior_normal(0, 10), prior_intercept = NULL)
     expect_identical(m$z, m_factor$z)
   }
   # the second level is the event, as in glm()
-  flipped <- model_logistic(X, factor(d$type, levels = c("Yes", "No")))
+  flipped <- model_logistic(X, factor(d$type, levels = c("Yes", "No")), prior = prior_normal(0, 10), prior_intercept = NULL)
   expect_identical(flipped$z[4, ], -m_factor$z[4, ])
 })
 
@@ -89,17 +89,36 @@ test_that("bad responses and priors are clear errors", {
   expect_error(model_logistic(type ~ when, data = bad), "column 'when' \\(class POSIXct\\) cannot be made numeric")
   expect_error(model_logistic(X, d$type, prior = prior_nig()), "`prior` must be made by prior_normal\\(\\) or prior_laplace\\(\\)")
   expect_error(model_logistic(X, d$type, prior = prior_normal(0, c(1, 2, 3))),
+               "`prior` sd has length 3 but it applies to 1 coefficient \\(glu\\)")
+  expect_error(model_logistic(X, d$type, prior = prior_normal(0, c(1, 2, 3)),
+                              prior_intercept = NULL),
                "`prior` sd has length 3 but it applies to 2 coefficients")
   expect_error(prior_normal(0, -1), "`sd` must be positive and finite")
   expect_error(prior_laplace(NA), "`location` must be a numeric vector of finite values")
 })
 
-test_that("the intercept can have its own prior", {
-  d <- pima()
+test_that("the intercept can have its own prior, on centred predictors or not", {
+  d <- MASS::Pima.tr
   m <- model_logistic(type ~ glu + bmi, data = d, prior = prior_laplace(0, 1),
                       prior_intercept = prior_normal(0, 10))
   expect_identical(m$prior_type, c(0L, 1L, 1L))
-  expect_identical(m$prior_scale, c(10, 1, 1))
+  # the intercept's own term is flat: its prior is on alpha + xbar' beta
+  expect_identical(m$prior_scale, c(Inf, 1, 1))
+  expect_identical(m$prior_centre, c(1, mean(d$glu), mean(d$bmi)))
+  expect_identical(c(m$prior_centre_loc, m$prior_centre_scale), c(0, 10))
+  w <- c(-6, 0.03, 0.08)
+  expect_equal(log_posterior(m, w)$logprior,
+               dnorm(w[1] + w[2] * mean(d$glu) + w[3] * mean(d$bmi), 0, 10, log = TRUE) +
+                 sum(-abs(w[2:3]) - log(2)), tolerance = 1e-12)
+  # prior_intercept = NULL: `prior` on every raw coefficient
+  m0 <- model_logistic(type ~ glu + bmi, data = d, prior = prior_laplace(0, 1),
+                       prior_intercept = NULL)
+  expect_identical(m0$prior_type, c(1L, 1L, 1L))
+  expect_null(m0$prior_centre)
+  # a prior_intercept on a design without an intercept is not used
+  m1 <- model_logistic(type ~ 0 + glu + bmi, data = d, prior = prior_normal(0, 2))
+  expect_null(m1$prior_centre)
+  expect_identical(m1$prior_scale, c(2, 2))
 })
 
 test_that("integer 0/1 and -1/1 responses are accepted like doubles", {
@@ -107,10 +126,10 @@ test_that("integer 0/1 and -1/1 responses are accepted like doubles", {
   X <- cbind(1, rnorm(50))
   y <- rbinom(50, 1, 0.5)
   expect_type(y, "integer")
-  a <- model_logistic(X, y)
-  b <- model_logistic(X, as.double(y))
+  a <- model_logistic(X, y, prior = prior_normal(0, 10), prior_intercept = NULL)
+  b <- model_logistic(X, as.double(y), prior = prior_normal(0, 10), prior_intercept = NULL)
   expect_identical(log_posterior(a, c(0.1, 0.2)), log_posterior(b, c(0.1, 0.2)))
-  expect_identical(log_posterior(model_logistic(X, 2L * y - 1L), c(0.1, 0.2)),
+  expect_identical(log_posterior(model_logistic(X, 2L * y - 1L, prior = prior_normal(0, 10), prior_intercept = NULL), c(0.1, 0.2)),
                    log_posterior(b, c(0.1, 0.2)))
 })
 
@@ -147,8 +166,8 @@ test_that("float storage agrees with double storage to the data's rounding", {
     n <- if (p == 300) 1000 else 301
     X <- matrix(rnorm(n * p, sd = 3), n, p)
     y <- rbinom(n, 1, 0.5)
-    md <- model_logistic(X, y, sparse = FALSE)
-    mf <- model_logistic(X, y, sparse = FALSE, storage = "float")
+    md <- model_logistic(X, y, sparse = FALSE, prior = prior_normal(0, 10), prior_intercept = NULL)
+    mf <- model_logistic(X, y, sparse = FALSE, storage = "float", prior = prior_normal(0, 10), prior_intercept = NULL)
     expect_null(md$zf)
     expect_length(mf$zf, 4 * (p + 1) * n)
     w <- rnorm(p, sd = 0.5)

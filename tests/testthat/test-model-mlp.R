@@ -383,7 +383,7 @@ test_that("posterior_predict() simulates responses from each kept draw", {
 test_that("psgld()'s default lambda is 1 for networks (1e-5 diverges there) and 1e-5 elsewhere", {
   m <- model_mlp(medv ~ ., data = MASS::Boston, hidden = 10, prior = prior_gamma(1, 1))
   expect_identical(sgld:::psgld_lambda(m), 1)
-  expect_identical(sgld:::psgld_lambda(model_linear(y ~ x, data = sgld::handout)), 1e-5)
+  expect_identical(sgld:::psgld_lambda(model_linear(y ~ x, data = sgld::handout, prior = prior_nig())), 1e-5)
   set.seed(1)
   fit <- suppressWarnings(psgld(m, lr = 1e-4, batch_size = 32, iter = 5000, chains = 2))
   # with lambda = 1e-5 these chains end with non-finite layer precisions

@@ -3,8 +3,8 @@
 # at their defaults against rstan NUTS (data-raw/count-references.R), and the
 # prediction methods.
 
-quine_model <- function() model_negbin(Days ~ Eth + Sex + Age + Lrn, data = MASS::quine)
-epil_model <- function() model_negbin(y ~ lbase * trt + lage + V4, data = MASS::epil)
+quine_model <- function() model_negbin(Days ~ Eth + Sex + Age + Lrn, data = MASS::quine, prior = prior_normal(0, 10), prior_intercept = NULL, prior_overdispersion = 1)
+epil_model <- function() model_negbin(y ~ lbase * trt + lage + V4, data = MASS::epil, prior = prior_normal(0, 10), prior_intercept = NULL, prior_overdispersion = 1)
 
 test_that("the log likelihood is dnbinom's and the prior half-normal on 1/phi", {
   m <- quine_model()
@@ -20,7 +20,7 @@ test_that("the log likelihood is dnbinom's and the prior half-normal on 1/phi", 
                  dnorm(a, 0, 1, log = TRUE) + log(a), tolerance = 1e-12)
   expect_lt(max(abs(lp$grad_loglik)), 1e-3)   # glm.nb's maximum, to its tolerance
   # the log likelihood at large phi tends to the Poisson's
-  mp <- model_poisson(Days ~ Eth + Sex + Age + Lrn, data = MASS::quine)
+  mp <- model_poisson(Days ~ Eth + Sex + Age + Lrn, data = MASS::quine, prior = prior_normal(0, 10), prior_intercept = NULL)
   b <- coef(g) / 2
   expect_equal(log_posterior(m, c(b, log(1e9)))$loglik, log_posterior(mp, b)$loglik,
                tolerance = 1e-6)
@@ -30,7 +30,7 @@ test_that("gradients agree with finite differences, offsets and weights included
   set.seed(1)
   d <- MASS::epil
   mo <- model_negbin(y ~ trt + lage, data = d, offset = log(d$base + 1),
-                     weights = rep(1:2, length.out = nrow(d)))
+                     weights = rep(1:2, length.out = nrow(d)), prior = prior_normal(0, 10), prior_intercept = NULL, prior_overdispersion = 1)
   for (m in list(quine_model(), epil_model(), mo)) {
     for (k in 1:3) expect_lt(max(gradient_errors(m, c(rnorm(m$p, 0, 0.1), rnorm(1)))), 1e-6)
   }

@@ -4,9 +4,9 @@
 # the mean-field optimum computed here), and the prediction methods.
 
 insurance <- function() {
-  model_poisson(Claims ~ District + Group + Age, data = MASS::Insurance, offset = log(Holders))
+  model_poisson(Claims ~ District + Group + Age, data = MASS::Insurance, offset = log(Holders), prior = prior_normal(0, 10), prior_intercept = NULL)
 }
-warpbreaks_model <- function() model_poisson(breaks ~ wool * tension, data = datasets::warpbreaks)
+warpbreaks_model <- function() model_poisson(breaks ~ wool * tension, data = datasets::warpbreaks, prior = prior_normal(0, 10), prior_intercept = NULL)
 
 test_that("the log likelihood is dpois's and the log prior the normal's", {
   m <- insurance()
@@ -21,8 +21,8 @@ test_that("the log likelihood is dpois's and the log prior the normal's", {
   # case weights count rows that many times
   d <- datasets::warpbreaks
   wt <- rep(1:3, length.out = nrow(d))
-  mw <- model_poisson(breaks ~ wool + tension, data = d, weights = wt)
-  me <- model_poisson(breaks ~ wool + tension, data = d[rep(seq_len(nrow(d)), wt), ])
+  mw <- model_poisson(breaks ~ wool + tension, data = d, weights = wt, prior = prior_normal(0, 10), prior_intercept = NULL)
+  me <- model_poisson(breaks ~ wool + tension, data = d[rep(seq_len(nrow(d)), wt), ], prior = prior_normal(0, 10), prior_intercept = NULL)
   w <- c(3, -0.2, -0.3, -0.5)
   expect_equal(log_posterior(mw, w)$loglik, log_posterior(me, w)$loglik, tolerance = 1e-12)
 })

@@ -1,7 +1,7 @@
 test_that("the monitor records the log joint per datum and held-out metrics", {
   tr <- MASS::Pima.tr
   te <- MASS::Pima.te
-  m <- model_logistic(type ~ glu + bmi + age, data = tr)
+  m <- model_logistic(type ~ glu + bmi + age, data = tr, prior = prior_normal(0, 10), prior_intercept = NULL)
   set.seed(91)
   fit <- sgld(m, lr = 1e-5, batch_size = 10, iter = 3000, chains = 2,
               monitor = monitor_every(500, newdata = te))
@@ -35,7 +35,7 @@ test_that("the linear model's monitor gives test log likelihood and RMSE", {
 })
 
 test_that("monitor arguments are checked", {
-  m <- model_logistic(type ~ glu, data = MASS::Pima.tr)
+  m <- model_logistic(type ~ glu, data = MASS::Pima.tr, prior = prior_normal(0, 10), prior_intercept = NULL)
   expect_error(monitor_every(0), "`every` must be a whole number between 1")
   expect_error(sgld(m, lr = 1e-5, iter = 10, monitor = 5, chains = 1), "`monitor` must be NULL or made by monitor_every")
   expect_error(sgld(m, lr = 1e-5, iter = 10, monitor = monitor_every(20), chains = 1), "must be at most `iter`")
@@ -45,7 +45,7 @@ test_that("monitor arguments are checked", {
                "the response has value 'Maybe' not among the training classes")
   expect_error(sgld(m, lr = 1e-5, iter = 10, monitor = monitor_every(5, MASS::Pima.te["glu"]), chains = 1),
                "`newdata` has no response column 'type'")
-  mx <- model_logistic(cbind(1, MASS::Pima.tr$glu), MASS::Pima.tr$type)
+  mx <- model_logistic(cbind(1, MASS::Pima.tr$glu), MASS::Pima.tr$type, prior = prior_normal(0, 10), prior_intercept = NULL)
   expect_error(sgld(mx, lr = 1e-5, iter = 10, monitor = monitor_every(5, MASS::Pima.te), chains = 1),
                "must be a list with `x` and `y`")
 })

@@ -4,7 +4,7 @@
 wide_logistic <- function(n = 1000, d = 2000, seed = 5) {
   set.seed(seed)
   X <- matrix(rnorm(n * d), n, d)
-  model_logistic(X, rbinom(n, 1, 0.5))
+  model_logistic(X, rbinom(n, 1, 0.5), prior = prior_normal(0, 10), prior_intercept = NULL)
 }
 
 test_that("a d = 2000 run keeps the draws asked for, and moments of all 2000", {

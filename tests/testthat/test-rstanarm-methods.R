@@ -3,11 +3,11 @@
 
 fit_lin <- local({
   set.seed(31)
-  sgld(model_linear(y ~ x1 + g, data = small_data(200)), chains = 2)
+  sgld(model_linear(y ~ x1 + g, data = small_data(200), prior = prior_nig()), chains = 2)
 })
 fit_log <- local({
   set.seed(32)
-  sgld(model_logistic(type ~ glu + bmi, data = pima()), chains = 2)
+  sgld(model_logistic(type ~ glu + bmi, data = pima(), prior = prior_normal(0, 10), prior_intercept = NULL), chains = 2)
 })
 new_rows <- small_data(200, seed = 4)[1:7, ]
 
@@ -99,13 +99,13 @@ test_that("prior_summary() names each parameter's prior", {
   m <- model_logistic(type ~ glu + bmi, data = pima(), prior = prior_laplace(0, 2),
                       prior_intercept = prior_normal(1, 5))
   expect_identical(rstantools::prior_summary(m)$prior,
-                   c("normal(mean = 1, sd = 5)", "laplace(location = 0, scale = 2)",
-                     "laplace(location = 0, scale = 2)"))
+                   c("normal(mean = 1, sd = 5) at centred predictors",
+                     "laplace(location = 0, scale = 2)", "laplace(location = 0, scale = 2)"))
   nb <- model_negbin(y ~ x, data = data.frame(y = c(0, 3, 1, 7, 2), x = 1:5),
                      prior = prior_normal(0, 2.5), prior_overdispersion = 0.5)
   expect_identical(rstantools::prior_summary(nb)$prior,
-                   c("normal(mean = 0, sd = 2.5)", "normal(mean = 0, sd = 2.5)",
-                     "1/phi ~ half-normal(0, 0.5)"))
+                   c("normal(mean = 0, sd = 2.5) at centred predictors",
+                     "normal(mean = 0, sd = 2.5)", "1/phi ~ half-normal(0, 0.5)"))
   expect_error(rstantools::prior_summary(model_mixture(mixture_data(20))),
                "prior_summary\\(\\) describes the priors of model_linear\\(\\)")
 })

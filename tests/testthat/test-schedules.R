@@ -1,7 +1,7 @@
 # The learning rate of every iteration is recorded with the draws, so a
 # gradient-descent run with thin = 1 shows the schedule the engine used.
 etas <- function(lr, iter) {
-  fit <- suppressWarnings(sgd(model_linear(y ~ x1, data = small_data()), lr = lr,
+  fit <- suppressWarnings(sgd(model_linear(y ~ x1, data = small_data(), prior = prior_nig()), lr = lr,
                               batch_size = 10, iter = iter))
   fit$lr[, 1]
 }
@@ -83,7 +83,7 @@ test_that("lr_cyclical follows (a/2)(cos(pi r) + 1) in cycles of ceiling(T/M)", 
 })
 
 test_that("a cyclical schedule keeps draws only in the sampling part of each cycle", {
-  m <- model_linear(y ~ x1, data = small_data())
+  m <- model_linear(y ~ x1, data = small_data(), prior = prior_nig())
   iter <- 103
   r <- cyclical_r(1:iter, iter, 4)
   sampling <- which(r >= 0.8)
@@ -132,7 +132,7 @@ test_that("a cyclical schedule keeps draws only in the sampling part of each cyc
 })
 
 test_that("exploring by optimisation takes noiseless steps, then samples", {
-  m <- model_linear(y ~ x1, data = small_data())
+  m <- model_linear(y ~ x1, data = small_data(), prior = prior_nig())
   # one run of 2 cycles of 40 iterations, the first 30 of each exploring ...
   lr <- lr_cyclical(1e-4, 2, 0.75)
   set.seed(5)
@@ -169,7 +169,7 @@ test_that("exploring by optimisation takes noiseless steps, then samples", {
 })
 
 test_that("a continued cyclical run carries on its cycles", {
-  m <- model_linear(y ~ x1, data = small_data())
+  m <- model_linear(y ~ x1, data = small_data(), prior = prior_nig())
   set.seed(9)
   one <- quiet(sgld(m, lr = lr_cyclical(1e-4, 4, 0.5), batch_size = 10, iter = 200, burnin = 0,
                     thin = 5, chains = 1))
@@ -211,7 +211,7 @@ test_that("lr_cyclical checks its arguments and the run's", {
   expect_error(lr_cyclical(1e-3, 4, beta = "a"), "`beta` must be a single finite number")
   expect_error(lr_cyclical(1e-3, 4, explore = "anneal"), "`explore` must be one of \"optimize\", \"sample\"")
   expect_error(lr_cyclical(1e-3, 4, explore = NA), "`explore` must be one of")
-  m <- model_linear(y ~ x1, data = small_data())
+  m <- model_linear(y ~ x1, data = small_data(), prior = prior_nig())
   expect_error(sgld(m, lr = lr_cyclical(1e-4, 20), iter = 10, chains = 1),
                "`lr`: lr_cyclical\\(\\) with `cycles` = 20 needs at least as many iterations")
   expect_error(lr_values(lr_cyclical(1e-4, 20), 1:10),
@@ -226,7 +226,7 @@ test_that("lr_cyclical checks its arguments and the run's", {
 test_that("rows a chain did not keep are NA in the engine's output", {
   # a cyclical schedule's capacity is an upper bound (here 4 rows, 3 kept):
   # the engine leaves no uninitialised memory in the unwritten rows
-  m <- model_linear(y ~ x1, data = small_data())
+  m <- model_linear(y ~ x1, data = small_data(), prior = prior_nig())
   s <- sgld:::run_settings(m, lr = lr_cyclical(1e-6, 3, 0.5), batch_size = 4, iter = 20,
                            burnin = 0, thin = 2, temperature = 1, chains = 2, init = NULL,
                            replace = FALSE, clip = NULL)

@@ -26,11 +26,11 @@ test_that("one dense logistic chain gives the same draws on 1, 2 and 3 threads",
   n <- 2000; d <- 50
   X <- cbind(1, matrix(rnorm(n * (d - 1)), n))
   y <- rbinom(n, 1, plogis(drop(X %*% rnorm(d, sd = 0.1))))
-  m <- model_logistic(X, y, sparse = FALSE)
+  m <- model_logistic(X, y, sparse = FALSE, prior = prior_normal(0, 10), prior_intercept = NULL)
   fits <- inner_fits(m, c(1, 2, 3), lr = 1e-5, batch_size = 100)
   expect_same_draws(fits)
   # the float copy of the rows goes through the same pieces
-  mf <- model_logistic(X, y, sparse = FALSE, storage = "float")
+  mf <- model_logistic(X, y, sparse = FALSE, storage = "float", prior = prior_normal(0, 10), prior_intercept = NULL)
   expect_same_draws(inner_fits(mf, c(1, 2), lr = 1e-5, batch_size = 100))
   # a batch that the pieces cannot share evenly (102 = 4 groups of 25 + 2)
   expect_same_draws(inner_fits(m, c(1, 2), lr = 1e-5, batch_size = 102))
@@ -46,6 +46,6 @@ test_that("one linear regression chain gives the same draws on 1 and 2 threads",
   n <- 3000; p <- 40
   X <- matrix(rnorm(n * p), n)
   y <- drop(X %*% rnorm(p)) + rnorm(n)
-  m <- model_linear(X, y)
+  m <- model_linear(X, y, prior = prior_nig())
   expect_same_draws(inner_fits(m, c(1, 2), lr = 1e-6, batch_size = 100))
 })

@@ -1,5 +1,5 @@
 test_that("threads = 1 and threads = 2 give bit-identical draws", {
-  m <- model_logistic(type ~ ., data = pima())
+  m <- model_logistic(type ~ ., data = pima(), prior = prior_normal(0, 10), prior_intercept = NULL)
   run <- function(threads) {
     set.seed(61)
     sgld(m, lr = 1e-4, batch_size = 10, iter = 20000, chains = 4, threads = threads)

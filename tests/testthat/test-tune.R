@@ -2,7 +2,7 @@
 
 test_that("tune_sgld() on Pima returns settings whose run is accurate, reproducibly", {
   skip_if_not_installed("MASS")
-  m <- model_logistic(type ~ npreg + glu + bp + skin + bmi + ped + age, data = MASS::Pima.tr)
+  m <- model_logistic(type ~ npreg + glu + bp + skin + bmi + ped + age, data = MASS::Pima.tr, prior = prior_normal(0, 10), prior_intercept = NULL)
   set.seed(1651)
   tuned <- tune_sgld(m, step = c(0.01, 0.1, 0.25, 0.5), iter = 1000)
   set.seed(1651)
@@ -41,7 +41,7 @@ test_that("tune_sgld() on Adult returns settings whose run is accurate", {
   # (data-raw/adult-reference.R)
   skip_on_cran()
   d <- sgld::adult[sgld::adult$set == "train", ]
-  m <- suppressWarnings(model_logistic(cbind("(Intercept)" = 1, adult_design(d)), adult_response(d)))
+  m <- suppressWarnings(model_logistic(cbind("(Intercept)" = 1, adult_design(d)), adult_response(d), prior = prior_normal(0, 10), prior_intercept = NULL))
   ref <- readRDS(test_path("adult-reference.rds"))
   set.seed(1671)
   tuned <- tune_sgld(m, step = c(0.05, 0.1, 0.25))
@@ -61,7 +61,7 @@ test_that("tune_sgld() on Adult returns settings whose run is accurate", {
 })
 
 test_that("tune_sgld() checks its arguments", {
-  m <- model_linear(mpg ~ wt + hp, data = mtcars)
+  m <- model_linear(mpg ~ wt + hp, data = mtcars, prior = prior_nig())
   expect_error(tune_sgld(m, step = 3), "`step` must be numbers between 0 and 2")
   expect_error(tune_sgld(m, batch_size = 0.5), "`batch_size` must be whole numbers")
   expect_error(tune_sgld(m, precondition = "rmsprop"), "`precondition` must hold")
@@ -70,7 +70,7 @@ test_that("tune_sgld() checks its arguments", {
 })
 
 test_that("sgld(model, tune = ) uses the tuned settings under the ones given", {
-  m <- model_linear(y ~ x, data = handout)
+  m <- model_linear(y ~ x, data = handout, prior = prior_nig())
   set.seed(1661)
   tuned <- tune_sgld(m, step = c(0.05, 0.25), iter = 300)
   set.seed(1662)

@@ -159,7 +159,7 @@ test_that("continuing checks that the fit matches the run", {
                      alpha = 0.9), "other settings")
   expect_error(psgld(m, lr = 1e-8, batch_size = 100, iter = 500, chains = 1, init = fit),
                "`init`: the fit to continue has 2 chains; set `chains = 2`")
-  other <- model_linear(y ~ 1, data = sgld::handout)
+  other <- model_linear(y ~ 1, data = sgld::handout, prior = prior_nig())
   expect_error(psgld(other, lr = 1e-8, batch_size = 100, iter = 500, chains = 2, init = fit),
                "different model")
   set.seed(2)

@@ -61,23 +61,23 @@ test_that("gradients against finite differences: storage, counts, offsets, prior
   y <- rbinom(n, 1, 0.4)
   mu <- c(0.3, -0.2, 0.1, 0, 0.5, -0.4)
   sd <- c(0.2, 0.1, 1.3, 0.15, 2.5, 0.05)      # some v above 1: the wide quadrature
-  dense <- model_logistic(X, y, sparse = FALSE)
-  sparse <- model_logistic(X, y, sparse = TRUE)
+  dense <- model_logistic(X, y, sparse = FALSE, prior = prior_normal(0, 10), prior_intercept = NULL)
+  sparse <- model_logistic(X, y, sparse = TRUE, prior = prior_normal(0, 10), prior_intercept = NULL)
   expect_equal(expected(sparse, mu, sd), expected(dense, mu, sd), tolerance = 1e-12)
   expect_lt(fd_check(dense, mu, sd), 1e-6)
-  expect_lt(fd_check(model_logistic(X, y, prior = prior_laplace(0, 2)), mu, sd), 1e-6)
+  expect_lt(fd_check(model_logistic(X, y, prior = prior_laplace(0, 2), prior_intercept = NULL), mu, sd), 1e-6)
   d <- pima()
   set.seed(12)
   d$w <- sample(1:3, nrow(d), replace = TRUE)
   d$o <- rnorm(nrow(d), sd = 0.3)
-  counts <- model_logistic(type ~ glu + bmi, data = d, weights = w, offset = o)
+  counts <- model_logistic(type ~ glu + bmi, data = d, weights = w, offset = o, prior = prior_normal(0, 10), prior_intercept = NULL)
   expect_lt(fd_check(counts, c(-0.8, 1.0, 0.6), c(0.25, 1.5, 0.2)), 1e-6)
-  lin <- model_linear(y ~ x1 + x2, data = small_data(n = 200), weights = rep(1:2, 100))
+  lin <- model_linear(y ~ x1 + x2, data = small_data(n = 200), weights = rep(1:2, 100), prior = prior_nig())
   expect_lt(fd_check(lin, c(0.9, 0.4, -0.2, log(0.6)), c(0.08, 0.06, 0.07, 0.15)), 1e-6)
 })
 
 test_that("the linear model's expected log joint agrees with Monte Carlo", {
-  m <- model_linear(y ~ x, data = sgld::handout)
+  m <- model_linear(y ~ x, data = sgld::handout, prior = prior_nig())
   mu <- c(0.01, 0.9, log(0.19))
   sd <- c(0.005, 0.004, 0.015)
   e <- expected(m, mu, sd)
@@ -91,7 +91,7 @@ test_that("the expectation is the mean of local reparameterisation's draws", {
   # one step from (mu, sd) with local = "expected" is the mean of the steps
   # of local = TRUE, which draws each observation's linear predictor
   d <- pima()
-  m <- model_logistic(type ~ glu + bmi, data = d)
+  m <- model_logistic(type ~ glu + bmi, data = d, prior = prior_normal(0, 10), prior_intercept = NULL)
   mu <- c(-0.8, 1.0, 0.6)
   sd <- c(0.25, 0.3, 0.2)
   step <- function(local, N) {
@@ -112,7 +112,7 @@ test_that("the expectation is the mean of local reparameterisation's draws", {
 test_that("local = \"expected\" refuses what it cannot do, by name", {
   expect_error(bbb(model_mixture(mixture_data(50)), iter = 10, local = "expected"),
                "`local = \"expected\"`.*expected log likelihoods \\(model_linear\\(\\), model_logistic\\(\\), model_poisson\\(\\)\\)")
-  m <- model_logistic(type ~ glu + bmi, data = pima())
+  m <- model_logistic(type ~ glu + bmi, data = pima(), prior = prior_normal(0, 10), prior_intercept = NULL)
   expect_error(bbb(m, iter = 10, family = "fullrank", local = "expected"),
                "`local = \"expected\"`.*mean-field")
   expect_error(bbb(m, iter = 10, local = "expected", control_variates = TRUE),

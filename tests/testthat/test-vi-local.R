@@ -12,7 +12,7 @@ logistic5 <- function() {
   n <- 5000
   X <- matrix(rnorm(n * 5), n, 5)
   y <- as.integer(runif(n) < plogis(drop(X %*% c(1, -1, 0.5, 0, 0.25))))
-  m <- model_logistic(X, y)
+  m <- model_logistic(X, y, prior = prior_normal(0, 10), prior_intercept = NULL)
   pm <- posterior_mode(m, covariance = TRUE)
   list(m = m, mu = unname(pm$sampler), sd = unname(1 / sqrt(diag(solve(pm$covariance)))))
 }
@@ -211,8 +211,8 @@ test_that("sparse and dense storage give the same local-reparameterisation gradi
   n <- 300
   X <- matrix(rbinom(n * 6, 1, 0.2), n, 6)
   y <- rbinom(n, 1, 0.4)
-  md <- model_logistic(X, y, sparse = FALSE)
-  ms <- model_logistic(X, y, sparse = TRUE)
+  md <- model_logistic(X, y, sparse = FALSE, prior = prior_normal(0, 10), prior_intercept = NULL)
+  ms <- model_logistic(X, y, sparse = TRUE, prior = prior_normal(0, 10), prior_intercept = NULL)
   mu <- c(0.3, -0.2, 0.1, 0, 0.5, -0.4)
   sd <- c(0.2, 0.1, 0.3, 0.15, 0.25, 0.05)
   set.seed(10)
@@ -231,7 +231,7 @@ test_that("logistic with offsets and case weights: local and ordinary gradients 
   set.seed(12)
   d$w <- sample(1:3, nrow(d), replace = TRUE)
   d$o <- rnorm(nrow(d), sd = 0.3)
-  m <- model_logistic(type ~ glu + bmi, data = d, weights = w, offset = o)
+  m <- model_logistic(type ~ glu + bmi, data = d, weights = w, offset = o, prior = prior_normal(0, 10), prior_intercept = NULL)
   mu <- c(-0.8, 1.0, 0.6)
   sd <- c(0.25, 0.3, 0.2)
   set.seed(13)

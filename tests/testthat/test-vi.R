@@ -25,7 +25,7 @@ test_that("bbb(m) at its defaults reaches the mean-field optimum (Pima.tr, hando
   cases <- list(
     list(m = pm$model, opt = logistic_optimum(pm)),
     list(m = cl$model, opt = logistic_optimum(cl)),
-    list(m = model_linear(y ~ x, data = h),
+    list(m = model_linear(y ~ x, data = h, prior = prior_nig()),
          opt = meanfield_linear_optimum(cbind(1, h$x), h$y, c(0, 0), diag(100, 2), 1, 1)))
   for (case in cases) {
     expect_lt(max(abs(case$opt$gradient)), 1e-8)
@@ -46,7 +46,7 @@ test_that("bbb(m) at its defaults reaches the mean-field optimum on Adult (a9a d
   opt <- readRDS(test_path("vi-adult-optimum.rds"))   # data-raw/vi-adult-optimum.R
   d <- sgld::adult[sgld::adult$set == "train", ]
   m <- suppressWarnings(model_logistic(cbind("(Intercept)" = 1, adult_design(d)),
-                                       adult_response(d)))
+                                       adult_response(d), prior = prior_normal(0, 10), prior_intercept = NULL))
   set.seed(1)
   fit <- quiet(bbb(m))
   expect_true(fit$vi$converged)
@@ -87,7 +87,7 @@ test_that("the linear mean-field oracle: exact means, sds 1 / sqrt(Lambda_jj)", 
   n <- 20000
   X <- matrix(rnorm(n * 3), n, 3) %*% chol(matrix(0.9, 3, 3) + diag(0.1, 3))
   d <- data.frame(X, y = drop(X %*% c(0.5, -0.3, 0.2)) + rnorm(n))
-  m <- model_linear(y ~ X1 + X2 + X3, data = d)
+  m <- model_linear(y ~ X1 + X2 + X3, data = d, prior = prior_nig())
   opt <- meanfield_linear_optimum(cbind(1, X), d$y, rep(0, 4), diag(100, 4), 1, 1)
   ex <- linear_exact_posterior(m)
   expect_equal(opt$mean[1:4], unname(ex$mu_n), tolerance = 1e-8)
@@ -104,7 +104,7 @@ test_that("the linear mean-field oracle: exact means, sds 1 / sqrt(Lambda_jj)", 
 })
 
 test_that("every fit prints its k-hat; no warning on the handout model", {
-  m <- model_linear(y ~ x, data = sgld::handout)
+  m <- model_linear(y ~ x, data = sgld::handout, prior = prior_nig())
   for (seed in 1:3) {
     set.seed(seed)
     res <- with_warnings(bbb(m))
@@ -127,13 +127,13 @@ test_that("the check warns on separated data and on a funnel-shaped posterior", 
   # 0.70-0.93 of the corrected ones over four seeds (k-hat 0.28-0.66)
   set.seed(1)
   x <- c(rnorm(20, -1.5), rnorm(20, 1.5))
-  sep <- model_logistic(y ~ x, data = data.frame(x, y = as.integer(x > 0)))
+  sep <- model_logistic(y ~ x, data = data.frame(x, y = as.integer(x > 0)), prior = prior_normal(0, 10), prior_intercept = NULL)
   # four observations of a regression with unknown variance: beta's scale
   # follows sigma, whose posterior is wide, the geometry of Neal's funnel
   set.seed(14)
   d <- data.frame(x = rnorm(4))
   d$y <- 1 + d$x + rnorm(4)
-  funnel <- model_linear(y ~ x, data = d)
+  funnel <- model_linear(y ~ x, data = d, prior = prior_nig())
   for (m in list(sep, funnel)) for (seed in 1:2) {
     set.seed(seed)
     res <- with_warnings(suppressMessages(bbb(m)))
@@ -213,7 +213,7 @@ expect_unbiased <- function(model, mu, sd, batch_size, reps = 4, ...) {
 
 test_that("Bayes by Backprop's estimates are unbiased for the ELBO's gradient", {
   d <- small_data(n = 200)
-  m <- model_linear(y ~ x1 + x2, data = d)
+  m <- model_linear(y ~ x1 + x2, data = d, prior = prior_nig())
   mu <- c(0.9, 0.4, -0.2, log(0.6))
   sd <- c(0.08, 0.06, 0.07, 0.15)
   # at one draw of w per minibatch (Bayes by Backprop proper), in the
@@ -222,7 +222,7 @@ test_that("Bayes by Backprop's estimates are unbiased for the ELBO's gradient", 
   # a check with teeth: the entropy's gradient alone (1 per log sd) is many
   # standard errors
   expect_gt(min(1 / r$se[5:8]), 5)
-  lg <- model_logistic(type ~ glu + bmi, data = pima())
+  lg <- model_logistic(type ~ glu + bmi, data = pima(), prior = prior_normal(0, 10), prior_intercept = NULL)
   expect_unbiased(lg, c(-0.8, 1.0, 0.6), c(0.25, 0.3, 0.2), batch_size = 10, laplace = FALSE,
                   local = FALSE)
   # in the Laplace coordinates, with the Laplace approximation's gradient as
@@ -239,7 +239,7 @@ test_that("the control variate removes the noise of eps for a Gaussian posterior
   # the handout's linear model on full data: the log joint is nearly
   # quadratic, so with the Laplace approximation's gradient as control
   # variate the mean-field estimate is nearly exact
-  m <- model_linear(y ~ x, data = sgld::handout)
+  m <- model_linear(y ~ x, data = sgld::handout, prior = prior_nig())
   lap <- posterior_mode(m, covariance = TRUE)
   mu <- unname(lap$sampler)
   sd <- unname(1 / sqrt(diag(solve(lap$covariance))))
@@ -253,7 +253,7 @@ test_that("the control variate removes the noise of eps for a Gaussian posterior
 })
 
 test_that("full-rank estimates are unbiased, in the Laplace coordinates too", {
-  lg <- model_logistic(type ~ glu + bmi, data = pima())
+  lg <- model_logistic(type ~ glu + bmi, data = pima(), prior = prior_normal(0, 10), prior_intercept = NULL)
   lap <- posterior_mode(lg, covariance = TRUE)
   # half a posterior sd from the mode, q a little narrower and rotated
   mu <- unname(lap$sampler + 0.5 * sqrt(diag(lap$covariance)))
@@ -295,7 +295,7 @@ test_that("full-rank estimates are unbiased, in the Laplace coordinates too", {
 
 test_that("samples = K averages K estimates on one minibatch", {
   d <- small_data(n = 200)
-  m <- model_linear(y ~ x1 + x2, data = d)
+  m <- model_linear(y ~ x1 + x2, data = d, prior = prior_nig())
   mu <- c(0.9, 0.4, -0.2, log(0.6))
   sd <- c(0.08, 0.06, 0.07, 0.15)
   set.seed(3)
@@ -313,7 +313,7 @@ test_that("samples = K averages K estimates on one minibatch", {
 # ------------------------------------------------ the fit and the engine --
 
 test_that("a fit is an sgld_fit of draws from q, with ELBO, trajectory and state", {
-  m <- model_linear(y ~ x, data = sgld::handout)
+  m <- model_linear(y ~ x, data = sgld::handout, prior = prior_nig())
   set.seed(4)
   fit <- bbb(m, iter = 2000, chains = 2, draws = 500, thin = 2, laplace = FALSE)
   expect_s3_class(fit, c("sgld_vi", "sgld_fit"))
@@ -345,14 +345,14 @@ test_that("full rank runs at a few hundred parameters", {
   n <- 2000
   X <- matrix(rnorm(n * 200), n, 200)
   y <- drop(X %*% rnorm(200, sd = 0.1)) + rnorm(n)
-  m <- model_linear(X, y)
+  m <- model_linear(X, y, prior = prior_nig())
   fit <- quiet(bbb(m, family = "fullrank", iter = 200, batch_size = 50, draws = 5))
   expect_equal(dim(fit$variational$cov[[1]]), c(201, 201))
   expect_true(all(is.finite(fit$variational$L[[1]])))
 })
 
 test_that("chains are independent streams: the same whatever the threads and chains", {
-  m <- model_linear(y ~ x, data = sgld::handout)
+  m <- model_linear(y ~ x, data = sgld::handout, prior = prior_nig())
   set.seed(5)
   a <- bbb(m, iter = 500, chains = 3, threads = 1, draws = 1, local = FALSE)
   set.seed(5)
@@ -363,7 +363,7 @@ test_that("chains are independent streams: the same whatever the threads and cha
 })
 
 test_that("init = fit continues: T + T iterations give the state of one run of 2T", {
-  m <- model_linear(y ~ x, data = sgld::handout)
+  m <- model_linear(y ~ x, data = sgld::handout, prior = prior_nig())
   set.seed(6)
   one <- bbb(m, iter = 400, lr = lr_poly(0.01, 10), chains = 2, draws = 1, local = FALSE)
   set.seed(6)
@@ -379,7 +379,7 @@ test_that("init = fit continues: T + T iterations give the state of one run of 2
 })
 
 test_that("bad input gets errors naming the argument and the rule", {
-  m <- model_linear(y ~ x, data = sgld::handout)
+  m <- model_linear(y ~ x, data = sgld::handout, prior = prior_nig())
   expect_error(bbb(m, init_scale = -1), "`init_scale` for Bayes by Backprop \\(mean-field Gaussian\\) must be positive")
   expect_error(bbb(m, init_scale = 0), "`init_scale` .* must be positive")
   expect_error(bbb(m, init_scale = c(1, 1)), "a vector of 3 positive numbers")
@@ -402,7 +402,7 @@ test_that("bad input gets errors naming the argument and the rule", {
 })
 
 test_that("a diverging fit keeps what it has with a warning", {
-  m <- model_linear(y ~ x, data = sgld::handout)
+  m <- model_linear(y ~ x, data = sgld::handout, prior = prior_nig())
   set.seed(8)
   res <- with_warnings(bbb(m, iter = 2000, lr = lr_constant(1e-3), optimizer = "sgd",
                            init_scale = 0.001, chains = 2, draws = 5, elbo_every = 5,
@@ -423,7 +423,7 @@ test_that("a diverging fit keeps what it has with a warning", {
 
 test_that("model_custom(): the same fit as the built-in model, chains one after the other", {
   mc <- handout_custom()
-  m <- model_linear(y ~ x, data = sgld::handout)
+  m <- model_linear(y ~ x, data = sgld::handout, prior = prior_nig())
   set.seed(9)
   a <- quiet(bbb(mc, iter = 3000, batch_size = 100, chains = 2, threads = 2, draws = 5))
   set.seed(9)
@@ -452,7 +452,7 @@ test_that("psis_khat(): poor for mean-field on a correlated posterior, good for 
   set.seed(7)
   h <- sgld::handout
   h$z <- h$x + h$y + rnorm(nrow(h))
-  m <- model_linear(z ~ x + y, data = h)
+  m <- model_linear(z ~ x + y, data = h, prior = prior_nig())
   set.seed(1)
   mf <- quiet(bbb(m, draws = 10))
   fr <- quiet(bbb(m, family = "fullrank", draws = 10))
@@ -493,7 +493,7 @@ test_that("an interrupt stops bbb() with its q so far, and the fit continues", {
   skip_if_not_installed("callr")
   skip_on_os("windows")
   out <- interrupted_run(function(flag) {
-    m <- model_linear(y ~ x, data = handout)
+    m <- model_linear(y ~ x, data = handout, prior = prior_nig())
     set.seed(1)
     bbb(m, lr = 1e-3, batch_size = 10, iter = 1e9, chains = 2, threads = 2, thin = 1e5,
         elbo_every = 1e8, draws = 50, elbo_draws = 10, local = FALSE, laplace = FALSE)

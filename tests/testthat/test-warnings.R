@@ -30,7 +30,7 @@ test_that("the check leaves R's random numbers where the run left them", {
 })
 
 test_that("MALA acceptance below 0.15 or above 0.95 warns", {
-  m <- model_linear(mpg ~ wt + hp, data = mtcars)
+  m <- model_linear(mpg ~ wt + hp, data = mtcars, prior = prior_nig())
   set.seed(1624)
   res <- with_warnings(mala(m, lr = 1e-3, iter = 1000, chains = 1))
   expect_true(any(grepl("acceptance rate of chain 1 is 0, below 0.15: the step `lr` is too large",
@@ -61,7 +61,7 @@ test_that("a threshold burn-in never reached warns; a reached one does not", {
 })
 
 test_that("R-hat above 1.05 or ESS below 100 warns in summary() and print()", {
-  m <- model_linear(mpg ~ wt + hp, data = mtcars)
+  m <- model_linear(mpg ~ wt + hp, data = mtcars, prior = prior_nig())
   set.seed(1629)
   fit <- suppressWarnings(sgld(m, lr = 1e-7, iter = 400, chains = 2,
                                init = rbind(c(30, -3, 0, 5), c(40, -4, -0.05, 8))))
@@ -79,7 +79,7 @@ test_that("R-hat above 1.05 or ESS below 100 warns in summary() and print()", {
 })
 
 test_that("draws far from the posterior warn by Stein's identity (the quoted mtcars and Pima runs)", {
-  m <- model_linear(mpg ~ wt + hp, data = mtcars)
+  m <- model_linear(mpg ~ wt + hp, data = mtcars, prior = prior_nig())
   for (lr in c(1e-3, 1e-7)) {
     set.seed(1631)
     res <- with_warnings(sgld(m, lr = lr, chains = 1))
@@ -87,7 +87,7 @@ test_that("draws far from the posterior warn by Stein's identity (the quoted mtc
     expect_false(res$value$checks$gradient_ratio$ok)
   }
   skip_if_not_installed("MASS")
-  p <- model_logistic(type ~ npreg + glu + bp + skin + bmi + ped + age, data = MASS::Pima.tr)
+  p <- model_logistic(type ~ npreg + glu + bp + skin + bmi + ped + age, data = MASS::Pima.tr, prior = prior_normal(0, 10), prior_intercept = NULL)
   for (lr in c(1e-2, 1e-3, 1e-4, 1e-6)) {
     set.seed(1632)
     res <- with_warnings(sgld(p, lr = lr, iter = 20000, chains = 4))
@@ -100,13 +100,13 @@ test_that("draws far from the posterior warn by Stein's identity (the quoted mtc
 test_that("a rank-deficient design warns in both faces of the model constructors", {
   d <- small_data()
   d$x3 <- d$x1 - 2 * d$x2
-  expect_warning(model_linear(y ~ x1 + x2 + x3, data = d), "rank deficient \\(rank 3 with 4 columns\\)")
-  expect_warning(model_linear(y ~ x1 + x2 + x3, data = d), "Drop that column")
+  expect_warning(model_linear(y ~ x1 + x2 + x3, data = d, prior = prior_nig()), "rank deficient \\(rank 3 with 4 columns\\)")
+  expect_warning(model_linear(y ~ x1 + x2 + x3, data = d, prior = prior_nig()), "Drop that column")
   X <- cbind(1, d$x1, d$x2, d$x1 + d$x2)
-  expect_warning(model_logistic(X, d$y > 1), "rank deficient")
-  expect_warning(model_linear(cbind(1, 0, d$x1), d$y), "all-zero column")
-  expect_no_warning(model_linear(y ~ x1 + x2 + g, data = d))
-  expect_no_warning(model_logistic(X[, 1:3], d$y > 1))
+  expect_warning(model_logistic(X, d$y > 1, prior = prior_normal(0, 10), prior_intercept = NULL), "rank deficient")
+  expect_warning(model_linear(cbind(1, 0, d$x1), d$y, prior = prior_nig()), "all-zero column")
+  expect_no_warning(model_linear(y ~ x1 + x2 + g, data = d, prior = prior_nig()))
+  expect_no_warning(model_logistic(X[, 1:3], d$y > 1, prior = prior_normal(0, 10), prior_intercept = NULL))
 })
 
 test_that("the end-of-run threshold agrees with the engine's, with and without a preconditioner", {
@@ -130,7 +130,7 @@ test_that("the quoted simulated run (n = 2e5, d = 20, lr 1e-6, from the mode) wa
   n <- 2e5
   X <- cbind(1, matrix(rnorm(n * 19), n))
   y <- rbinom(n, 1, plogis(drop(X %*% rnorm(20, 0, 0.3))))
-  m <- model_logistic(X, y)
+  m <- model_logistic(X, y, prior = prior_normal(0, 10), prior_intercept = NULL)
   mode <- posterior_mode(m)$mode
   set.seed(1636)
   res <- with_warnings(sgld(m, lr = 1e-6, iter = 4000, chains = 2, init = mode))
@@ -172,7 +172,7 @@ test_that("a chain thrown back and forth by a narrow Laplace prior warns (Stein'
   # prior_laplace(0, 1e-6) at lr = 1e-3: the prior alone moves each
   # coefficient by 1000 a step, across its kink and back; the quoted run
   # ended "done" with means near -440 where the posterior is 0 +- 1.4e-6
-  m <- model_logistic(type ~ glu + bmi, data = MASS::Pima.tr, prior = prior_laplace(0, 1e-6))
+  m <- model_logistic(type ~ glu + bmi, data = MASS::Pima.tr, prior = prior_laplace(0, 1e-6), prior_intercept = NULL)
   set.seed(1637)
   res <- with_warnings(sgld(m, lr = 1e-3, batch_size = 200, chains = 1))
   fit <- res$value
@@ -209,7 +209,7 @@ test_that("after lr = \"auto\" chose the settings, no warning advises leaving `l
     list(by_hand = one(TRUE), auto = one("auto"))
   }
   h <- handout_model()
-  m <- model_linear(mpg ~ wt + hp, data = mtcars)
+  m <- model_linear(mpg ~ wt + hp, data = mtcars, prior = prior_nig())
   runs <- list(
     threshold = both(h, 1e-5, iter = 2000, batch_size = 10),
     stein = both(m, 1e-3),
