@@ -167,7 +167,10 @@
 #' the step is 0.1 instead. Up to 1,000 observations every step uses
 #' the full data; beyond, control variates at the mode with a batch (from 100)
 #' large enough that the sampling threshold in those coordinates is at most
-#' 0.01 (with a `batch_size` you give, the step shrinks instead). The number
+#' 0.01 (its noise averaged over 10 points of the Laplace approximation, or,
+#' far from Gaussian, the largest of 3; with a `batch_size` you give, the
+#' step shrinks instead), or the full data where that batch is half of it or
+#' more. The number
 #' of iterations gives about 2,000 effective draws (the
 #' autocorrelation time of such a chain is about \eqn{(2 - \eta)/\eta}{(2 - eta)/eta}), a
 #' tenth of them as burn-in (at least 200; half of an `iter` you give that is
