@@ -561,6 +561,7 @@ warmup_variance_ratio <- function(warm, S, chains, which = seq_len(ncol(S))) {
 auto_wall_departure <- 1000   # Laplace departure beyond which steps are adjusted
 auto_mala_max_work <- 1e7     # largest n d for Metropolis-adjusted steps
 auto_mala_max_factor <- 10    # longest run, in units of the Gaussian plan
+auto_mala_announce <- 30      # mala(model): a run expected to take longer is announced
 auto_mala_accept <- c(0.4, 0.8) # pilot acceptance rates aimed at
 
 auto_mala_allowed <- function(model, given) {
@@ -779,6 +780,7 @@ auto_mala_phases <- function(model, args, given, call, made) {
   }
   rule <- mala_rule(precondition, model)
   acc <- NA_real_
+  pilot_sampling <- pilot_iter <- 0
   for (k in 1:6) {
     pilot <- auto_phase(made, "choice of the step", suppressWarnings(run_sampler(
       model, lr = eta, batch_size = model$n, iter = 300, burnin = 0, thin = 1,
@@ -786,13 +788,35 @@ auto_mala_phases <- function(model, args, given, call, made) {
       monitor = NULL, threads = 1L, mala = TRUE, rule = rule, method = "mala", call = call,
       checks = FALSE)))
     acc <- pilot$acceptance
+    pilot_sampling <- pilot_sampling + pilot$sampling_time
+    pilot_iter <- pilot_iter + 300
     if (acc < 0.45) eta <- eta / 2 else if (acc > 0.85) eta <- eta * 1.5 else break
   }
   iter <- if ("iter" %in% given && !is.null(args$iter)) args$iter else 11000
   burnin <- if ("burnin" %in% given) args$burnin else 1000
   # an `iter` given alone shorter than the planned burn-in: half of it
   if (burnin >= iter && !"burnin" %in% given) burnin <- floor(iter / 2)
-  init <- if ("init" %in% given && !is.null(args$init)) args$init else auto_init(model, pm, chains)
+  # every chain starts at the mode, as the pilots did: chains started
+  # over-dispersed from N(w_hat, 4 S) can sit where the piloted step is
+  # refused (a 254,654-row regression: chains at acceptance 0 and R-hat 8.8
+  # in 40,000 iterations; the ill-conditioned simulation of test-mala.R:
+  # R-hat 1.3-1.5 at the default length), which no number of
+  # iterations mends. The chains still differ after the burn-in, and R-hat
+  # still sees a chain that stays in part of the posterior.
+  init <- if ("init" %in% given && !is.null(args$init)) args$init else pm$mode
+  # the run's length at the pilots' speed, said before a long run starts
+  # (a 254,654-row regression ran 444 s at the defaults with no word of it;
+  # the progress line, shown in interactive sessions, gives the time left)
+  expected <- pilot_sampling / pilot_iter * iter * chains /
+    max(1, min(chains, if (is.numeric(args$threads)) args$threads else 1))
+  if (is.finite(expected) &&
+      expected > getOption("sgld.mala_announce_seconds", auto_mala_announce))
+    message(sprintf(paste0(
+      "mala(): about %s for %s iterations of %d chain%s, each a pass over all %s rows (at ",
+      "the pilots' speed). sgld(model) subsamples the rows; `progress = TRUE` shows the time ",
+      "left, and an interrupt keeps the draws made."),
+      format_seconds(expected), format(iter, big.mark = ","), chains, if (chains > 1) "s" else "",
+      format(model$n, big.mark = ",")))
   setup <- proc.time()[["elapsed"]] - start
   fit <- run_sampler(model, lr = eta, batch_size = model$n, iter = iter, burnin = burnin,
                      thin = args$thin, temperature = args$temperature, chains = chains,
@@ -802,13 +826,15 @@ auto_mala_phases <- function(model, args, given, call, made) {
                      parallel = args$parallel, checks = "auto")
   fit$auto <- list(lr = eta, iter = iter, burnin = burnin, mode = pm$mode,
                    covariance = pm$covariance, pilot_acceptance = acc, setup_time = setup,
-                   overdispersed = chains > 1 && !"init" %in% given,
+                   overdispersed = FALSE, start = if (!"init" %in% given) "mode",
+                   expected_seconds = expected,
                    reason = sprintf(paste0(
                      "lr = \"auto\": preconditioner %s, step %s (pilot acceptance %s)%s."),
                      if ("precondition" %in% given) "given" else "= Laplace covariance at the mode",
                      format(eta, digits = 3), format(acc, digits = 2),
-                     if (chains > 1 && !"init" %in% given)
-                       "; chains start over-dispersed around the mode" else ""))
+                     if (!"init" %in% given)
+                       sprintf("; %s at the posterior mode",
+                               if (chains > 1) "chains start" else "the chain starts") else ""))
   fit$time <- fit$time + setup
   fit
 }

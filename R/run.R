@@ -687,8 +687,11 @@ resolve_init <- function(model, init, chains) {
 #'   Roberts and Rosenthal (1998), halved or grown by short pilot runs until
 #'   the acceptance rate is between 0.45 and 0.85; then 11,000 iterations, the
 #'   first 1,000 burn-in (an `iter` given alone: half of it when it is 1,000
-#'   or fewer), from the mode (several chains: over-dispersed
-#'   around it, as in [sgld()]). For a model with a latent path
+#'   or fewer), every chain from the mode (over-dispersed starts can sit
+#'   near walls of data where the piloted step is refused; the chains still
+#'   part in the burn-in). A run expected to take more than 30 s at the
+#'   pilots' speed says so first (`options(sgld.mala_announce_seconds)`).
+#'   For a model with a latent path
 #'   ([model_sv()]) the path whitened at step 0.1, as for [sgld()] (its section
 #'   "Automatic settings").
 #' @param iter Number of iterations per chain; `NULL` means 10,000 for a
