@@ -33,7 +33,11 @@
 
 auto_eta <- 0.25         # step in Laplace-preconditioned coordinates
 auto_eta_skewed <- 0.1   # the step where the posterior is far from Gaussian
-auto_target_ess <- 2000  # effective draws (all chains together)
+# effective draws of the slowest parameter, all chains together (2000 /
+# chains each): a mean's Monte Carlo error is sd / sqrt(2000) = 0.022
+# posterior sd and an sd's 1.6%, under half of the 0.15 sd and 10% accuracy
+# bar (bench/defaults.md, "The precision the defaults aim at")
+auto_target_ess <- 2000
 auto_full_n <- 1000      # up to this many observations: full data in every step
 auto_alpha_max <- 0.01   # largest sampling threshold the batch may leave
 auto_spread <- 2         # starts of several chains from N(w_hat, spread^2 S)
