@@ -33,7 +33,11 @@
 
 auto_eta <- 0.25         # step in Laplace-preconditioned coordinates
 auto_eta_skewed <- 0.1   # the step where the posterior is far from Gaussian
-auto_target_ess <- 2000  # effective draws (all chains together)
+# effective draws of the slowest parameter, all chains together (2000 /
+# chains each): a mean's Monte Carlo error is sd / sqrt(2000) = 0.022
+# posterior sd and an sd's 1.6%, under half of the 0.15 sd and 10% accuracy
+# bar (bench/defaults.md, "The precision the defaults aim at")
+auto_target_ess <- 2000
 auto_full_n <- 1000      # up to this many observations: full data in every step
 auto_alpha_max <- 0.01   # largest sampling threshold the batch may leave
 auto_spread <- 2         # starts of several chains from N(w_hat, spread^2 S)
@@ -241,8 +245,11 @@ auto_alpha <- function(model, pm, batch_size, cv, eta, points = 3, times = 200,
 # The batch and control variates of lr = "auto": the full data when n is
 # small; otherwise control variates at the mode and a batch grown until the
 # sampling threshold alpha_of(batch, use_cv) is below auto_alpha_max; a
-# batch the user fixed shrinks the step instead (by `shrink`).
-auto_batch <- function(model, args, given, alpha_of) {
+# batch the user fixed shrinks the step instead (by `shrink`). Where
+# row_alpha_of(use_cv) is given (a near-Gaussian posterior: one row's
+# threshold averaged over the Laplace approximation, auto_row_alpha()), the
+# batch is solved for from it instead of grown from alpha_of().
+auto_batch <- function(model, args, given, alpha_of, row_alpha_of = NULL) {
   n <- model$n
   cv_given <- "control_variates" %in% given
   if ("batch_size" %in% given) {
@@ -260,11 +267,20 @@ auto_batch <- function(model, args, given, alpha_of) {
   shrink <- 1
   if (batch < n) {
     use_cv <- !isFALSE(cv)
-    alpha <- alpha_of(batch, use_cv)
-    # the noise variance falls as 1 / batch: grow the batch until alpha is small
-    if (!"batch_size" %in% given && alpha > auto_alpha_max) {
-      batch <- min(n, ceiling(batch * alpha / auto_alpha_max))
-      alpha <- if (batch < n) alpha_of(batch, use_cv) else 0
+    if (!is.null(row_alpha_of)) {
+      # the smallest batch with a small alpha, from one row's noise
+      replace <- isTRUE(args$replace)
+      row_alpha <- row_alpha_of(use_cv)
+      if (!"batch_size" %in% given)
+        batch <- auto_batch_for(row_alpha, n, auto_alpha_max, least = batch, replace = replace)
+      alpha <- auto_batch_alpha(row_alpha, batch, n, replace)
+    } else {
+      alpha <- alpha_of(batch, use_cv)
+      # the noise variance falls as 1 / batch: grow the batch until alpha is small
+      if (!"batch_size" %in% given && alpha > auto_alpha_max) {
+        batch <- min(n, ceiling(batch * alpha / auto_alpha_max))
+        alpha <- if (batch < n) alpha_of(batch, use_cv) else 0
+      }
     }
     # a batch the user fixed: a smaller step instead, as alpha is proportional to it
     if ("batch_size" %in% given && alpha > auto_alpha_max) {
@@ -282,6 +298,52 @@ auto_batch <- function(model, args, given, alpha_of) {
     }
   }
   list(batch = batch, cv = cv, alpha = alpha, shrink = shrink)
+}
+
+# The sampling threshold of the estimator on one row, its noise covariance
+# averaged over `points` points drawn from the Laplace approximation, where
+# the chain spends its time (a step whose noise has covariance C in the
+# Laplace coordinates widens the stationary variance of a Gaussian posterior
+# by eta / 2 * C / (1 - eta / 2): the average noise sets the bias, not the
+# noise at the farthest point). A batch of b rows drawn without replacement
+# has (n - b) / ((n - 1) b) times that noise (auto_batch_alpha()), so one
+# estimate serves every batch. It replaces measuring each batch at three
+# points, 200 batches each: the largest of three points varied threefold
+# between calls (NMES1988's negative binomial: 0.12-0.37 at batch 100 over
+# ten points), 200 draws in 19 dimensions inflate the largest eigenvalue
+# about 1.7 times (Marchenko-Pastur), and measuring a grown batch of 2,600
+# rows cost 270 passes over the data (bench/negbin-defaults.md).
+auto_row_alpha <- function(model, pm, cv, eta, factor = t(chol(pm$covariance)), points = 10,
+                           times = auto_row_draws(model$d)) {
+  R <- chol(pm$covariance)
+  C <- 0
+  for (k in seq_len(points)) {
+    w <- pm$sampler + drop(stats::rnorm(model$d) %*% R)
+    at <- to_user_scale(model, matrix(w, 1))[1, ]
+    G <- stochastic_gradients(model, at, batch_size = 1, times = times,
+                              control_variates = if (cv) pm$mode else FALSE)
+    C <- C + stats::cov(G) / points
+  }
+  if (!is.null(factor)) C <- crossprod(factor, C %*% factor)
+  if (anyNA(C)) return(NA_real_)
+  if (any(!is.finite(C))) return(Inf)
+  eta / 2 * max(eigen(C, symmetric = TRUE, only.values = TRUE)$values)
+}
+
+# draws per point: 2,000 (10 points pool 20,000, where the largest
+# eigenvalue of d = 19 is inflated by 3%), fewer where d^2 makes their
+# covariance dear, never below 200
+auto_row_draws <- function(d) as.integer(max(200, min(2000, floor(2e8 / (10 * d^2)))))
+
+# A batch's threshold from the one row's, and the smallest batch (at least
+# `least`) whose threshold is at most `most`.
+auto_batch_alpha <- function(row_alpha, batch, n, replace = FALSE)
+  if (batch >= n && !replace) 0 else
+    row_alpha / batch * (if (replace) 1 else (n - batch) / (n - 1))
+auto_batch_for <- function(row_alpha, n, most, least = 100, replace = FALSE) {
+  if (!is.finite(row_alpha)) return(n)
+  b <- if (replace) row_alpha / most else row_alpha * n / (most * (n - 1) + row_alpha)
+  as.integer(min(n, max(least, ceiling(b))))
 }
 
 # The run's length for `target` effective draws along the slowest direction,
@@ -347,11 +409,18 @@ auto_sgld_phases <- function(model, args, given, call, made) {
   eta <- if (skewed) auto_eta_skewed else auto_eta
   lr <- eta / max(curv)
   eta_slow <- lr * min(curv)
-  factor <- NULL
-  chosen <- auto_batch(model, args, given, function(batch, use_cv) {
-    if (is.null(factor)) factor <<- if (is.null(coords)) t(chol(pm$covariance)) else coords$factor
-    auto_alpha(model, pm, batch, use_cv, eta, factor = factor)
-  })
+  factor <- if (is.null(coords)) t(chol(pm$covariance)) else coords$factor
+  # near-Gaussian: the noise averaged over the Laplace approximation, where
+  # the chain spends its time. Far from Gaussian the chain goes where the
+  # Laplace points do not (rare levels drawn alone move many Laplace sds, and
+  # the control variates' noise grows with the distance from the mode): the
+  # largest noise of a few points. (On Adult both keep the full data; this
+  # keeps its run, seeded as in test-auto.R, draw for draw.)
+  chosen <- auto_batch(model, args, given,
+                       function(batch, use_cv) auto_alpha(model, pm, batch, use_cv, eta,
+                                                          factor = factor),
+                       if (departure <= 1)
+                         function(use_cv) auto_row_alpha(model, pm, use_cv, eta, factor = factor))
   batch <- chosen$batch
   cv <- chosen$cv
   alpha <- chosen$alpha
@@ -535,6 +604,7 @@ warmup_variance_ratio <- function(warm, S, chains, which = seq_len(ncol(S))) {
 auto_wall_departure <- 1000   # Laplace departure beyond which steps are adjusted
 auto_mala_max_work <- 1e7     # largest n d for Metropolis-adjusted steps
 auto_mala_max_factor <- 10    # longest run, in units of the Gaussian plan
+auto_mala_announce <- 30      # mala(model): a run expected to take longer is announced
 auto_mala_accept <- c(0.4, 0.8) # pilot acceptance rates aimed at
 
 auto_mala_allowed <- function(model, given) {
@@ -753,6 +823,7 @@ auto_mala_phases <- function(model, args, given, call, made) {
   }
   rule <- mala_rule(precondition, model)
   acc <- NA_real_
+  pilot_sampling <- pilot_iter <- 0
   for (k in 1:6) {
     pilot <- auto_phase(made, "choice of the step", suppressWarnings(run_sampler(
       model, lr = eta, batch_size = model$n, iter = 300, burnin = 0, thin = 1,
@@ -760,6 +831,8 @@ auto_mala_phases <- function(model, args, given, call, made) {
       monitor = NULL, threads = 1L, mala = TRUE, rule = rule, method = "mala", call = call,
       checks = FALSE)))
     acc <- pilot$acceptance
+    pilot_sampling <- pilot_sampling + pilot$sampling_time
+    pilot_iter <- pilot_iter + 300
     if (acc < 0.45) eta <- eta / 2 else if (acc > 0.85) eta <- eta * 1.5 else break
   }
   # 10,000 kept iterations in all, split over the chains; each chain burns
@@ -768,7 +841,27 @@ auto_mala_phases <- function(model, args, given, call, made) {
   burnin <- if ("burnin" %in% given) args$burnin else 1000
   # an `iter` given alone shorter than the planned burn-in: half of it
   if (burnin >= iter && !"burnin" %in% given) burnin <- floor(iter / 2)
-  init <- if ("init" %in% given && !is.null(args$init)) args$init else auto_init(model, pm, chains)
+  # every chain starts at the mode, as the pilots did: chains started
+  # over-dispersed from N(w_hat, 4 S) can sit where the piloted step is
+  # refused (a 254,654-row regression: chains at acceptance 0 and R-hat 8.8
+  # in 40,000 iterations; the ill-conditioned simulation of test-mala.R:
+  # R-hat 1.3-1.5 at the default length), which no number of
+  # iterations mends. The chains still differ after the burn-in, and R-hat
+  # still sees a chain that stays in part of the posterior.
+  init <- if ("init" %in% given && !is.null(args$init)) args$init else pm$mode
+  # the run's length at the pilots' speed, said before a long run starts
+  # (a 254,654-row regression ran 444 s at the defaults with no word of it;
+  # the progress line, shown in interactive sessions, gives the time left)
+  expected <- pilot_sampling / pilot_iter * iter * chains /
+    max(1, min(chains, if (is.numeric(args$threads)) args$threads else 1))
+  if (is.finite(expected) &&
+      expected > getOption("sgld.mala_announce_seconds", auto_mala_announce))
+    message(sprintf(paste0(
+      "mala(): about %s for %s iterations of %d chain%s, each a pass over all %s rows (at ",
+      "the pilots' speed). sgld(model) subsamples the rows; `progress = TRUE` shows the time ",
+      "left, and an interrupt keeps the draws made."),
+      format_seconds(expected), format(iter, big.mark = ","), chains, if (chains > 1) "s" else "",
+      format(model$n, big.mark = ",")))
   setup <- proc.time()[["elapsed"]] - start
   fit <- run_sampler(model, lr = eta, batch_size = model$n, iter = iter, burnin = burnin,
                      thin = args$thin, temperature = args$temperature, chains = chains,
@@ -778,13 +871,15 @@ auto_mala_phases <- function(model, args, given, call, made) {
                      parallel = args$parallel, checks = "auto")
   fit$auto <- list(lr = eta, iter = iter, burnin = burnin, mode = pm$mode,
                    covariance = pm$covariance, pilot_acceptance = acc, setup_time = setup,
-                   overdispersed = chains > 1 && !"init" %in% given,
+                   overdispersed = FALSE, start = if (!"init" %in% given) "mode",
+                   expected_seconds = expected,
                    reason = sprintf(paste0(
                      "lr = \"auto\": preconditioner %s, step %s (pilot acceptance %s)%s."),
                      if ("precondition" %in% given) "given" else "= Laplace covariance at the mode",
                      format(eta, digits = 3), format(acc, digits = 2),
-                     if (chains > 1 && !"init" %in% given)
-                       "; chains start over-dispersed around the mode" else ""))
+                     if (!"init" %in% given)
+                       sprintf("; %s at the posterior mode",
+                               if (chains > 1) "chains start" else "the chain starts") else ""))
   fit$time <- fit$time + setup
   fit
 }

@@ -182,7 +182,10 @@
 #' the step is 0.1 instead. Up to 1,000 observations every step uses
 #' the full data; beyond, control variates at the mode with a batch (from 100)
 #' large enough that the sampling threshold in those coordinates is at most
-#' 0.01 (with a `batch_size` you give, the step shrinks instead). The number
+#' 0.01 (its noise averaged over 10 points of the Laplace approximation, or,
+#' far from Gaussian, the largest of 3; with a `batch_size` you give, the
+#' step shrinks instead), or the full data where that batch is half of it or
+#' more. The number
 #' of iterations gives about 2,000 effective draws (the
 #' autocorrelation time of such a chain is about \eqn{(2 - \eta)/\eta}{(2 - eta)/eta}), a
 #' tenth of them as burn-in (at least 200; half of an `iter` you give that is
@@ -758,8 +761,11 @@ resolve_init <- function(model, init, chains) {
 #'   Roberts and Rosenthal (1998), halved or grown by short pilot runs until
 #'   the acceptance rate is between 0.45 and 0.85; then 10,000 kept
 #'   iterations split over the chains, each chain's first 1,000 burn-in (an
-#'   `iter` given alone: half of it when it is 1,000 or fewer), from the mode
-#'   (several chains: over-dispersed around it, as in [sgld()]). For a model with a latent path
+#'   `iter` given alone: half of it when it is 1,000 or fewer), every chain
+#'   from the mode (over-dispersed starts can sit near walls of data where
+#'   the piloted step is refused; the chains still part in the burn-in). A
+#'   run expected to take more than 30 s at the pilots' speed says so first
+#'   (`options(sgld.mala_announce_seconds)`). For a model with a latent path
 #'   ([model_sv()]) the path whitened at step 0.1, as for [sgld()] (its section
 #'   "Automatic settings").
 #' @param iter Number of iterations per chain; `NULL` means 10,000 for a

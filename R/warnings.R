@@ -198,6 +198,21 @@ threshold_check <- function(fit, settings, rule, times = 200, auto = FALSE) {
   out
 }
 
+# Where a Metropolis-adjusted chain starts matters as much as its step: a
+# start far from the mode, near a wall of data, can refuse every step a
+# pilot from the mode found good (bench/negbin-defaults.md: four chains of
+# the nearly separated simulation at n = 300, started from N(mode, 4 S),
+# accepted nothing; started at the mode, 0.54 and R-hat 1.005). The advice
+# names the start the user has not already chosen, or the one they gave.
+mala_start_advice <- function(fit, auto) {
+  given <- names(fit$call)[-1]
+  if ("init" %in% given)
+    " or start the chains at the posterior mode instead of the given `init` (init = posterior_mode(model)$mode)"
+  else if (!auto)
+    " and start the chains at the posterior mode (init = posterior_mode(model)$mode)"
+  else ""
+}
+
 # MALA's acceptance rate far from its useful range.
 acceptance_check <- function(fit, auto = FALSE) {
   a <- fit$acceptance
@@ -212,8 +227,10 @@ acceptance_check <- function(fit, auto = FALSE) {
     "below 0.15: the step `lr` is too large, the chain hardly moves and its draws do not ",
     "represent the posterior. ",
     if (auto) paste0("The step lr = \"auto\" chose in short pilots (", step, ") does not suit ",
-                     "the whole run: give a smaller `lr` (", step, " / 10, say).")
-    else "Use a smaller `lr` (a tenth, say) or leave it out (lr = \"auto\")."))
+                     "the whole run: give a smaller `lr` (", step, " / 10, say)",
+                     mala_start_advice(fit, auto), ".")
+    else paste0("Use a smaller `lr` (a tenth, say)", mala_start_advice(fit, auto),
+                ", or leave `lr` out (lr = \"auto\" pilots the step from the mode).")))
   say(which(a > 0.95), paste0(
     "above 0.95: the step `lr` is so small that the chain moves slowly and its draws are ",
     "strongly correlated. ",
@@ -294,7 +311,8 @@ convergence_check <- function(fit, warn = TRUE, bounded = TRUE, max_draws = 1000
       if (length(still)) "every stored draw is the same"
       else sprintf("the effective sample size is %s", format(extreme(e, min), digits = 2)),
       if (fit$method == "mala" || !is.null(fit$acceptance))
-        "The step is too large to be accepted: give a smaller `lr` (a tenth, say)."
+        paste0("The step is too large to be accepted: give a smaller `lr` (a tenth, say)",
+               mala_start_advice(fit, auto), ".")
       else if (auto) "The step lr = \"auto\" chose does not suit this run: run mala(model), or give `lr` yourself."
       else "Check the step `lr`: one too small to change the parameters leaves them where they started.")
     if (warn) for (m in msg) warning(m, call. = FALSE)

@@ -42,3 +42,40 @@ test_that("mala() arguments are checked", {
                "`precondition` must be positive definite")
   expect_error(mala(m, lr = 1e-5, batch_size = 10, chains = 1), "unknown argument: `batch_size`")
 })
+
+test_that("mala(m) starts every chain at the mode, where over-dispersed starts got stuck", {
+  # the nearly separated simulation of helper-auto.R at 300 rows: walls of
+  # data, predictors on scales 1 to 10^4. Four chains started from
+  # N(mode, 4 S), as mala(m) did before, accept no proposal of the step
+  # piloted from the mode (seeds 1, 2: acceptance 0 in all four, R-hat
+  # infinite); started at the mode they mix (R-hat 1.005 and 1.017)
+  m <- nearly_separated_model(n = 300)
+  pm <- posterior_mode(m, covariance = TRUE)
+  set.seed(1)
+  spread <- sgld:::auto_init(m, pm, 4)
+  old <- suppressWarnings(mala(m, chains = 4, init = spread, iter = 1000))
+  expect_true(all(old$acceptance < 0.05))
+  set.seed(1)
+  fit <- mala(m, chains = 4)
+  expect_identical(fit$auto$start, "mode")
+  expect_equal(unname(fit$settings$init), matrix(pm$mode, 4, m$d, byrow = TRUE),
+               tolerance = 1e-8)
+  expect_true(all(fit$acceptance > 0.3))
+  expect_lt(max(summary(fit)$statistics[, "rhat"]), 1.05)
+  expect_output(print(fit), "chains start at the posterior mode")
+  expect_gt(fit$auto$expected_seconds, 0)
+  # a run expected to be long says how long before it starts (the bar
+  # lowered to zero here: this one is short)
+  old_opt <- options(sgld.mala_announce_seconds = 0)
+  on.exit(options(old_opt))
+  expect_message(suppressWarnings(mala(m, iter = 200, chains = 2)), "mala\\(\\): about .* for 200 iterations of 2 chains")
+  options(old_opt)
+  # a chain that does not move is told to take a smaller step and to start
+  # at the mode, naming what the user did not set or what they gave
+  set.seed(2)
+  got <- with_warnings(mala(m, lr = 10, iter = 300, chains = 2))
+  expect_match(got$warnings, "did not move.*smaller `lr`.*start the chains at the posterior mode",
+               all = FALSE)
+  got <- with_warnings(mala(m, chains = 2, iter = 300, init = spread[1:2, ]))
+  expect_match(got$warnings, "did not move.*instead of the given `init`", all = FALSE)
+})
