@@ -84,7 +84,10 @@ test_that("an interrupt in the mode search stops it in C, and nothing is returne
     m <- model_logistic(X, rbinom(n, 1, plogis(X[, 1:5] %*% c(1, -1, 0.5, 0.5, 2))), prior = prior_normal(0, 10), prior_intercept = NULL)
     # the statement after the search in C marks it finished: with the
     # interrupt polled inside the search, it never runs
-    trace("posterior_mode", where = asNamespace("sgld"), print = FALSE, at = 8,
+    body_calls <- vapply(as.list(body(sgld:::posterior_mode)),
+                         function(e) paste(deparse(e), collapse = " "), "")
+    search_at <- grep("C_sgld_posterior_mode", body_calls)[1]
+    trace("posterior_mode", where = asNamespace("sgld"), print = FALSE, at = search_at + 1L,
           tracer = substitute(writeLines("finished", A), list(A = .(after))))
     writeLines("search", flag)
     tryCatch(sgld(m, chains = 1), interrupt = function(cond) "interrupted")

@@ -210,8 +210,9 @@ test_that("the former priors are an argument away, and the exact posterior names
   expect_error(model_mlp(y ~ x, data = handout, prior = prior_normal(0, 1, autoscale = TRUE)),
                "a network's prior is not autoscaled")
   expect_error(prior_exponential(-1), "`rate`")
+  # a constant response is named as the data problem it is, before autoscaling
   expect_error(model_linear(y ~ x, data = transform(handout, y = 1)),
-               "autoscaling divides by the sd of the response, which is 0")
+               "the response is 1 in every row")
 })
 
 test_that("models saved before the default changed keep their priors", {
