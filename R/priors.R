@@ -274,13 +274,23 @@ response_moments <- function(y) {
 column_stats <- function(X) {
   if (!is.null(attr(X, "moments"))) return(attr(X, "moments"))
   n <- nrow(X)
-  if (inherits(X, "Matrix")) {
-    mu <- as.double(Matrix::colMeans(X))
-    sd <- sqrt(pmax(as.double(Matrix::colSums(X * X)) - n * mu^2, 0) / (n - 1))
-  } else {
-    mu <- as.double(colMeans(X))
-    sd <- sqrt(as.double(colSums(sweep(X, 2L, mu)^2)) / (n - 1))
+  # Each column's non-zero values in row order, dense or sparse alike, so
+  # that the same data give the same priors to the last bit whatever their
+  # storage (and so the same draws); two passes over them, the squares taken
+  # about the mean (a year-valued column loses nothing to cancellation).
+  sparse <- inherits(X, "sparseMatrix")
+  if (sparse) X <- methods::as(methods::as(X, "CsparseMatrix"), "generalMatrix")
+  stats_of <- function(v) {
+    v <- v[v != 0]
+    mu <- sum(v) / n
+    c(mu, sum((v - mu)^2) + (n - length(v)) * mu^2)
   }
+  st <- vapply(seq_len(ncol(X)), function(j) {
+    stats_of(if (sparse) X@x[seq.int(X@p[j] + 1L, length.out = X@p[j + 1L] - X@p[j])]
+             else X[, j])
+  }, numeric(2))
+  mu <- st[1, ]
+  sd <- sqrt(st[2, ] / (n - 1))
   # a constant column (whose mean may round) has sd 0: rstanarm's rule then
   # leaves its prior's scale as given
   sd[sd <= 1e-7 * abs(mu)] <- 0
