@@ -16,6 +16,6 @@ for (name in c("concrete", "credit", "attrition", "churn")) {
     warned <<- c(warned, conditionMessage(w)); invokeRestart("muffleWarning") }))
   x <- as.matrix(fit)[, fit$model$names]
   cat(sprintf("%-10s n %5d batch %5d cv %d cpu %.2f min_ess %4.0f mean %.3f sd %.3f warnings %d\n", name, m$n,
-      as.integer(fit$auto$batch_size), fit$auto$control_variates, tm[1] + tm[2], min(summary(fit)$statistics[, "ess"]),
+      as.integer(fit$auto$batch_size), fit$auto$control_variates, tm[1] + tm[2], min(summary(fit)$statistics[, "n_eff"]),
       max(abs(colMeans(x) - ref$mean) / ref$sd), max(abs(apply(x, 2, sd) / ref$sd - 1)), length(warned)))
 }

@@ -61,7 +61,7 @@ test_that("mala(m) starts every chain at the mode, where over-dispersed starts g
   expect_equal(unname(fit$settings$init), matrix(pm$mode, 4, m$d, byrow = TRUE),
                tolerance = 1e-8)
   expect_true(all(fit$acceptance > 0.3))
-  expect_lt(max(summary(fit)$statistics[, "rhat"]), 1.05)
+  expect_lt(max(summary(fit)$statistics[, "Rhat"]), 1.05)
   expect_output(print(fit), "chains start at the posterior mode")
   expect_gt(fit$auto$expected_seconds, 0)
   # a run expected to be long says how long before it starts (the bar
