@@ -315,7 +315,7 @@ static double logistic_logprior(const void *data, const double *w) {
   double lp = 0.0;
   for (int j = 0; j < L->p; j++) {
     const double s = L->prior_scale[j], u = (w[j] - L->prior_loc[j]) / s;
-    if (!R_FINITE(s)) continue;   /* flat: the intercept's prior is the centred term */
+    if (!isfinite(s)) continue;   /* flat: the intercept's prior is the centred term */
     if (L->prior_type[j] == PRIOR_LAPLACE) lp += -fabs(u) - log(2.0 * s);
     else lp += -0.5 * u * u - log(s) - M_LN_SQRT_2PI;
   }
@@ -608,7 +608,7 @@ static double logistic_expected_logprior(const void *data, const double *mu, con
   double lp = 0.0;
   for (int j = 0; j < L->p; j++) {
     const double s = L->prior_scale[j], delta = mu[j] - L->prior_loc[j];
-    if (!R_FINITE(s)) continue;   /* flat */
+    if (!isfinite(s)) continue;   /* flat */
     if (L->prior_type[j] == PRIOR_LAPLACE) {
       const double u = delta / sd[j], dens = exp(-0.5 * u * u) / sqrt(2.0 * M_PI);
       const double below = 0.5 * erfc(u / M_SQRT2);         /* Phi(-u) */

@@ -108,7 +108,7 @@ static inline double coef_prior_log(const coef_prior *cp, const double *w) {
   double lp = 0.0;
   for (int j = 0; j < cp->p; j++) {
     const double s = cp->scale[j];
-    if (!R_FINITE(s)) continue;   /* flat */
+    if (!isfinite(s)) continue;   /* flat */
     const double z = (w[j] - cp->loc[j]) / s;
     lp += -0.5 * z * z - log(s) - M_LN_SQRT_2PI;
   }
@@ -135,7 +135,7 @@ static inline double coef_prior_expected(const coef_prior *cp, const double *mu,
   double lp = 0.0;
   for (int j = 0; j < cp->p; j++) {
     const double s = cp->scale[j];
-    if (!R_FINITE(s)) continue;
+    if (!isfinite(s)) continue;
     const double s2 = s * s, delta = mu[j] - cp->loc[j];
     lp += -0.5 * (delta * delta + sd[j] * sd[j]) / s2 - log(s) - M_LN_SQRT_2PI;
     g_mu[j] -= delta / s2;
