@@ -9,7 +9,8 @@
 # With --bench, also what `make bench` needs: Stan's NUTS (r-cran-rstan, and
 # r-cran-bh: without Boost's headers rstan cannot compile a model; Debian's
 # r-cran-bh is libboost-dev, whose headers bench/sv.R and data-raw/sv-reference.R
-# point rstan to),
+# point rstan to), rstanarm for the stored stan_glm()/stan_glmer() references
+# (data-raw/) and glmnet for the sparse benchmark,
 # PyTorch (python3-torch, under /usr/bin/python3), GNU time for peak memory
 # gcc for the C floor programs and Fashion-MNIST (dataset-fashion-mnist).
 #
@@ -18,12 +19,12 @@
 # chromedriver, and Python 3 for the check.
 set -euo pipefail
 
-r_pkgs="coda testthat knitr rmarkdown mvtnorm roxygen2 loo rstantools generics posterior future bigmemory nnet modeldata stochvol lme4"
-debs="r-cran-rcpp r-cran-rcpparmadillo r-cran-coda r-cran-loo r-cran-rstantools r-cran-generics r-cran-callr r-cran-future r-cran-bigmemory r-cran-nnet r-cran-modeldata r-cran-fastica r-cran-posterior r-cran-bayesplot r-cran-testthat r-cran-knitr r-cran-rmarkdown r-cran-mvtnorm r-cran-roxygen2 r-cran-lme4 pandoc qpdf tidy make"
+r_pkgs="coda testthat knitr rmarkdown mvtnorm roxygen2 loo rstantools generics posterior future bigmemory nnet modeldata stochvol lme4 parallelly"
+debs="r-cran-rcpp r-cran-rcpparmadillo r-cran-coda r-cran-loo r-cran-rstantools r-cran-generics r-cran-callr r-cran-future r-cran-bigmemory r-cran-nnet r-cran-modeldata r-cran-fastica r-cran-posterior r-cran-bayesplot r-cran-testthat r-cran-knitr r-cran-rmarkdown r-cran-mvtnorm r-cran-roxygen2 r-cran-lme4 r-cran-parallelly pandoc qpdf tidy make"
 tools="pandoc qpdf tidy make"
 if [ "${1:-}" = "--bench" ]; then
-  r_pkgs="$r_pkgs rstan"
-  debs="$debs r-cran-rstan r-cran-bh python3-torch time gcc dataset-fashion-mnist"
+  r_pkgs="$r_pkgs rstan rstanarm glmnet"
+  debs="$debs r-cran-rstan r-cran-rstanarm r-cran-glmnet r-cran-bh python3-torch time gcc dataset-fashion-mnist"
   tools="$tools gcc"
   [ -x /usr/bin/time ] || tools="$tools /usr/bin/time"
   /usr/bin/python3 -c 'import torch' 2>/dev/null || tools="$tools python3-torch"
