@@ -44,7 +44,7 @@ run_cases <- function(seed, first, last) {
   dir.create(fbm_dir)
   fbm_cache <- file.path(fbm_dir, "cache")
   options(sgld.cache_dir = fbm_cache)
-  fbm <- bigmemory::as.big.matrix(cbind(1, df$x, y = rep(0:1, 20)), backingfile = "f.bin",
+  fbm <- bigmemory::as.big.matrix(cbind(`(Intercept)` = 1, x = df$x, y = rep(0:1, 20)), backingfile = "f.bin",
                                   descriptorfile = "f.desc", backingpath = fbm_dir)
   models$file <- model_logistic(fbm, y = 3)
   rows_args <- list(float = 0L, n = 40, ncol = 3L, cols = 0:1, ycol = 2L, y = df$y, binary = 1L)
@@ -108,7 +108,7 @@ run_cases <- function(seed, first, last) {
     dir <- tempfile("sgld-fz-")
     dir.create(dir)
     options(sgld.cache_dir = file.path(dir, "cache"))
-    bm <- bigmemory::as.big.matrix(cbind(1, df$x, y = rep(0:1, 20)), backingfile = "f.bin",
+    bm <- bigmemory::as.big.matrix(cbind(`(Intercept)` = 1, x = df$x, y = rep(0:1, 20)), backingfile = "f.bin",
                                    descriptorfile = "f.desc", backingpath = dir)
     list(model = model_logistic(bm, y = 3), source = file.path(dir, "f.bin"))
   }

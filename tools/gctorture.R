@@ -62,7 +62,7 @@ models$compiled <- plugin$poisson_model(cbind(1, df$x), counts)
 fbm_dir <- tempfile("sgld-fbm-")
 dir.create(fbm_dir)
 options(sgld.cache_dir = file.path(fbm_dir, "cache"))
-fbm <- bigmemory::as.big.matrix(cbind(1, df$x, y = rep(0:1, 10)), backingfile = "f.bin",
+fbm <- bigmemory::as.big.matrix(cbind(`(Intercept)` = 1, x = df$x, y = rep(0:1, 10)), backingfile = "f.bin",
                                 descriptorfile = "f.desc", backingpath = fbm_dir)
 models$file <- model_logistic(fbm, y = 3)
 # A call may have a "before" function, run before each of its two calls:
@@ -165,8 +165,7 @@ for (rule in list(precond_rmsprop(), opt_adam(),
 # and on the Poisson model, beside a fixed preconditioner's steps
 for (nm in c("counts", "poisson")) {
   m <- models[[nm]]
-  rows <- if (nm == "counts") sgld:::model_coordinate_rows.sgld_model_logistic(m, 2)
-          else sgld:::model_coordinate_rows.default(m, 2)
+  rows <- sgld:::model_coordinate_rows.default(m, 2)   # sparse or dense rows alike
   s <- sgld:::run_settings(m, lr = 1e-3, batch_size = m$n, iter = 20, burnin = 5, thin = 2,
                            temperature = 1, chains = 2, init = NULL, replace = FALSE,
                            clip = NULL, rule = sgld:::update_rule("precond", "p",

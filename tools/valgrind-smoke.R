@@ -15,7 +15,7 @@ print(posterior_mode(m, covariance = TRUE)$passes)
 z <- .Call(sgld:::C_sgld_rng_draws, 1e5, 0L, 0, 2L)
 z <- .Call(sgld:::C_sgld_streams, 4L)
 options(sgld.cache_dir = file.path(tempdir(), "cache"))
-fbm <- bigmemory::as.big.matrix(cbind(1, matrix(rnorm(600), 300), y = rep(0:1, 150)),
+fbm <- bigmemory::as.big.matrix(cbind(`(Intercept)` = 1, matrix(rnorm(600), 300), y = rep(0:1, 150)),
                                 backingfile = "f.bin", descriptorfile = "f.desc",
                                 backingpath = tempdir())
 fm <- model_logistic(fbm, y = "y")
