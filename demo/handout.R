@@ -5,14 +5,16 @@ library(sgld)
 m <- model_linear(y ~ x, data = handout, prior = prior_nig())
 ex <- linear_exact_posterior(m)
 # The exact mode is reported on the sampler's scale (log sigma2), where SGD
-# converges; map it back so it can sit next to coef(), which uses sigma2.
+# converges; map it back so it can sit next to SGD's last iterate, which
+# as.matrix() gives on the user's scale (sigma2).
 mode_user <- c(ex$mode[seq_len(m$p)], sigma2 = exp(ex$mode[["log_sigma2"]]))
 
 ## SGD from the handout's deliberately poor start.
 start <- c(1.1, -2, 1)
 set.seed(2023)
 fit_sgd <- sgd(m, lr = 1e-5, batch_size = 100, iter = 1000, init = start)
-print(cbind(sgd = coef(fit_sgd), exact_mode = mode_user), digits = 4)
+sgd_path <- as.matrix(fit_sgd)[, m$names]   # without the derived sigma
+print(cbind(sgd = sgd_path[nrow(sgd_path), ], exact_mode = mode_user), digits = 4)
 
 ## SGLD. A tiny constant learning rate keeps the minibatch part of the
 ## gradient noise small next to the injected noise (2 * lr per coordinate),
@@ -29,7 +31,7 @@ out <- file.path(getwd(), "sgld-demo.png")
 grDevices::png(out, width = 1500, height = 900, res = 120)
 op <- par(mfrow = c(2, 3), mar = c(4.2, 4.2, 2.5, 1))
 # Prepend the start so the traces show where SGD set off from.
-path <- rbind(start, as.matrix(fit_sgd))
+path <- rbind(start, sgd_path)
 draws <- as.matrix(fit_sgld)
 for (p in m$names) {
   plot(0:1000, path[, p], type = "l", xlab = "iteration", ylab = p,
