@@ -6,8 +6,9 @@
 # (NULL: all rows) and calls the user's function. Its calling handlers record
 # an error or an interrupt in the model's `bridge` environment and leave by
 # the abort restart, which ends silently at that top level, where C finds the
-# record; warnings are muffled and counted there, to be re-issued when the
-# engine returns (report_callbacks()).
+# record. C holds interrupts until the handlers are set; the caller then
+# allows them (sgld_allow_interrupts()). Warnings are muffled and counted
+# there, to be re-issued when the engine returns (report_callbacks()).
 
 make_callers <- function(model) {
   take <- batch_taker(model$data)
@@ -36,26 +37,31 @@ data_caller <- function(f, name, take, bridge) {
   force(take)
   on_warning <- warning_collector(name, bridge)
   failed <- failure_recorder(name, bridge)
-  function(w, idx) withCallingHandlers(f(w, take(idx)), warning = on_warning,
-                                       error = failed, interrupt = failed)
+  function(w, idx) withCallingHandlers({
+    .Call(C_sgld_allow_interrupts)
+    f(w, take(idx))
+  }, warning = on_warning, error = failed, interrupt = failed)
 }
 
 prior_caller <- function(f, name, bridge) {
   if (is.null(f)) return(NULL)
   on_warning <- warning_collector(name, bridge)
   failed <- failure_recorder(name, bridge)
-  function(w) withCallingHandlers(f(w), warning = on_warning, error = failed,
-                                  interrupt = failed)
+  function(w) withCallingHandlers({
+    .Call(C_sgld_allow_interrupts)
+    f(w)
+  }, warning = on_warning, error = failed, interrupt = failed)
 }
 
 failure_recorder <- function(name, bridge) {
   force(name)
   force(bridge)
-  function(e) {
+  # a second interrupt must not cut the record short
+  function(e) suspendInterrupts({
     bridge$failure <- list(fun = name, message = conditionMessage(e),
                            interrupt = inherits(e, "interrupt"))
     invokeRestart("abort")
-  }
+  })
 }
 
 # Warnings become errors under options(warn = 2), as they would outside the

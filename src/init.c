@@ -21,6 +21,7 @@ SEXP sgld_streams(SEXP chains);
 SEXP sgld_state_sizes(SEXP model, SEXP rule, SEXP gradient, SEXP gradient_opts);
 SEXP sgld_file_rows(SEXP args);
 SEXP sgld_rows_lost_since(void);
+SEXP sgld_allow_interrupts(void);
 SEXP sgld_stack_rows(SEXP X, SEXP y);
 SEXP sgld_float_rows(SEXP z);
 SEXP sgld_schedule_values(SEXP spec, SEXP t, SEXP total);
@@ -56,6 +57,7 @@ static const R_CallMethodDef call_methods[] = {
   CALLDEF(sgld_state_sizes, 4),
   CALLDEF(sgld_file_rows, 1),
   CALLDEF(sgld_rows_lost_since, 0),
+  CALLDEF(sgld_allow_interrupts, 0),
   CALLDEF(sgld_stack_rows, 2),
   CALLDEF(sgld_float_rows, 1),
   CALLDEF(sgld_schedule_values, 3),

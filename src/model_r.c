@@ -30,6 +30,7 @@
 #include <stdio.h>
 #include <R.h>
 #include "sgld.h"
+#include <R_ext/GraphicsEngine.h>   /* R_interrupts_suspended, as devices use it */
 
 enum { F_GRAD_LOGLIK = 0, F_LOGLIK = 1, F_GRAD_LOGPRIOR = 2, F_LOGPRIOR = 3, N_FUNS = 4 };
 static const char *const fun_names[N_FUNS] = {"grad_loglik", "loglik", "grad_logprior",
@@ -94,6 +95,9 @@ static SEXP row_index(r_model *R, const R_xlen_t *idx, R_xlen_t m) {
   return R->idx;
 }
 
+/* set while call_r() holds interrupts for a caller (main thread only) */
+static int holding_interrupts = 0;
+
 static void check_interrupt_fn(void *unused) {
   (void) unused;
   R_CheckUserInterrupt();
@@ -126,7 +130,19 @@ static SEXP call_r(r_model *R, int f, const double *w, SEXP rows) {
   SETCADR(call, wv);
   if (f == F_GRAD_LOGLIK || f == F_LOGLIK) SETCADDR(call, rows);
   eval_job job = {call, R->holder};
+  /* The caller's handlers are not yet set while R evaluates the caller's
+     own first lines; an interrupt taken there would leave by a jump nothing
+     recorded (seen once in CI: a SIGINT to a future worker reported as a
+     failed `grad_logprior`). So interrupts wait until the caller has set its
+     handlers and allows them (sgld_allow_interrupts() below); one that came
+     meanwhile is then delivered there, to the handlers. */
+  Rboolean suspended = R_interrupts_suspended;
+  int was_holding = holding_interrupts;
+  R_interrupts_suspended = TRUE;
+  holding_interrupts = 1;
   Rboolean finished = R_ToplevelExec(eval_body, &job);
+  holding_interrupts = was_holding;
+  R_interrupts_suspended = suspended;
   SETCADR(call, R_NilValue);
   if (f == F_GRAD_LOGLIK || f == F_LOGLIK) SETCADDR(call, R_NilValue);
   if (!finished) {
@@ -140,6 +156,19 @@ static SEXP call_r(r_model *R, int f, const double *w, SEXP rows) {
     return NULL;
   }
   return VECTOR_ELT(R->holder, 0);
+}
+
+/* Called by a caller once its handlers are set (R/model-custom-bridge.R):
+   ends the hold call_r() began, which restores the former state when the
+   caller returns. Outside call_r() (a caller run from R) it does nothing, so
+   that it cannot undo a suspension of the user's. */
+SEXP sgld_allow_interrupts(void) {
+  if (holding_interrupts) {
+    holding_interrupts = 0;
+    R_interrupts_suspended = FALSE;
+    if (R_interrupts_pending) R_CheckUserInterrupt();
+  }
+  return R_NilValue;
 }
 
 static const char *what_type(SEXP x) {

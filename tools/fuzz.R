@@ -279,6 +279,7 @@ run_cases <- function(seed, first, last) {
         codes = {
           .Call(sgld:::C_sgld_codes)
           .Call(sgld:::C_sgld_rows_lost_since)
+          .Call(sgld:::C_sgld_allow_interrupts)
           .Call(sgld:::C_sgld_code_of, sample(c(names(sgld:::engine_codes()), "x"), 1), draw())
         },
         predict = {

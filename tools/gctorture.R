@@ -78,6 +78,7 @@ calls[["file rows"]] <- structure(list(sgld:::C_sgld_file_rows, rows_args), befo
 })
 calls[["file rows found"]] <- list(sgld:::C_sgld_file_rows, rows_args)
 calls[["rows lost"]] <- list(sgld:::C_sgld_rows_lost_since)
+calls[["allow interrupts"]] <- list(sgld:::C_sgld_allow_interrupts)
 # a copy removed while this process maps it: the run reads the mapping
 # (mmap.c, kept_mapping()); a model of its own, in its own cache directory
 options(sgld.cache_dir = file.path(fbm_dir, "cache2"))
