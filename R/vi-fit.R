@@ -190,12 +190,13 @@ vi_warnings <- function(fit) {
                             "correlations are the cause)"), ".")
   if (length(off)) {
     warning(label, ": importance sampling of q's draws (Pareto k-hat ",
-            paste(format(kh$khat[off], digits = 2), collapse = ", "), ", reliable below 0.7) ",
+            paste(format(kh$khat[off], digits = 2), collapse = ", "), ", below 0.7) ",
             "moves its means by up to ", format(max(kh$mean_shift[off]), digits = 2),
             " of the corrected sds and puts its sds at ",
             format(min(kh$sd_ratio_min[off]), digits = 2), " to ",
             format(max(kh$sd_ratio_max[off]), digits = 2), " of the corrected ones: q is ",
-            "further from this posterior than 0.15 sd and 10%. ", remedy, call. = FALSE)
+            "further from this posterior than 0.15 sd and 10%, by at least that much (the ",
+            "corrected moments come from q's own draws). ", remedy, call. = FALSE)
   }
   if (length(bad)) {
     warning(label, ": Pareto k-hat of the importance ratios is ",
