@@ -2,7 +2,7 @@
 # (src/codes.c): read once per session from the engine, never written twice.
 # Each element is a character vector in code order, so element k + 1 names
 # code k; `metrics` holds each model type's held-out metrics, `rules` the
-# update rules.
+# update rules, `limits` the largest values C takes for some arguments.
 engine_codes <- local({
   cached <- NULL
   function() {

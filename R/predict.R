@@ -142,8 +142,9 @@ model_predict.default <- function(model, object, newdata, type, draws, ndraws, t
   X <- design_for_newdata(model, newdata)   # with the rows' offsets, if any
   off <- attr(X, "offset")
   storage.mode(X) <- "double"
-  code <- if (type == "link") 0L else match(link, c("identity", "logit", "log")) - 1L
-  out <- .Call(C_sgld_predict, X, use$chains, use$pick, off, code, draws, as.integer(threads))
+  inverse_link <- if (type == "link") "identity" else link
+  out <- .Call(C_sgld_predict, X, use$chains, use$pick, off, inverse_link, draws,
+               as.integer(threads))
   if (type == "class") {
     cls <- function(p) factor(model$labels[1 + (p > 0.5)], levels = model$labels)
     out <- if (draws) matrix(as.character(cls(out)), nrow(out)) else cls(out)

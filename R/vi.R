@@ -229,7 +229,7 @@ bbb <- function(model, lr = "auto", batch_size = NULL, iter = "auto", ...,
   start <- proc.time()[["elapsed"]]
   family <- check_choice(family, c("meanfield", "fullrank"), "family")
   label <- vi_label(family)
-  check_count(samples, "samples", lower = 1, upper = 1e6)
+  check_count(samples, "samples", lower = 1, upper = engine_codes()$limits[["vi_samples"]])
   check_count(draws, "draws", lower = 1, upper = 1e7)
   check_count(elbo_draws, "elbo_draws", lower = 0, upper = 1e6)
   check_count(chains, "chains", lower = 1, upper = 1000)

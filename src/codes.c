@@ -27,6 +27,9 @@ static const char *const moment_scale_names[] = {
   [MOMENT_IDENTITY] = "identity", [MOMENT_EXP] = "exp", [MOMENT_TANH] = "tanh",
   [MOMENT_EXP_PLUS2] = "exp_plus2", NULL
 };
+static const char *const link_names[] = {
+  [LINK_IDENTITY] = "identity", [LINK_LOGIT] = "logit", [LINK_LOG] = "log", NULL
+};
 static const char *const status_names[] = {
   [STATUS_DONE] = "done", [STATUS_NONFINITE_PARAMETER] = "nonfinite_parameter",
   [STATUS_NONFINITE_GRADIENT] = "nonfinite_gradient", [STATUS_INTERRUPTED] = "interrupted",
@@ -48,6 +51,7 @@ static const name_table tables[] = {
   [CODES_BURNIN] = {"burnin", "burn-in mode", burnin_names},
   [CODES_THIN] = {"thin", "thinning mode", thin_names},
   [CODES_MOMENT_SCALE] = {"moment_scale", "moment scale", moment_scale_names},
+  [CODES_LINK] = {"link", "link", link_names},
   {"status", "chain status", status_names},
   {"diagnostics", "diagnostics column", diagnostic_names},
 };
@@ -85,6 +89,10 @@ int *list_codes(SEXP list, const char *name, R_xlen_t len, code_table table) {
   return codes;
 }
 
+int name_code(SEXP name, code_table table) {
+  return code_of(&tables[table], name);
+}
+
 int list_code(SEXP list, const char *name, code_table table) {
   return code_of(&tables[table], list_elt(list, name));
 }
@@ -118,12 +126,21 @@ static SEXP metric_names(void) {
   return out;
 }
 
+/* the limits C holds the user's arguments to, named */
+static SEXP limits(void) {
+  SEXP out = PROTECT(allocVector(INTSXP, 1));
+  INTEGER(out)[0] = VI_MAX_SAMPLES;
+  setAttrib(out, R_NamesSymbol, mkString("vi_samples"));
+  UNPROTECT(1);
+  return out;
+}
+
 /* Every name R and C share, each character vector in code order (element
-   k + 1 names code k), and the metrics' names by model type, for R to read
-   once per session. */
+   k + 1 names code k), the metrics' names by model type and the limits, for
+   R to read once per session. */
 SEXP sgld_codes(void) {
-  SEXP out = PROTECT(allocVector(VECSXP, N_TABLES + 2));
-  SEXP keys = PROTECT(allocVector(STRSXP, N_TABLES + 2));
+  SEXP out = PROTECT(allocVector(VECSXP, N_TABLES + 3));
+  SEXP keys = PROTECT(allocVector(STRSXP, N_TABLES + 3));
   for (int t = 0; t < N_TABLES; t++) {
     SET_VECTOR_ELT(out, t, names_vector(tables[t].names));
     SET_STRING_ELT(keys, t, mkChar(tables[t].key));
@@ -132,6 +149,8 @@ SEXP sgld_codes(void) {
   SET_STRING_ELT(keys, N_TABLES, mkChar("metrics"));
   SET_VECTOR_ELT(out, N_TABLES + 1, names_from(update_rule_name));
   SET_STRING_ELT(keys, N_TABLES + 1, mkChar("rules"));
+  SET_VECTOR_ELT(out, N_TABLES + 2, limits());
+  SET_STRING_ELT(keys, N_TABLES + 2, mkChar("limits"));
   setAttrib(out, R_NamesSymbol, keys);
   UNPROTECT(2);
   return out;

@@ -95,7 +95,8 @@ static const void *vi_build(SEXP opts, const sgld_model *model, int fullrank) {
   vi_opts *o = (vi_opts *) R_alloc(1, sizeof *o);
   o->fullrank = fullrank;
   o->samples = list_int(opts, "samples");
-  if (o->samples < 1 || o->samples > 1000000) error("internal: vi needs 1 <= samples <= 10^6");
+  if (o->samples < 1 || o->samples > VI_MAX_SAMPLES)
+    error("internal: vi needs 1 <= samples <= %d", VI_MAX_SAMPLES);
   o->n_scale = scale_count(d, fullrank);
   o->p = (size_t) d + o->n_scale;
   o->scale_init = list_doubles(opts, "scale_init", (R_xlen_t) o->n_scale);

@@ -154,26 +154,21 @@ static void read_draws(SEXP chains, SEXP pick, int p, pred_draws *D) {
 /*
  * X: n x p design (double matrix); chains: list of draws matrices whose first
  * p columns are the coefficients; pick: NULL or 1-based pooled indices of the
- * draws to use; offset: NULL or n numbers; link: the inverse link applied to each
- * linear predictor (PRED_IDENTITY, PRED_LOGIT: probabilities, PRED_LOG: means
- * exp(eta));
+ * draws to use; offset: NULL or n numbers; link: the name of the inverse link
+ * applied to each linear predictor ("identity"; "logit": probabilities;
+ * "log": means exp(eta));
  * keep: TRUE for the n x draws matrix instead of the mean over draws.
  */
-enum { PRED_IDENTITY = 0, PRED_LOGIT = 1, PRED_LOG = 2 };
-
-SEXP sgld_predict(SEXP X, SEXP chains, SEXP pick, SEXP offset, SEXP link_code,
+SEXP sgld_predict(SEXP X, SEXP chains, SEXP pick, SEXP offset, SEXP link_name,
                   SEXP keep_flag, SEXP threads) {
   if (!isReal(X) || !isMatrix(X)) error("`X` must be a double matrix");
   const R_xlen_t n = nrows(X);
   const int p = ncols(X);
-  if (!isInteger(link_code) || XLENGTH(link_code) != 1 || INTEGER(link_code)[0] < PRED_IDENTITY
-      || INTEGER(link_code)[0] > PRED_LOG)
-    error("`link` must be 0 (identity), 1 (logit) or 2 (log)");
   if (!isLogical(keep_flag) || XLENGTH(keep_flag) != 1 || LOGICAL(keep_flag)[0] == NA_LOGICAL)
     error("`keep` must be TRUE or FALSE");
   if (!isInteger(threads) || XLENGTH(threads) != 1 || INTEGER(threads)[0] < 1)
     error("`threads` must be a positive integer");
-  const int link = INTEGER(link_code)[0], keep = LOGICAL(keep_flag)[0];
+  const int link = name_code(link_name, CODES_LINK), keep = LOGICAL(keep_flag)[0];
   int nth = INTEGER(threads)[0];
 #ifndef _OPENMP
   nth = 1;
@@ -225,9 +220,9 @@ SEXP sgld_predict(SEXP X, SEXP chains, SEXP pick, SEXP offset, SEXP link_code,
         const R_xlen_t i = i0 + r;
         linear_row(col + start[i], val + start[i], (int) (start[i + 1] - start[i]),
                    off ? off[i] : 0.0, Wb, eta);
-        if (link == PRED_LOG) {
+        if (link == LINK_LOG) {
           for (int b = 0; b < nb; b++) eta[b] = exp(eta[b]);
-        } else if (link == PRED_LOGIT) {
+        } else if (link == LINK_LOGIT) {
           /* 1 / (1 + exp(-eta)) as R's plogis computes it (exp(-eta) may be
              Inf, giving 0); the division in a loop of its own, which the
              compiler vectorizes */

@@ -523,7 +523,7 @@ double score_lambda_max(const sgld_model *model, const double *w, const R_xlen_t
 /* ---------------------------------------------------- shared codes -- */
 
 /* Every code R and C share has its name in one table in codes.c. R passes
-   names (schedule$type, clip_type, burnin_mode, thin_mode), which C turns
+   names (schedule$type, clip_type, burnin_mode, thin_mode, a link), which C turns
    into these codes; the codes C reports back (a chain's status, the columns
    of a diagnostics row) R reads by the names sgld_codes() returns. */
 enum { BURNIN_COUNT, BURNIN_THRESHOLD, BURNIN_MODES };
@@ -535,13 +535,19 @@ enum { STATUS_DONE, STATUS_NONFINITE_PARAMETER, STATUS_NONFINITE_GRADIENT,
    logarithm), tanh (a correlation sampled as atanh), 2 + exp (degrees of
    freedom above 2 sampled as log(nu - 2)) */
 enum { MOMENT_IDENTITY, MOMENT_EXP, MOMENT_TANH, MOMENT_EXP_PLUS2, MOMENT_SCALES };
+/* limits R checks the user's arguments against (sgld_codes()$limits) */
+#define VI_MAX_SAMPLES 1000000   /* Monte Carlo draws per ELBO gradient */
+/* the inverse link predictions apply to a linear predictor */
+enum { LINK_IDENTITY, LINK_LOGIT, LINK_LOG, LINKS };
 /* the columns of one row of diagnostics, in order */
 enum { DIAG_ITERATION, DIAG_ETA, DIAG_ALPHA, DIAG_VAR_INJECTED, DIAG_VAR_GRADIENT,
        DIAG_REJECTION, DIAG_COLS };
 
 /* the tables R passes names from */
 typedef enum { CODES_SCHEDULE, CODES_CLIP, CODES_BURNIN, CODES_THIN, CODES_MOMENT_SCALE,
-               CODES_INPUT_TABLES } code_table;
+               CODES_LINK, CODES_INPUT_TABLES } code_table;
+/* the code of the one name `name` (a character vector of length 1) */
+int name_code(SEXP name, code_table table);
 /* the code of the name held in list$name; an internal R error if that is
    not a name in the table */
 int list_code(SEXP list, const char *name, code_table table);

@@ -284,7 +284,7 @@ run_cases <- function(seed, first, last) {
         },
         predict = {
           a <- list(X = cbind(1, rnorm(6)), chains = list(matrix(rnorm(10), 5)), pick = c(1, 4),
-                    offset = NULL, link = 1L, keep = FALSE, threads = 1L)
+                    offset = NULL, link = "logit", keep = FALSE, threads = 1L)
           a <- mutate(a, sample(1:3, 1))
           do.call(.Call, c(list(sgld:::C_sgld_predict), unname(a)))
         },

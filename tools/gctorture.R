@@ -223,9 +223,9 @@ calls[["code of"]] <- list(sgld:::C_sgld_code_of, "schedule", "piecewise")
 calls[["rng"]] <- list(sgld:::C_sgld_rng_draws, 10, 0L, 0, 2L)
 calls[["predict"]] <- list(sgld:::C_sgld_predict, cbind(1, df$x[1:7]),
                            list(matrix(rnorm(6), 3), matrix(rnorm(8), 4)), c(1, 5, 7),
-                           rnorm(7), 1L, FALSE, 1L)
+                           rnorm(7), "logit", FALSE, 1L)
 calls[["predict draws"]] <- list(sgld:::C_sgld_predict, cbind(1, df$x[1:7]),
-                                 list(matrix(rnorm(6), 3)), NULL, NULL, 2L, TRUE, 2L)
+                                 list(matrix(rnorm(6), 3)), NULL, NULL, "log", TRUE, 2L)
 calls[["model info"]] <- list(sgld:::C_sgld_model_info, models$negbin)
 calls[["pointwise loglik"]] <- list(sgld:::C_sgld_pointwise_loglik, models$negbin,
                                 matrix(rnorm(3 * models$negbin$d), models$negbin$d), 2L)

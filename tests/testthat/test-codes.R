@@ -15,13 +15,32 @@ expect_round_trip <- function(table) {
 
 test_that("the engine reports every table once, as character vectors", {
   cd <- codes()
-  expect_identical(names(cd), c("schedule", "clip", "burnin", "thin", "moment_scale", "status",
-                                "diagnostics", "metrics", "rules"))
-  for (nm in setdiff(names(cd), "metrics")) {
+  expect_identical(names(cd), c("schedule", "clip", "burnin", "thin", "moment_scale", "link",
+                                "status", "diagnostics", "metrics", "rules", "limits"))
+  for (nm in setdiff(names(cd), c("metrics", "limits"))) {
     expect_type(cd[[nm]], "character")
     expect_false(anyDuplicated(cd[[nm]]) > 0, label = nm)
   }
   expect_identical(cd, .Call(sgld:::C_sgld_codes))
+})
+
+test_that("predict() names its inverse link as C knows it, and C holds R's limits", {
+  expect_round_trip("link")
+  expect_setequal(codes()$link, c("identity", "logit", "log"))
+  X <- cbind(1, c(-1, 0, 2))
+  draws <- list(matrix(c(0.5, 1, -0.5, 2), 2))   # 2 draws of 2 coefficients
+  eta <- X %*% t(draws[[1]])
+  for (link in codes()$link) {
+    inverse <- switch(link, identity = identity, logit = stats::plogis, log = exp)
+    expect_equal(.Call(sgld:::C_sgld_predict, X, draws, NULL, NULL, link, TRUE, 1L),
+                 unname(inverse(eta)), tolerance = 1e-14, label = link)
+  }
+  expect_error(.Call(sgld:::C_sgld_predict, X, draws, NULL, NULL, "probit", FALSE, 1L),
+               "internal: unknown link 'probit'")
+  limit <- codes()$limits[["vi_samples"]]
+  expect_identical(limit, 1000000L)
+  m <- handout_model()
+  expect_error(bbb(m, samples = limit + 1), "samples")
 })
 
 test_that("every schedule kind R makes is one C knows, and back", {
