@@ -67,7 +67,7 @@ NULL
 # The arguments the formula face hands to the model's function.
 formula_model_args <- c("data", "family", "weights", "offset", "subset", "na.action",
                         "prior", "prior_intercept", "prior_aux", "prior_overdispersion", "sparse",
-                        "storage")
+                        "storage", "prior_covariance")
 
 is_formula <- function(x) inherits(x, "formula")
 
@@ -97,19 +97,22 @@ formula_face <- function(sampler, call, env) {
   vi <- identical(sampler, bbb)
   family <- if ("family" %in% names(args)) eval(args$family, env) else stats::gaussian()
   kind <- formula_family(family)
-  builder <- switch(kind, gaussian = model_linear, binomial = model_logistic,
+  multilevel <- has_group_terms(eval(args$model, env))
+  builder <- if (multilevel) model_glmer else switch(kind, gaussian = model_linear, binomial = model_logistic,
                     poisson = model_poisson, negbin = model_negbin)
-  builder_name <- switch(kind, gaussian = "model_linear", binomial = "model_logistic",
+  builder_name <- if (multilevel) "model_glmer" else switch(kind, gaussian = "model_linear", binomial = "model_logistic",
                          poisson = "model_poisson", negbin = "model_negbin")
   given <- intersect(names(args), setdiff(formula_model_args, "family"))
-  accepted <- names(formals(utils::getS3method(builder_name, "formula")))
+  accepted <- names(formals(if (multilevel) model_glmer
+                            else utils::getS3method(builder_name, "formula")))
+  if (multilevel && "family" %in% names(args)) given <- c(given, "family")
   foreign <- setdiff(given, accepted)
   if (length(foreign))
     abort("`", foreign[1], "` is not an argument of ", builder_name, "(), the model of `family` ",
-          kind, "; its arguments are ",
+          kind, if (multilevel) " with random-effect terms", "; its arguments are ",
           paste0("`", setdiff(accepted, c("x", "...")), "`", collapse = ", "), ".")
   model <- tryCatch(
-    eval(as.call(c(list(builder, x = args$model), args[given])), env),
+    eval(as.call(c(list(builder, args$model), args[given])), env),
     error = function(e)
       abort(gsub("`x`", "the formula (`model`)", conditionMessage(e), fixed = TRUE)))
   run_args <- args[setdiff(names(args), c("model", formula_model_args, "vi_family"))]
@@ -122,6 +125,9 @@ formula_face <- function(sampler, call, env) {
   if (!is.null(fit$call) || inherits(fit, "sgld_fit")) fit$call <- call
   fit
 }
+
+# Does the formula hold lme4's random-effect terms, (1 | g)?
+has_group_terms <- function(f) inherits(f, "formula") && !is.null(lme4::findbars(f))
 
 # The kind of model a glm() family asks for, or an error naming `family`.
 formula_family <- function(family) {
