@@ -181,8 +181,10 @@ with_group_options <- function(object, ...) {
   dots <- list(...)
   known <- c("re.form", "allow.new.levels")
   if (!inherits(object$model, "sgld_model_glmm") || length(setdiff(names(dots), known)) ||
-      (length(dots) && is.null(names(dots))))
-    return(check_dots_empty(...))
+      (length(dots) && is.null(names(dots)))) {
+    check_dots_empty(...)
+    return(object)
+  }
   re_form <- dots$re.form
   if (!is.null(re_form) && !(length(re_form) == 1L && is.na(re_form)) &&
       !(inherits(re_form, "formula") && is.null(lme4::findbars(re_form)) &&
