@@ -44,6 +44,29 @@
 #' defaults (autoscaled, with the intercept's prior on centred predictors;
 #' see [prior_normal()]), the same for the model-first functions and this
 #' face. [prior_summary()][prior_summary.sgld_fit] prints them.
+#' @section Multilevel models:
+#' A formula with lme4's random-effect terms builds [model_glmer()], the
+#' multilevel model, with stan_glmer's default priors:
+#' \tabular{ll}{
+#'   term \tab group effects \cr
+#'   `(1 | g)` \tab an intercept per level of `g` \cr
+#'   `(1 + x | g)` or `(x | g)` \tab an intercept and a slope of `x` per level, correlated \cr
+#'   `(x || g)` \tab the same, uncorrelated (two terms, `(1 | g)` and `(0 + x | g)`) \cr
+#'   `(0 + x | g)` \tab a slope per level, no intercept \cr
+#'   `(1 | a) + (1 | b)` \tab crossed groups: an effect of each \cr
+#'   `(1 | a/b)` \tab `b` nested in `a`: the terms `(1 | a)` and `(1 | a:b)`
+#' }
+#' They are read by lme4's parser (`lme4::lFormula()`), so they mean what
+#' they mean in `lme4::glmer()` and rstanarm's `stan_glmer()`. Families:
+#' gaussian, binomial (0/1, a factor, or `cbind(events, nonevents)`) and
+#' poisson (exposure as an `offset()` term of the formula); the negative
+#' binomial is an error. The model's arguments are `data`, `family`,
+#' `prior`, `prior_intercept`, `prior_aux` and `prior_covariance`
+#' ([prior_decov()]); `weights`, `subset` and `offset =` are not taken
+#' (an error names them). Every variable must be a column of `data` with
+#' no missing value; a factor with many levels on the left of a bar, or a
+#' grouping factor with one level, is an error. Methods: see
+#' [fixef()][fixef.sgld_fit].
 #' @seealso [glm()], whose `family`, `weights`, `offset`, `subset` and
 #'   `na.action` these follow.
 #' @name sgld_formula
@@ -62,6 +85,13 @@
 #' d2 <- data.frame(x = rnorm(100), t = runif(100, 1, 3))
 #' d2$k <- rpois(100, d2$t * exp(0.5 * d2$x))
 #' fit3 <- sgld(k ~ x, data = d2, family = poisson(), offset = log(t), subset = x > -2)
+#' # a multilevel model: lme4's syntax
+#' if (requireNamespace("lme4", quietly = TRUE)) {
+#'   set.seed(3)
+#'   fit4 <- mala(Reaction ~ Days + (Days | Subject), data = lme4::sleepstudy,
+#'                chains = 2, iter = 2000, lr = 0.005)
+#'   VarCorr(fit4)
+#' }
 NULL
 
 # The arguments the formula face hands to the model's function.

@@ -44,7 +44,7 @@
 #' if (requireNamespace("lme4", quietly = TRUE)) {
 #'   set.seed(1)
 #'   fit <- mala(Reaction ~ Days + (Days | Subject), data = lme4::sleepstudy, chains = 1,
-#'               iter = 2000, lr = 0.05)
+#'               iter = 2000, lr = 0.005)
 #'   fixef(fit)
 #'   head(coef(fit)$Subject)
 #'   VarCorr(fit)
