@@ -321,7 +321,13 @@ glmm_inverse_link <- function(model, eta) {
 glmm_trials <- function(model, newdata) {
   if (model$family != "binomial") return(NULL)
   if (is.null(newdata)) return(model$trials)
-  y <- eval(model$formula[[2L]], newdata, environment(model$formula))
+  lhs <- model$formula[[2L]]
+  if (!all(all.vars(lhs) %in% names(newdata))) {
+    if (all(model$trials == 1)) return(rep(1, nrow(newdata)))
+    abort("`newdata` needs the columns of the response ", deparse1(lhs), ": its trials ",
+          "(events + nonevents) are the number of draws of each new row.")
+  }
+  y <- eval(lhs, newdata, environment(model$formula))
   if (is.matrix(y)) y[, 1] + y[, 2] else rep(1, NROW(y))
 }
 

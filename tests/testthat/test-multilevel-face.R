@@ -237,6 +237,12 @@ test_that("a new group's effect is drawn from its term's distribution at each dr
   expect_error(posterior_epred(fit, newdata = nd, re.form = ~ (1 | a)), "`re.form`")
   expect_error(posterior_epred(fit, newdata = nd, wrong = 1), "unknown argument")
   expect_error(posterior_epred(fit, newdata = data.frame(x = 1)), "no column named 'a'")
+  # binomial trials come from the response's columns
+  bin <- face_fits$binomial
+  expect_error(posterior_predict(bin, newdata = face_data()[1:3, c("x", "a")]),
+               "needs the columns of the response cbind\\(s, trials - s\\)")
+  yrep <- posterior_predict(bin, newdata = face_data()[1:3, ])
+  expect_true(all(yrep >= 0 & yrep <= rep(face_data()$trials[1:3], each = nrow(yrep))))
   # re.form = NA needs no grouping column
   expect_identical(dim(posterior_epred(fit, newdata = data.frame(x = 1), re.form = NA)),
                    c(nrow(U), 1L))
@@ -285,6 +291,8 @@ test_that("bad input is a clear error naming it", {
   expect_error(sgld(k ~ x + (1 | a), data = d, family = "negbin"),
                "negative binomial has no multilevel model")
   expect_error(model_glmer(y ~ x + (1 | a), d, family = binomial("probit")), "`family`")
+  expect_error(model_poisson(k ~ x + (1 | a), data = d), "\\(1 \\| a\\) is a random-effect term")
+  expect_error(model_mlp(y ~ x + (1 | a), data = d), "random-effect term")
   # every group with one row: indistinguishable from the residual (lme4's error)
   d$id <- factor(seq_len(60))
   expect_error(model_glmer(y ~ x + (1 | id), d), "number of levels of each grouping factor")
