@@ -110,7 +110,8 @@ model_glmm <- function(formula, data, family = c("gaussian", "binomial", "poisso
     decov_shape = dc$shape, decov_scale = dc$scale,
     coef_names = colnames(X), term_names = re$term_names, group_names = names(re$cnms),
     cnms = re$cnms, levels = re$levels,
-    names = c(colnames(X), re$b_names, re$sigma_names, if (gaussian) "sigma"),
+    # rstanarm's order: sigma before the covariances (glmm_user_order())
+    names = c(colnames(X), re$b_names, if (gaussian) "sigma", re$sigma_names),
     sampler_names = c(coef_sampler, paste0("z", substring(re$b_names, 2L)), re$theta_names,
                       if (gaussian) "log_sigma"),
     b_names = re$b_names, sigma_names = re$sigma_names, sigma_term = re$sigma_term,
@@ -282,17 +283,28 @@ glmm_draws <- function(model, W) {
 
 # ---- the two scales ----------------------------------------------------------
 
+# The user's columns from glmm_draws()'s (beta, b, Sigma's, sigma): sigma
+# moves before the Sigma's, as in rstanarm's as.matrix().
+glmm_user_order <- function(model) {
+  d <- model$d
+  nb <- model$p + length(model$b_names)
+  if (model$family == "gaussian") c(seq_len(nb), d, seq.int(nb + 1L, length.out = d - nb - 1L))
+  else seq_len(d)
+}
+
 to_user_scale.sgld_model_glmm <- function(model, w) {
   u <- glmm_draws(model, w)
   if (length(model$intercept) && any(model$x_means != 0))
     u[, model$intercept] <- u[, model$intercept] -
       drop(u[, seq_len(model$p), drop = FALSE] %*% model$x_means)
+  u <- u[, glmm_user_order(model), drop = FALSE]
   dimnames(u) <- list(rownames(w), model$names)
   u
 }
 
 to_sampler_scale.sgld_model_glmm <- function(model, w) {
   w <- matrix(w, ncol = model$d)
+  w[, glmm_user_order(model)] <- w   # back to glmm_draws()'s order
   out <- w
   p <- model$p
   if (length(model$intercept) && any(model$x_means != 0))
@@ -346,6 +358,8 @@ glmm_theta <- function(L) {
 # A start (init) on the user's scale: each term's covariance positive
 # definite, sigma positive.
 check_user_values.sgld_model_glmm <- function(model, w, arg) {
+  w <- matrix(w, ncol = model$d)
+  w[, glmm_user_order(model)] <- w   # glmm_draws()'s order
   spos <- model$p + length(model$b_names)
   for (k in seq_len(model$K)) {
     r <- model$r[k]

@@ -290,7 +290,11 @@ glmm_new_design <- function(model, newdata) {
       b <- bars[[match(key, keys)]]
       uk <- glmm_term_matrix(b, newdata, xlev_of)
       u[[k]] <- t(uk[, model$cnms[[k]], drop = FALSE])
-      fac <- lapply(newdata, function(v) if (is.character(v)) factor(v) else v)
+      # grouping variables as factors, as lme4 makes them (factorize()), so
+      # that a:b is their interaction whatever their type
+      gvars <- intersect(all.vars(b[[3]]), names(newdata))
+      fac <- newdata
+      fac[gvars] <- lapply(newdata[gvars], function(v) if (is.factor(v)) v else factor(v))
       labels <- as.character(eval(b[[3]], fac, env))
       if (anyNA(labels))
         abort("`newdata`: the grouping variable of (", model$term_names[k], ") has missing values.")

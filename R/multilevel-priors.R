@@ -71,8 +71,8 @@ model_prior_rows.sgld_model_glmm <- function(model) {
                             num4(model$decov_concentration[k]), num4(model$decov_shape[k]),
                             num4(model$decov_scale[k]))
   c(beta, rep("group effect: normal(0, Sigma) of its term", length(model$b_names)),
-    vapply(model$sigma_term, dc, ""),
-    if (model$family == "gaussian") sprintf("exponential(rate = %s)", num4(model$aux_rate)))
+    if (model$family == "gaussian") sprintf("exponential(rate = %s)", num4(model$aux_rate)),
+    vapply(model$sigma_term, dc, ""))
 }
 
 # rstanarm's sections for stan_glmer(): intercept, coefficients, sigma, and
