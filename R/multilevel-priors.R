@@ -78,6 +78,7 @@ model_prior_rows.sgld_model_glmm <- function(model) {
 # rstanarm's sections for stan_glmer(): intercept, coefficients, sigma, and
 # the covariance.
 prior_sections.sgld_model_glmm <- function(model) {
+  if (is.null(model$prior)) return(NULL)   # model_glmm()'s explicit vectors: the rows say it
   icpt <- if (isTRUE(model$centred)) model$intercept else integer()
   slopes <- setdiff(seq_len(model$p), icpt)
   gaussian <- model$family == "gaussian"

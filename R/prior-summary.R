@@ -8,7 +8,8 @@
 #' where it was autoscaled ([prior_normal()]'s `autoscale = TRUE`, the
 #' default of [model_linear()], [model_logistic()], [model_poisson()] and
 #' [model_negbin()]), the "Adjusted prior", its scales adjusted to the data
-#' as rstanarm's `stan_glm()` adjusts them.
+#' as rstanarm's `stan_glm()` adjusts them. For [model_glmer()] the same,
+#' as `stan_glmer()` prints them, with the covariances' [prior_decov()].
 #'
 #' @param object An `sgld_fit`, or a model such as [model_logistic()].
 #' @param ... Not used.
