@@ -27,7 +27,8 @@
 model_glmm <- function(formula, data, family = c("gaussian", "binomial", "poisson"),
                        prior_loc = 0, prior_scale = 10, aux_rate = 1,
                        decov = list(regularization = 1, concentration = 1, shape = 1,
-                                    scale = 1), centre = FALSE, priors = NULL) {
+                                    scale = 1), centre = FALSE, priors = NULL,
+                       offset = NULL) {
   if (!requireNamespace("lme4", quietly = TRUE))
     abort("Multilevel models need the package lme4 to read their formula; ",
           "install it with install.packages(\"lme4\").")
@@ -54,7 +55,8 @@ model_glmm <- function(formula, data, family = c("gaussian", "binomial", "poisso
   X <- parsed$X
   n <- nrow(X)
   resp <- glmm_response(stats::model.response(fr), family)
-  offset <- stats::model.offset(fr)
+  # the formula's offset() terms plus an `offset` argument (evaluated by the caller)
+  offset <- glmm_offset(stats::model.offset(fr), offset, nrow(X))
   re <- glmm_terms(parsed$reTrms)
   p <- ncol(X)
   # the priors resolved for this design and response (model_glmer():
@@ -145,6 +147,16 @@ glmm_check_variables <- function(formula, data) {
             "those rows first.")
   }
   invisible()
+}
+
+# The formula's offset() terms (NULL: none) plus the values of an `offset`
+# argument (NULL: none), one per row.
+glmm_offset <- function(in_formula, given, n) {
+  if (is.null(given)) return(in_formula)
+  if (!is.numeric(given) || length(given) != n || any(!is.finite(given)))
+    abort("`offset` must be finite numbers, one per row of `data` (", n, "), not ",
+          describe(given), ".")
+  if (is.null(in_formula)) as.double(given) else in_formula + given
 }
 
 # The response as C reads it: y, and for binomial the trials.

@@ -11,7 +11,7 @@
 #' (1 | b)` crossed groups, `(1 | a/b)` groups `b` nested in `a` (the terms
 #' `(1 | a)` and `(1 | a:b)`). Families: `gaussian()` (identity link),
 #' `binomial()` (logit; 0/1, a factor or `cbind(events, nonevents)`) and
-#' `poisson()` (log; an `offset()` term in the formula for exposures). The
+#' `poisson()` (log; exposures as an `offset()` term or the `offset` argument). The
 #' negative binomial has no multilevel model yet: it is an error.
 #'
 #' The priors are rstanarm's `stan_glmer()` defaults, so that
@@ -44,6 +44,10 @@
 #'   centred predictors; `NULL` puts independent `prior` on the raw
 #'   intercept too), [prior_exponential()] for \eqn{\sigma}{sigma}.
 #' @param prior_covariance [prior_decov()]: the prior of each term's covariance.
+#' @param offset Known terms of the linear predictor, one per row, as in
+#'   [glm()]: evaluated in `data` (e.g. `offset = log(exposure)`), added to
+#'   any `offset()` term of the formula, and evaluated again in `newdata`
+#'   by the prediction methods.
 #' @return A model of class `sgld_model_glmm`.
 #' @seealso [sgld_formula] for the formula face; [fixef.sgld_fit] for the methods.
 #' @examples
@@ -57,7 +61,7 @@ model_glmer <- function(formula, data, family = stats::gaussian(),
                         prior = prior_normal(0, 2.5, autoscale = TRUE),
                         prior_intercept = prior_normal(NULL, 2.5, autoscale = TRUE),
                         prior_aux = prior_exponential(1, autoscale = TRUE),
-                        prior_covariance = prior_decov()) {
+                        prior_covariance = prior_decov(), offset = NULL) {
   if (missing(formula)) abort("`formula` is missing: give y ~ x + (1 | g).")
   if (missing(data)) abort("`data` is missing: give the data frame of the formula's variables.")
   kind <- formula_family(family)
@@ -68,7 +72,12 @@ model_glmer <- function(formula, data, family = stats::gaussian(),
   glmer_check_groups(formula, data)
   if (!is.null(prior_intercept)) check_coef_prior(prior_intercept, "prior_intercept")
   resolve <- function(X, y) glmer_priors(prior, prior_intercept, prior_aux, prior_covariance, X, y)
-  m <- model_glmm(formula, data, kind, priors = resolve)
+  # `offset` is evaluated in `data`, then where the formula was made, as glm() does
+  offset_expr <- substitute(offset)
+  offset <- tryCatch(eval(offset_expr, data, environment(formula)), error = function(e)
+    abort("`offset` cannot be evaluated on `data`: ", conditionMessage(e)))
+  m <- model_glmm(formula, data, kind, priors = resolve, offset = offset)
+  m$offset_expr <- if (!is.null(offset)) offset_expr
   m$prior <- prior
   m$prior_intercept <- prior_intercept
   m$prior_aux <- if (kind == "gaussian") prior_aux

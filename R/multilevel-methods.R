@@ -279,6 +279,14 @@ glmm_new_design <- function(model, newdata) {
                            na.action = stats::na.fail)
   X <- stats::model.matrix(model$fixed_terms, mf, contrasts.arg = model$contrasts)
   off <- stats::model.offset(mf)
+  if (!is.null(model$offset_expr)) {
+    extra <- eval(model$offset_expr, newdata, environment(model$formula))
+    if (!is.numeric(extra) || length(extra) != nrow(newdata))
+      abort("`newdata`: the offset `", deparse1(model$offset_expr), "` gives ", length(extra),
+            " values for its ", nrow(newdata), " rows; give the offset as a column of ",
+            "`newdata` (offset = log(exposure)).")
+    off <- if (is.null(off)) extra else off + extra
+  }
   n <- nrow(X)
   u <- group <- new_labels <- vector("list", model$K)
   if (!isTRUE(model$re_form_none)) {

@@ -261,6 +261,18 @@ test_that("the formula face builds the multilevel model and runs as on the model
                                family = binomial(), chains = 1, lr = 1e-4, iter = 200))
   expect_s3_class(fit, "sgld_fit")
   expect_true(all(is.finite(as.matrix(fit))))
+  # an offset argument is the offset() term's equal, in new rows too
+  set.seed(10)
+  po1 <- suppressWarnings(mala(k ~ x + (1 | a) + offset(log(expo)), data = d, family = poisson,
+                               chains = 1, iter = 50, lr = 1e-3))
+  set.seed(10)
+  po2 <- suppressWarnings(mala(k ~ x + (1 | a), data = d, family = poisson, offset = log(expo),
+                               chains = 1, iter = 50, lr = 1e-3))
+  expect_identical(as.matrix(po1), as.matrix(po2))
+  expect_equal(posterior_linpred(po2, newdata = d[1:5, ]), posterior_linpred(po1)[, 1:5],
+               ignore_attr = TRUE, tolerance = 1e-10)
+  expect_error(model_glmer(k ~ x + (1 | a), d, poisson(), offset = 1:3),
+               "`offset` must be finite numbers, one per row")
   # nested groups of a numeric variable: new rows' groups are lme4's
   d$bn <- as.integer(d$b)
   nest <- suppressWarnings(mala(y ~ x + (1 | a/bn), data = d, chains = 1, iter = 50, lr = 1e-3))
