@@ -118,6 +118,7 @@ method_table_models <- function() {
     "model_mlp(), regression" = model_mlp(y ~ x, data = d, hidden = 2),
     "model_mlp(), two classes" = model_mlp(factor(b) ~ x, data = d, hidden = 2),
     "model_mlp(), three or more classes" = model_mlp(g ~ x, data = d, hidden = 2),
+    "model_glmer()" = model_glmer(y ~ x + (1 | g), data = d),
     "model_custom()" = model_custom(matrix(d$x), loglik = lin, logprior = function(w) 0,
                                     grad_loglik = function(w, batch) 0,
                                     grad_logprior = function(w) 0, init = 0, names = "m")

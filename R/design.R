@@ -6,6 +6,12 @@ design_from_formula <- function(formula, data, extras = list(), na.action = NULL
   if (missing(data) || !is.data.frame(data))
     abort("`data` must be a data frame holding the variables of the formula.")
   if (nrow(data) < 1L) abort("`data` has no rows.")
+  # lme4's (1 | g) would read as a logical `or` here: only the multilevel
+  # model takes group effects
+  bars <- lme4::findbars(formula)
+  if (!is.null(bars))
+    abort("`x`: (", deparse1(bars[[1]]), ") is a random-effect term, which this model ",
+          "cannot have; model_glmer() (gaussian, binomial, poisson) fits multilevel models.")
   vars <- all.vars(formula)
   missing_vars <- setdiff(vars, c(names(data), "."))
   if (length(missing_vars))

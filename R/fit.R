@@ -415,8 +415,12 @@ add_moment_rows <- function(object, stats, probs) {
              else c("mean", "weighted_mean", "sd", quantile_names(probs), "mcse", "n_eff",
                     if (length(object$draws) > 1 && ndraws(object) > 1) "Rhat")
   mom <- pooled_moments(object$moments, object$chain_ids)
+  # moments of a transform that mixes the parameters (a multilevel model's
+  # b = L z) are the sampler's coordinates', and named so
+  sampler <- identical(object$moments$scale, "sampler")
   all <- matrix(NA_real_, object$model$d, length(columns),
-                dimnames = list(object$model$names, columns))
+                dimnames = list(if (sampler) object$model$sampler_names else object$model$names,
+                                columns))
   all[, "mean"] <- mom$mean
   all[, "weighted_mean"] <- mom$weighted_mean
   all[, "sd"] <- mom$sd
@@ -529,6 +533,8 @@ table_width <- function(out) {
 coef.sgld_fit <- function(object, weighted = FALSE, ...) {
   check_dots_empty(...)
   check_flag(weighted, "weighted")
+  # each group's coefficients, as rstanarm's (R/multilevel-methods.R)
+  if (inherits(object$model, "sgld_model_glmm")) return(glmer_coef(object))
   parameter_means(object, weighted)[coefficient_indices(object$model)]
 }
 

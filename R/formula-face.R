@@ -44,6 +44,29 @@
 #' defaults (autoscaled, with the intercept's prior on centred predictors;
 #' see [prior_normal()]), the same for the model-first functions and this
 #' face. [prior_summary()][prior_summary.sgld_fit] prints them.
+#' @section Multilevel models:
+#' A formula with lme4's random-effect terms builds [model_glmer()], the
+#' multilevel model, with stan_glmer's default priors:
+#' \tabular{ll}{
+#'   term \tab group effects \cr
+#'   `(1 | g)` \tab an intercept per level of `g` \cr
+#'   `(1 + x | g)` or `(x | g)` \tab an intercept and a slope of `x` per level, correlated \cr
+#'   `(x || g)` \tab the same, uncorrelated (two terms, `(1 | g)` and `(0 + x | g)`) \cr
+#'   `(0 + x | g)` \tab a slope per level, no intercept \cr
+#'   `(1 | a) + (1 | b)` \tab crossed groups: an effect of each \cr
+#'   `(1 | a/b)` \tab `b` nested in `a`: the terms `(1 | a)` and `(1 | a:b)`
+#' }
+#' They are read by lme4's parser (`lme4::lFormula()`), so they mean what
+#' they mean in `lme4::glmer()` and rstanarm's `stan_glmer()`. Families:
+#' gaussian, binomial (0/1, a factor, or `cbind(events, nonevents)`) and
+#' poisson (exposure as an `offset()` term of the formula); the negative
+#' binomial is an error. The model's arguments are `data`, `family`,
+#' `prior`, `prior_intercept`, `prior_aux` and `prior_covariance`
+#' ([prior_decov()]) and `offset`; `weights` and `subset` are not taken
+#' (an error names them). Every variable must be a column of `data` with
+#' no missing value; a factor with many levels on the left of a bar, or a
+#' grouping factor with one level, is an error. Methods: see
+#' [fixef()][fixef.sgld_fit].
 #' @seealso [glm()], whose `family`, `weights`, `offset`, `subset` and
 #'   `na.action` these follow.
 #' @name sgld_formula
@@ -62,12 +85,19 @@
 #' d2 <- data.frame(x = rnorm(100), t = runif(100, 1, 3))
 #' d2$k <- rpois(100, d2$t * exp(0.5 * d2$x))
 #' fit3 <- sgld(k ~ x, data = d2, family = poisson(), offset = log(t), subset = x > -2)
+#' # a multilevel model: lme4's syntax
+#' if (requireNamespace("lme4", quietly = TRUE)) {
+#'   set.seed(3)
+#'   fit4 <- mala(Reaction ~ Days + (Days | Subject), data = lme4::sleepstudy,
+#'                chains = 2, iter = 2000, lr = 0.005)
+#'   VarCorr(fit4)
+#' }
 NULL
 
 # The arguments the formula face hands to the model's function.
 formula_model_args <- c("data", "family", "weights", "offset", "subset", "na.action",
                         "prior", "prior_intercept", "prior_aux", "prior_overdispersion", "sparse",
-                        "storage")
+                        "storage", "prior_covariance")
 
 is_formula <- function(x) inherits(x, "formula")
 
@@ -97,19 +127,22 @@ formula_face <- function(sampler, call, env) {
   vi <- identical(sampler, bbb)
   family <- if ("family" %in% names(args)) eval(args$family, env) else stats::gaussian()
   kind <- formula_family(family)
-  builder <- switch(kind, gaussian = model_linear, binomial = model_logistic,
+  multilevel <- has_group_terms(eval(args$model, env))
+  builder <- if (multilevel) model_glmer else switch(kind, gaussian = model_linear, binomial = model_logistic,
                     poisson = model_poisson, negbin = model_negbin)
-  builder_name <- switch(kind, gaussian = "model_linear", binomial = "model_logistic",
+  builder_name <- if (multilevel) "model_glmer" else switch(kind, gaussian = "model_linear", binomial = "model_logistic",
                          poisson = "model_poisson", negbin = "model_negbin")
   given <- intersect(names(args), setdiff(formula_model_args, "family"))
-  accepted <- names(formals(utils::getS3method(builder_name, "formula")))
+  accepted <- names(formals(if (multilevel) model_glmer
+                            else utils::getS3method(builder_name, "formula")))
+  if (multilevel && "family" %in% names(args)) given <- c(given, "family")
   foreign <- setdiff(given, accepted)
   if (length(foreign))
     abort("`", foreign[1], "` is not an argument of ", builder_name, "(), the model of `family` ",
-          kind, "; its arguments are ",
+          kind, if (multilevel) " with random-effect terms", "; its arguments are ",
           paste0("`", setdiff(accepted, c("x", "...")), "`", collapse = ", "), ".")
   model <- tryCatch(
-    eval(as.call(c(list(builder, x = args$model), args[given])), env),
+    eval(as.call(c(list(builder, args$model), args[given])), env),
     error = function(e)
       abort(gsub("`x`", "the formula (`model`)", conditionMessage(e), fixed = TRUE)))
   run_args <- args[setdiff(names(args), c("model", formula_model_args, "vi_family"))]
@@ -122,6 +155,9 @@ formula_face <- function(sampler, call, env) {
   if (!is.null(fit$call) || inherits(fit, "sgld_fit")) fit$call <- call
   fit
 }
+
+# Does the formula hold lme4's random-effect terms, (1 | g)?
+has_group_terms <- function(f) inherits(f, "formula") && !is.null(lme4::findbars(f))
 
 # The kind of model a glm() family asks for, or an error naming `family`.
 formula_family <- function(family) {

@@ -73,7 +73,7 @@ NULL
 #' @export
 posterior_linpred.sgld_fit <- function(object, transform = FALSE, newdata = NULL,
                                        ndraws = NULL, draws = NULL, ...) {
-  check_dots_empty(...)
+  object <- with_group_options(object, ...)   # re.form (R/multilevel-methods.R)
   ndraws <- ndraws_or_draws(ndraws, draws)
   check_flag(transform, "transform")
   W <- prediction_draws(object, ndraws, "posterior_linpred()")
@@ -85,7 +85,7 @@ posterior_linpred.sgld_fit <- function(object, transform = FALSE, newdata = NULL
 #' @export
 posterior_epred.sgld_fit <- function(object, newdata = NULL, ndraws = NULL, draws = NULL,
                                      ...) {
-  check_dots_empty(...)
+  object <- with_group_options(object, ...)
   ndraws <- ndraws_or_draws(ndraws, draws)
   W <- prediction_draws(object, ndraws, "posterior_epred()")
   model_prediction_draws(object$model, W, newdata, "response")$mean
@@ -95,7 +95,7 @@ posterior_epred.sgld_fit <- function(object, newdata = NULL, ndraws = NULL, draw
 #' @export
 posterior_predict.sgld_fit <- function(object, newdata = NULL, ndraws = NULL, draws = NULL,
                                        ...) {
-  check_dots_empty(...)
+  object <- with_group_options(object, ...)
   ndraws <- ndraws_or_draws(ndraws, draws)
   model_posterior_predict(object$model, object, newdata, ndraws)
 }
@@ -166,7 +166,7 @@ posterior_interval.sgld_fit <- function(object, prob = 0.9, pars = NULL, ...) {
 #' @export
 predictive_interval.sgld_fit <- function(object, newdata = NULL, ndraws = NULL,
                                          prob = 0.9, draws = NULL, ...) {
-  check_dots_empty(...)
+  object <- with_group_options(object, ...)
   ndraws <- ndraws_or_draws(ndraws, draws)
   check_number(prob, "prob", lower = 0, upper = 1, lower_open = TRUE, upper_open = TRUE)
   need_method(object, "predictive_interval()")
@@ -418,6 +418,7 @@ as.data.frame.sgld_fit <- function(x, row.names = NULL, optional = FALSE, ...) {
 #' @export
 sigma.sgld_fit <- function(object, ...) {
   check_dots_empty(...)
+  if (inherits(object$model, "sgld_model_glmm")) return(glmer_sigma(object))
   # the residual sd is one of the model's derived quantities (model_derived())
   derived <- function(x) {
     extra <- model_derived(object$model, x)

@@ -1,7 +1,16 @@
-# Multilevel (mixed) models: the foundation of issue 50, internal for now
-# (no export, no face in sgld(formula), no methods beyond the contract's
-# defaults). The C side is src/model_glmm.c, whose header gives the model,
-# the parameters' order and the priors' densities.
+# Multilevel (mixed) models: the model file. The C side is
+# src/model_glmm.c, whose header gives the model, the parameters' order and
+# the priors' densities. The user's face is model_glmer() and sgld(formula)
+# (R/multilevel-formula.R, with rstanarm's default priors from
+# R/multilevel-priors.R); the methods are in R/multilevel-methods.R.
+#
+# Two scales: the sampler moves (beta, z, log sds and atanh CPCs, log
+# sigma); the user's scale is rstanarm's (beta, b = L z, each term's
+# covariance Sigma as its lower triangle, sigma), the same number of
+# parameters, one-to-one (to_user_scale(), to_sampler_scale() below). When
+# the intercept's prior is stated on centred predictors (`centre`), C sees
+# the centred fixed design, so its beta[intercept] is rstanarm's `alpha`;
+# the user's (Intercept) is alpha - xbar' beta.
 #
 # model_glmm() reads lme4's syntax with lme4's own parser (lFormula() /
 # glFormula(): the fixed design X, and per random-effect term its grouping
@@ -12,12 +21,14 @@
 # Priors: beta_j ~ N(prior_loc_j, prior_scale_j^2) (vectors, or one number
 # for every coefficient), sigma ~ Exponential(aux_rate) (gaussian), and
 # rstanarm's decov(regularization, concentration, shape, scale) on each
-# term's covariance; the default priors of stan_glmer() (autoscaled, the
-# intercept's stated on centred predictors) are the priors' work to wire in.
+# term's covariance. model_glmer() gives stan_glmer()'s default priors
+# (autoscaled, the intercept's stated on centred predictors: `centre`)
+# through `priors`, a function of the fixed design and the response.
 model_glmm <- function(formula, data, family = c("gaussian", "binomial", "poisson"),
                        prior_loc = 0, prior_scale = 10, aux_rate = 1,
                        decov = list(regularization = 1, concentration = 1, shape = 1,
-                                    scale = 1)) {
+                                    scale = 1), centre = FALSE, priors = NULL,
+                       offset = NULL) {
   if (!requireNamespace("lme4", quietly = TRUE))
     abort("Multilevel models need the package lme4 to read their formula; ",
           "install it with install.packages(\"lme4\").")
@@ -44,9 +55,20 @@ model_glmm <- function(formula, data, family = c("gaussian", "binomial", "poisso
   X <- parsed$X
   n <- nrow(X)
   resp <- glmm_response(stats::model.response(fr), family)
-  offset <- stats::model.offset(fr)
+  # the formula's offset() terms plus an `offset` argument (evaluated by the caller)
+  offset <- glmm_offset(stats::model.offset(fr), offset, nrow(X))
   re <- glmm_terms(parsed$reTrms)
   p <- ncol(X)
+  # the priors resolved for this design and response (model_glmer():
+  # stan_glmer()'s defaults, R/multilevel-priors.R)
+  if (!is.null(priors)) {
+    pr <- priors(X, if (family == "gaussian") resp$y)
+    prior_loc <- pr$loc
+    prior_scale <- pr$scale
+    aux_rate <- pr$aux_rate
+    decov <- pr$decov
+    centre <- pr$centre
+  }
   prior_loc <- glmm_prior_vector(prior_loc, p, "prior_loc")
   prior_scale <- glmm_prior_vector(prior_scale, p, "prior_scale", positive = TRUE)
   check_number(aux_rate, "aux_rate", lower = 0, lower_open = TRUE)
@@ -59,33 +81,52 @@ model_glmm <- function(formula, data, family = c("gaussian", "binomial", "poisso
       abort("`decov$", nm, "` must be positive: one number or one per term (", K, ").")
     rep_len(as.double(v), K)
   })
+  # the slopes' means, which centring subtracts (0 for the intercept)
+  icpt <- which(colnames(X) == "(Intercept)")
+  x_means <- numeric(ncol(X))
+  if (isTRUE(centre) && length(icpt)) {
+    x_means <- colMeans(X)
+    x_means[icpt] <- 0
+  }
   n_theta <- re$r + re$r * (re$r - 1L) / 2L
   gaussian <- family == "gaussian"
   d <- p + length(re$b_names) + sum(n_theta) + gaussian
   beta_init <- prior_loc
-  if (gaussian && "(Intercept)" %in% colnames(X)) beta_init[colnames(X) == "(Intercept)"] <- mean(resp$y)
-  structure(list(
+  if (gaussian && length(icpt)) beta_init[icpt] <- mean(resp$y)
+  coef_sampler <- colnames(X)
+  if (any(x_means != 0)) coef_sampler[icpt] <- "alpha"
+  model <- structure(list(
     type = "glmm", family = family,
     family_code = match(family, c("gaussian", "binomial", "poisson")) - 1L,
     formula = formula, n = as.double(n), p = p, K = K, d = d,
-    r = re$r, G = re$G, x = t(unname(X)) + 0, u = re$u, group = re$group,
+    r = re$r, G = re$G, x = t(unname(X)) - x_means, x_means = x_means, intercept = icpt,
+    u = re$u, group = re$group, centred = isTRUE(centre) && length(icpt) > 0,
+    # what predictions for new data need to rebuild both designs
+    fixed_terms = stats::delete.response(stats::terms(lme4::nobars(formula))),
+    contrasts = attr(X, "contrasts"),
+    var_levels = Filter(Negate(is.null), lapply(fr, function(v)
+      if (is.factor(v) || is.character(v)) levels(factor(v)))),
     y = resp$y, trials = resp$trials, obs_offset = if (!is.null(offset)) as.double(offset),
     prior_loc = prior_loc, prior_scale = prior_scale, aux_rate = as.double(aux_rate),
     decov_regularization = dc$regularization, decov_concentration = dc$concentration,
     decov_shape = dc$shape, decov_scale = dc$scale,
-    coef_names = colnames(X), term_names = re$term_names, cnms = re$cnms, levels = re$levels,
-    names = c(colnames(X), paste0("z", substring(re$b_names, 2L)), re$theta_names,
-              if (gaussian) "log_sigma"),
-    sampler_names = c(colnames(X), paste0("z", substring(re$b_names, 2L)), re$theta_names,
+    coef_names = colnames(X), term_names = re$term_names, group_names = names(re$cnms),
+    cnms = re$cnms, levels = re$levels,
+    # rstanarm's order: sigma before the covariances (glmm_user_order())
+    names = c(colnames(X), re$b_names, if (gaussian) "sigma", re$sigma_names),
+    sampler_names = c(coef_sampler, paste0("z", substring(re$b_names, 2L)), re$theta_names,
                       if (gaussian) "log_sigma"),
-    b_names = re$b_names, sigma_names = re$sigma_names,
-    # start: the prior's centre for beta (the mean response for a gaussian
-    # intercept), z = 0, every sd 1 and correlation 0, sigma = sd(y)
-    default_init = c(beta_init, numeric(length(re$b_names)), numeric(sum(n_theta)),
-                     if (gaussian) log(stats::sd(resp$y))),
-    default_pars = seq_len(p),
+    b_names = re$b_names, sigma_names = re$sigma_names, sigma_term = re$sigma_term,
+    default_pars = NULL,
     local_parameters = TRUE
   ), class = c("sgld_model_glmm", "sgld_model"))
+  # start: the prior's centre for beta (the mean response for a gaussian
+  # intercept), z = 0, every sd 1 and correlation 0, sigma = sd(y); on the
+  # user's scale, as every model gives its start
+  start <- c(beta_init, numeric(length(re$b_names)), numeric(sum(n_theta)),
+             if (gaussian) log(stats::sd(resp$y)))
+  model$default_init <- stats::setNames(to_user_scale(model, matrix(start, 1))[1, ], model$names)
+  model
 }
 
 # Every variable of the formula is a column of data (or, as lm() allows, an
@@ -106,6 +147,16 @@ glmm_check_variables <- function(formula, data) {
             "those rows first.")
   }
   invisible()
+}
+
+# The formula's offset() terms (NULL: none) plus the values of an `offset`
+# argument (NULL: none), one per row.
+glmm_offset <- function(in_formula, given, n) {
+  if (is.null(given)) return(in_formula)
+  if (!is.numeric(given) || length(given) != n || any(!is.finite(given)))
+    abort("`offset` must be finite numbers, one per row of `data` (", n, "), not ",
+          describe(given), ".")
+  if (is.null(in_formula)) as.double(given) else in_formula + given
 }
 
 # The response as C reads it: y, and for binomial the trials.
@@ -149,6 +200,7 @@ glmm_terms <- function(reTrms) {
   u <- vector("list", K)
   levels <- vector("list", K)
   b_names <- sigma_names <- theta_names <- character()
+  sigma_term <- integer()
   for (k in seq_len(K)) {
     f <- reTrms$flist[[assign[k]]]
     g <- as.integer(f) - 1L
@@ -164,6 +216,7 @@ glmm_terms <- function(reTrms) {
     ij <- which(lower.tri(diag(r[k]), diag = TRUE), arr.ind = TRUE)
     sigma_names <- c(sigma_names, paste0("Sigma[", gname, ":", cnms[[k]][ij[, 1]], ",",
                                          cnms[[k]][ij[, 2]], "]"))
+    sigma_term <- c(sigma_term, rep(k, nrow(ij)))
     cpc <- which(lower.tri(diag(r[k])), arr.ind = TRUE)
     cpc <- cpc[order(cpc[, 1], cpc[, 2]), , drop = FALSE]
     theta_names <- c(theta_names, paste0("log_sd[", gname, ":", cnms[[k]], "]"),
@@ -172,7 +225,8 @@ glmm_terms <- function(reTrms) {
   }
   list(r = as.integer(r), G = vapply(levels, length, 1L), group = as.vector(group),
        u = do.call(rbind, u) + 0, term_names = names(reTrms$Ztlist), cnms = cnms,
-       levels = levels, b_names = b_names, sigma_names = sigma_names, theta_names = theta_names)
+       levels = levels, b_names = b_names, sigma_names = sigma_names, sigma_term = sigma_term,
+       theta_names = theta_names)
 }
 
 glmm_prior_vector <- function(v, p, arg, positive = FALSE) {
@@ -237,4 +291,107 @@ glmm_draws <- function(model, W) {
   out <- cbind(out, b, sig)
   if (model$family == "gaussian") out <- cbind(out, sigma = exp(W[, model$d]))
   out
+}
+
+# ---- the two scales ----------------------------------------------------------
+
+# The user's columns from glmm_draws()'s (beta, b, Sigma's, sigma): sigma
+# moves before the Sigma's, as in rstanarm's as.matrix().
+glmm_user_order <- function(model) {
+  d <- model$d
+  nb <- model$p + length(model$b_names)
+  if (model$family == "gaussian") c(seq_len(nb), d, seq.int(nb + 1L, length.out = d - nb - 1L))
+  else seq_len(d)
+}
+
+to_user_scale.sgld_model_glmm <- function(model, w) {
+  u <- glmm_draws(model, w)
+  if (length(model$intercept) && any(model$x_means != 0))
+    u[, model$intercept] <- u[, model$intercept] -
+      drop(u[, seq_len(model$p), drop = FALSE] %*% model$x_means)
+  u <- u[, glmm_user_order(model), drop = FALSE]
+  dimnames(u) <- list(rownames(w), model$names)
+  u
+}
+
+to_sampler_scale.sgld_model_glmm <- function(model, w) {
+  w <- matrix(w, ncol = model$d)
+  w[, glmm_user_order(model)] <- w   # back to glmm_draws()'s order
+  out <- w
+  p <- model$p
+  if (length(model$intercept) && any(model$x_means != 0))
+    out[, model$intercept] <- w[, model$intercept] +
+      drop(w[, seq_len(p), drop = FALSE] %*% model$x_means)
+  bpos <- p
+  spos <- p + length(model$b_names)
+  for (k in seq_len(model$K)) {
+    r <- model$r[k]
+    G <- model$G[k]
+    nt <- r + r * (r - 1L) / 2L
+    for (s in seq_len(nrow(w))) {
+      L <- t(chol(glmm_sigma_matrix(w[s, spos + seq_len(nt)], r)))
+      out[s, bpos + seq_len(r * G)] <- forwardsolve(L, matrix(w[s, bpos + seq_len(r * G)], r))
+      out[s, spos + seq_len(nt)] <- glmm_theta(L)
+    }
+    bpos <- bpos + r * G
+    spos <- spos + nt
+  }
+  if (model$family == "gaussian") out[, model$d] <- log(w[, model$d])
+  colnames(out) <- model$sampler_names
+  out
+}
+
+# A term's r x r covariance from its lower triangle, column by column (the
+# order of the Sigma[...] parameters).
+glmm_sigma_matrix <- function(lower, r) {
+  S <- matrix(0, r, r)
+  S[lower.tri(S, diag = TRUE)] <- lower
+  S + t(S) - diag(diag(S), r)
+}
+
+# (log sds, atanh CPCs) of a term from its lower Cholesky factor L: the
+# inverse of glmm_factor().
+glmm_theta <- function(L) {
+  r <- nrow(L)
+  s <- sqrt(rowSums(L^2))
+  C <- L / s
+  y <- numeric()
+  for (i in seq_len(r)) {
+    rem <- 1
+    for (j in seq_len(i - 1L)) {
+      z <- C[i, j] / sqrt(rem)
+      y <- c(y, atanh(max(-1, min(1, z))))
+      rem <- rem - C[i, j]^2
+    }
+  }
+  c(log(s), y)
+}
+
+# A start (init) on the user's scale: each term's covariance positive
+# definite, sigma positive.
+check_user_values.sgld_model_glmm <- function(model, w, arg) {
+  w <- matrix(w, ncol = model$d)
+  w[, glmm_user_order(model)] <- w   # glmm_draws()'s order
+  spos <- model$p + length(model$b_names)
+  for (k in seq_len(model$K)) {
+    r <- model$r[k]
+    nt <- r + r * (r - 1L) / 2L
+    for (s in seq_len(nrow(w))) {
+      Sigma <- glmm_sigma_matrix(w[s, spos + seq_len(nt)], r)
+      if (any(!is.finite(Sigma)) || inherits(try(chol(Sigma), silent = TRUE), "try-error"))
+        abort("`", arg, "`: the covariance of the term (", model$term_names[k], ") (",
+              paste(model$sigma_names[model$sigma_term == k], collapse = ", "),
+              ") must be positive definite", if (nrow(w) > 1) paste0(" (row ", s, ")"), ".")
+    }
+    spos <- spos + nt
+  }
+  if (model$family == "gaussian" && any(!(w[, model$d] > 0)))
+    abort("`", arg, "`: sigma must be positive.")
+  invisible()
+}
+
+# The user's parameters mix the sampler's (b = L z): the engine's running
+# moments stay on the sampler's scale and every parameter's draws are kept.
+model_capabilities.sgld_model_glmm <- function(model) {
+  utils::modifyList(NextMethod(), list(mixing_transform = TRUE))
 }

@@ -8,7 +8,8 @@
 #' where it was autoscaled ([prior_normal()]'s `autoscale = TRUE`, the
 #' default of [model_linear()], [model_logistic()], [model_poisson()] and
 #' [model_negbin()]), the "Adjusted prior", its scales adjusted to the data
-#' as rstanarm's `stan_glm()` adjusts them.
+#' as rstanarm's `stan_glm()` adjusts them. For [model_glmer()] the same,
+#' as `stan_glmer()` prints them, with the covariances' [prior_decov()].
 #'
 #' @param object An `sgld_fit`, or a model such as [model_logistic()].
 #' @param ... Not used.
@@ -34,7 +35,8 @@ prior_summary.sgld_model <- function(object, ...) {
           "model_poisson() and model_negbin(); for ", class(object)[1], " see its help page.")
   sections <- if (!is.null(object$prior_scale)) prior_sections(object)
   structure(data.frame(parameter = object$names, prior = rows,
-                       specified = if (is.null(sections)) rows else specified_rows(object),
+                       specified = if (is.null(sections) || inherits(object, "sgld_model_glmm"))
+                         rows else specified_rows(object),
                        stringsAsFactors = FALSE),
             sections = sections, class = c("sgld_prior_summary", "data.frame"))
 }
@@ -139,8 +141,9 @@ describe_intercept_prior <- function(model) {
 }
 
 # rstanarm's sections: intercept, coefficients, auxiliary, each specified
-# and, when autoscaled, adjusted.
-prior_sections <- function(model) {
+# and, when autoscaled, adjusted (the multilevel model's: R/multilevel-priors.R).
+prior_sections <- function(model) UseMethod("prior_sections")
+prior_sections.default <- function(model) {
   icpt <- centred_intercept(model)
   slopes <- setdiff(seq_len(model$p), icpt)
   out <- list()

@@ -47,6 +47,13 @@ print.sgld_prior <- function(x, ...) {
         if (isTRUE(x$autoscale)) ", autoscaled", "\n", sep = "")
     return(invisible(x))
   }
+  if (x$family == "decov") {
+    same <- function(v) paste(format(v), collapse = ", ")
+    cat("decov prior: regularization ", same(x$regularization), ", concentration ",
+        same(x$concentration), ", shape ", same(x$shape), ", scale ", same(x$scale), "\n",
+        sep = "")
+    return(invisible(x))
+  }
   if (x$family == "exponential") {
     cat("Exponential prior: rate ", format(x$rate), if (isTRUE(x$autoscale)) ", autoscaled",
         "\n", sep = "")

@@ -40,7 +40,8 @@ grid_fits <- local({
     mlp_two_classes = run(model_mlp(factor(b) ~ x, data = d, hidden = 3), lr = 1e-3,
                           batch_size = 8),
     mlp_classes = run(model_mlp(g ~ x, data = d, hidden = 3), lr = 1e-3, batch_size = 8),
-    custom = run(grid_custom(d), lr = 1e-3, batch_size = 8)
+    custom = run(grid_custom(d), lr = 1e-3, batch_size = 8),
+    glmm = run(model_glmer(y ~ x + (1 | g), data = d), lr = 1e-4, batch_size = 24)
   ))
 })
 
@@ -50,7 +51,7 @@ exact_log_lik <- function(fit) {
   m <- fit$model
   u <- as.matrix(fit)                       # user scale, chain after chain
   W <- as.matrix(fit, scale = "sampler")
-  X <- if (!is.null(m$p)) sgld:::design_for_newdata(m, NULL)
+  X <- if (!is.null(m$p) && !inherits(m, "sgld_model_glmm")) sgld:::design_for_newdata(m, NULL)
   beta <- function() u[, colnames(X), drop = FALSE]
   ll <- switch(class(m)[1],
     sgld_model_linear = {
@@ -98,6 +99,12 @@ exact_log_lik <- function(fit) {
     },
     sgld_model_custom = {
       outer(u[, 1], grid_data$y, function(a, b) dnorm(b, a, 1, log = TRUE))
+    },
+    sgld_model_glmm = {
+      # rstanarm's parameters: the fixed part plus the row's group's effect
+      b <- u[, paste0("b[(Intercept) g:", grid_data$g, "]")]
+      mu <- u[, "(Intercept)"] + u[, "x"] %o% grid_data$x + b
+      dnorm(rep(grid_data$y, each = nrow(mu)), mu, u[, "sigma"], log = TRUE)
     })
   matrix(ll, nrow(u))
 }
@@ -189,9 +196,9 @@ test_that("every model answers every method of the table or stops with its reaso
       }
     }
   }
-  # the regressions answer all 10, networks and the others fewer (the
+  # the regressions and the multilevel model answer all 10, networks and the others fewer (the
   # compiled model is checked in test-model-compiled.R, which builds one)
-  expect_gte(answered, 4 * 10 + 9 + 8 + 5)
+  expect_gte(answered, 5 * 10 + 9 + 8 + 5)
 })
 
 test_that("ARCHITECTURE.md's method table is the one the declarations generate", {

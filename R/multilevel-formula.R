@@ -1,0 +1,130 @@
+#' Multilevel (mixed) models: group effects with lme4's formula syntax
+#'
+#' A generalised linear model with group effects, as `lme4::glmer()` and
+#' rstanarm's `stan_glmer()` write it: `y ~ x + (1 + x | g)`. Any sampler
+#' takes the model, or the formula itself with `data` and `family`
+#' ([sgld_formula]): `sgld(Reaction ~ Days + (Days | Subject), lme4::sleepstudy)`.
+#'
+#' The random-effect terms are read by lme4's own parser
+#' (`lme4::lFormula()`): `(1 | g)` a group intercept, `(1 + x | g)`
+#' correlated intercept and slope, `(x || g)` the same uncorrelated, `(1 | a) +
+#' (1 | b)` crossed groups, `(1 | a/b)` groups `b` nested in `a` (the terms
+#' `(1 | a)` and `(1 | a:b)`). Families: `gaussian()` (identity link),
+#' `binomial()` (logit; 0/1, a factor or `cbind(events, nonevents)`) and
+#' `poisson()` (log; exposures as an `offset()` term or the `offset` argument). The
+#' negative binomial has no multilevel model yet: it is an error.
+#'
+#' The priors are rstanarm's `stan_glmer()` defaults, so that
+#' `sgld(f, data, family)` and `stan_glmer(f, data, family)` target the same
+#' posterior: `prior_normal(0, 2.5, autoscale = TRUE)` on the coefficients,
+#' `prior_normal(NULL, 2.5, autoscale = TRUE)` on the intercept at centred
+#' predictors, `prior_exponential(1, autoscale = TRUE)` on the residual sd
+#' \eqn{\sigma}{sigma} (gaussian), and [prior_decov()] on each term's
+#' covariance (see [prior_normal()] for autoscaling);
+#' [prior_summary()][prior_summary.sgld_fit] prints them as rstanarm does.
+#'
+#' Group effects are sampled non-centred (\eqn{b = L z}{b = L z}, \eqn{L}{L}
+#' the Cholesky factor of the term's covariance, \eqn{z}{z} standard normal a
+#' priori), the sds on the log scale and the correlations through their
+#' canonical partial correlations; draws are reported on rstanarm's scale:
+#' the coefficients, `b[(Intercept) Subject:308]`, each term's covariance
+#' `Sigma[Subject:Days,(Intercept)]`, and `sigma`. Every parameter's draws
+#' are kept. Methods: [fixef()][fixef.sgld_fit], `ranef()`, `coef()`,
+#' `VarCorr()`, `ngrps()`, `sigma()`, `nobs()`, `predict()`,
+#' `posterior_predict()`, `posterior_epred()`, `posterior_linpred()`
+#' (`re.form`, new levels), `log_lik()`, `loo()`, `summary()`.
+#'
+#' @param formula A formula with at least one random-effect term.
+#' @param data A data frame holding every variable of `formula`, without
+#'   missing values.
+#' @param family `gaussian()`, `binomial()` or `poisson()` (an object, the
+#'   function or its name) with its canonical link.
+#' @param prior,prior_intercept,prior_aux As for [model_linear()]:
+#'   [prior_normal()] for the coefficients and for the intercept (stated at
+#'   centred predictors; `NULL` puts independent `prior` on the raw
+#'   intercept too), [prior_exponential()] for \eqn{\sigma}{sigma}.
+#' @param prior_covariance [prior_decov()]: the prior of each term's covariance.
+#' @param offset Known terms of the linear predictor, one per row, as in
+#'   [glm()]: evaluated in `data` (e.g. `offset = log(exposure)`), added to
+#'   any `offset()` term of the formula, and evaluated again in `newdata`
+#'   by the prediction methods.
+#' @return A model of class `sgld_model_glmm`.
+#' @seealso [sgld_formula] for the formula face; [fixef.sgld_fit] for the methods.
+#' @examples
+#' if (requireNamespace("lme4", quietly = TRUE)) {
+#'   m <- model_glmer(Reaction ~ Days + (Days | Subject), lme4::sleepstudy)
+#'   m
+#'   prior_summary(m)
+#' }
+#' @export
+model_glmer <- function(formula, data, family = stats::gaussian(),
+                        prior = prior_normal(0, 2.5, autoscale = TRUE),
+                        prior_intercept = prior_normal(NULL, 2.5, autoscale = TRUE),
+                        prior_aux = prior_exponential(1, autoscale = TRUE),
+                        prior_covariance = prior_decov(), offset = NULL) {
+  if (missing(formula)) abort("`formula` is missing: give y ~ x + (1 | g).")
+  if (missing(data)) abort("`data` is missing: give the data frame of the formula's variables.")
+  kind <- formula_family(family)
+  if (kind == "negbin")
+    abort("`family`: the negative binomial has no multilevel model in sgld yet; its ",
+          "random-effect terms need gaussian(), binomial() or poisson().")
+  if (!inherits(formula, "formula")) abort("`formula` must be a formula, not ", describe(formula), ".")
+  glmer_check_groups(formula, data)
+  if (!is.null(prior_intercept)) check_coef_prior(prior_intercept, "prior_intercept")
+  resolve <- function(X, y) glmer_priors(prior, prior_intercept, prior_aux, prior_covariance, X, y)
+  # `offset` is evaluated in `data`, then where the formula was made, as glm() does
+  offset_expr <- substitute(offset)
+  offset <- tryCatch(eval(offset_expr, data, environment(formula)), error = function(e)
+    abort("`offset` cannot be evaluated on `data`: ", conditionMessage(e)))
+  m <- model_glmm(formula, data, kind, priors = resolve, offset = offset)
+  m$offset_expr <- if (!is.null(offset)) offset_expr
+  m$prior <- prior
+  m$prior_intercept <- prior_intercept
+  m$prior_aux <- if (kind == "gaussian") prior_aux
+  m$prior_covariance <- prior_covariance
+  m$call <- match.call()
+  m
+}
+
+# The bad inputs lme4 would take silently or answer obscurely, each named:
+# a missing variable, NA in a grouping variable (lme4 drops the rows), a
+# factor with many levels on the left of a bar (one coefficient per level
+# per group).
+glmer_check_groups <- function(formula, data) {
+  if (!is.data.frame(data)) abort("`data` must be a data frame, not ", describe(data), ".")
+  bars <- lme4::findbars(formula)
+  if (is.null(bars)) abort("`formula` has no random-effect term such as (1 | g).")
+  for (bar in bars) {
+    term <- paste0("(", deparse1(bar), ")")
+    for (v in all.vars(bar[[3]])) {
+      if (!v %in% names(data))
+        abort("`formula`: the term ", term, " groups by `", v, "`, which is not a column of ",
+              "`data`.")
+      na <- which(is.na(data[[v]]))
+      if (length(na))
+        abort("`data`: the grouping variable `", v, "` of ", term, " has ", length(na),
+              " missing value", if (length(na) > 1) "s", " (first in row ", na[1], "); ",
+              "remove those rows or give them a group.")
+    }
+    for (v in all.vars(bar[[2]])) {
+      if (!v %in% names(data)) next   # named by model_glmm()'s check
+      x <- data[[v]]
+      if ((is.factor(x) || is.character(x)) && length(unique(x)) > 10)
+        abort("`formula`: the term ", term, " gives every group one coefficient per level ",
+              "of the factor `", v, "` (", length(unique(x)), " levels); put `", v, "` in ",
+              "the fixed part, or group by it: (1 | ", v, ").")
+    }
+  }
+  invisible()
+}
+
+#' @export
+print.sgld_model_glmm <- function(x, ...) {
+  cat("Multilevel model (", x$family, "), ", format(x$n, big.mark = ","), " rows\n", sep = "")
+  cat("  formula: ", deparse1(x$formula), "\n", sep = "")
+  cat("  fixed effects: ", paste(x$coef_names, collapse = ", "), "\n", sep = "")
+  for (k in seq_len(x$K))
+    cat("  group effects: ", paste(x$cnms[[k]], collapse = ", "), " | ", x$group_names[k],
+        " (", x$G[k], " groups)\n", sep = "")
+  invisible(x)
+}
