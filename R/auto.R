@@ -211,8 +211,8 @@ full_gradient <- function(model, w) {
     e <- .Call(C_sgld_model_eval, model, as.double(w))
     return(e$grad_loglik + e$grad_logprior)
   }
-  g <- .Call(C_sgld_gradient_draws, model, list(w = as.double(w), batch_size = model$n,
-                                                times = 1L, replace = 0L, cv_mode = NULL))
+  g <- model_gradient_draws(model, list(w = as.double(w), batch_size = model$n,
+                                         times = 1L, replace = 0L, cv_mode = NULL))
   stop_on_failure(model)
   drop(g)
 }

@@ -52,8 +52,10 @@ failure_recorder <- function(name, bridge) {
   force(name)
   force(bridge)
   function(e) {
+    # data_lost: rows on a worker that died (R/shards.R), not a bug in the model
     bridge$failure <- list(fun = name, message = conditionMessage(e),
-                           interrupt = inherits(e, "interrupt"))
+                           interrupt = inherits(e, "interrupt"),
+                           data_lost = inherits(e, "sgld_data_lost"))
     invokeRestart("abort")
   }
 }

@@ -1,0 +1,87 @@
+# Data in shards on worker processes (R/shards.R, R/model-sharded.R): the
+# full-data quantities equal the one-machine model's, and fits agree.
+
+skip_on_cran()
+skip_if_not_installed("bigmemory")
+
+# n rows of a regression with an intercept column, its response `y`, and the
+# rows cut in two shards (unequal, so a shard's size matters) written as
+# file-backed big.matrix descriptor files
+shard_data <- function(n, family, seed = 1) {
+  set.seed(seed)
+  X <- cbind("(Intercept)" = 1, x1 = stats::rnorm(n), x2 = stats::rnorm(n, 2, 3),
+             x3 = stats::rbinom(n, 1, 0.3))
+  eta <- drop(X %*% c(-0.5, 0.8, -0.2, 0.6))
+  y <- if (family == "logistic") stats::rbinom(n, 1, stats::plogis(eta))
+       else stats::rpois(n, exp(eta / 2))
+  dir <- tempfile("shards")
+  dir.create(dir)
+  cut <- list(seq_len(round(0.57 * n)), (round(0.57 * n) + 1):n)
+  paths <- vapply(1:2, function(k) {
+    bigmemory::as.big.matrix(cbind(X[cut[[k]], ], y = y[cut[[k]]]), backingpath = dir,
+                             backingfile = paste0("s", k, ".bin"),
+                             descriptorfile = paste0("s", k, ".desc"))
+    file.path(dir, paste0("s", k, ".desc"))
+  }, "")
+  list(X = X, y = y, paths = paths, dir = dir)
+}
+
+rel <- function(a, b) max(abs(a - b)) / max(abs(b))
+
+test_that("full-data quantities on 2 shards equal the one-machine model's", {
+  dat <- shard_data(3000, "logistic")
+  cl <- parallel::makePSOCKcluster(2)
+  on.exit(parallel::stopCluster(cl), add = TRUE)
+  s <- shards(dat$paths, workers = cl)
+  expect_equal(s$n, c(1710, 1290))
+  for (family in c("logistic", "poisson")) {
+    if (family == "poisson") {
+      dat <- shard_data(3000, "poisson", seed = 2)
+      s <- shards(dat$paths, workers = cl)
+    }
+    make <- if (family == "logistic") model_logistic else model_poisson
+    m <- make(s, y = "y")
+    one <- make(dat$X, dat$y)
+    expect_equal(m$n, 3000)
+    # the priors autoscaled from the shards' X'X are the one-machine ones
+    expect_equal(m$prior_model$prior_scale, one$prior_scale, tolerance = 1e-12)
+    pm <- posterior_mode(m, covariance = TRUE)
+    p1 <- posterior_mode(one, covariance = TRUE)
+    expect_true(pm$converged)
+    if (family == "logistic") {
+      # Newton's method on both: the same numbers
+      expect_equal(p1$method, "newton")
+      expect_lt(rel(pm$mode, p1$mode), 1e-8)
+      expect_lt(rel(pm$covariance, p1$covariance), 1e-8)
+    } else {
+      # one machine searches by BFGS (no Hessian in C), the shards by Newton:
+      # the shards' mode is the one-machine posterior's, to 1e-7 posterior
+      # sds by its own exact gradient, and BFGS's mode within its accuracy
+      g1 <- sgld:::full_gradient(one, pm$sampler)
+      expect_lt(sum(g1 * drop(pm$covariance %*% g1)), 1e-14)
+      expect_lt(rel(pm$mode, p1$mode), 1e-5)
+      expect_lt(rel(pm$covariance, p1$covariance), 1e-5)
+    }
+    # away from the mode: log posterior, gradient, each row's log likelihood
+    w <- p1$sampler + c(0.1, -0.05, 0.02, 0.2)
+    e1 <- .Call(sgld:::C_sgld_model_eval, one, w)
+    e2 <- .Call(sgld:::C_sgld_model_eval, m, w)
+    expect_lt(abs((e2$loglik + e2$logprior) - (e1$loglik + e1$logprior)) / abs(e1$loglik), 1e-12)
+    expect_lt(rel(e2$grad_loglik + e2$grad_logprior, e1$grad_loglik + e1$grad_logprior), 1e-10)
+    W <- rbind(w, p1$sampler)
+    expect_lt(rel(sgld:::model_loglik_rows(m, W), sgld:::model_loglik_rows(one, W)), 1e-12)
+    # the control-variate estimator's noise at a point off the mode: one
+    # machine's and the shards' (other batches) agree within sampling error
+    at <- p1$mode + 2 * sqrt(diag(p1$covariance))
+    set.seed(4)
+    G1 <- stochastic_gradients(one, at, batch_size = 50, times = 1500, control_variates = TRUE)
+    G2 <- stochastic_gradients(m, at, batch_size = 50, times = 1500, control_variates = TRUE)
+    # means: within 4 standard errors; sds: within 10% (1,500 draws: 1.8% each)
+    se <- apply(G1, 2, sd) / sqrt(1500)
+    expect_lt(max(abs(colMeans(G2) - colMeans(G1)) / se), 4 * sqrt(2))
+    expect_lt(max(abs(apply(G2, 2, sd) / apply(G1, 2, sd) - 1)), 0.1)
+  }
+  close(s)
+  # a cluster given is its owner's: close() leaves it running
+  expect_identical(length(parallel::clusterCall(cl, Sys.getpid)), 2L)
+})
