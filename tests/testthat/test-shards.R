@@ -85,3 +85,89 @@ test_that("full-data quantities on 2 shards equal the one-machine model's", {
   # a cluster given is its owner's: close() leaves it running
   expect_identical(length(parallel::clusterCall(cl, Sys.getpid)), 2L)
 })
+
+test_that("sampling on 2 shards: the one-machine chain, and the defaults agree", {
+  cl <- parallel::makePSOCKcluster(2)
+  on.exit(parallel::stopCluster(cl), add = TRUE)
+  for (family in c("logistic", "poisson")) {
+    make <- if (family == "logistic") model_logistic else model_poisson
+    # minibatches with control variates: the engine draws the same batches
+    # and noise from the same seed, and each batch's gradient is the sum of
+    # its shards' parts, so the chains are the one-machine chains to rounding
+    dat <- shard_data(3000, family, seed = 3)
+    s <- shards(dat$paths, workers = cl)
+    m <- make(s, y = "y")
+    one <- make(dat$X, dat$y)
+    # the anchor given (Poisson's one-machine mode is BFGS's, the shards'
+    # Newton's: 3e-6 apart, which the control variates would carry)
+    anchor <- posterior_mode(one)$mode
+    run <- function(model) {
+      set.seed(11)
+      suppressWarnings(sgld(model, lr = 2e-5, batch_size = 100, control_variates = anchor,
+                            iter = 200, burnin = 50, chains = 2))
+    }
+    a <- as.matrix(run(one))
+    b <- as.matrix(run(m))
+    expect_lt(rel(b, a), 1e-8)
+
+    # the default call (full-data steps at 800 rows): the same settings and
+    # draws as on one machine, so within 0.15 sd and 10% of its sds
+    dat <- shard_data(800, family, seed = 4)
+    s <- shards(dat$paths, workers = cl)
+    m <- make(s, y = "y")
+    one <- make(dat$X, dat$y)
+    # (short runs: R-hat warns)
+    set.seed(12)
+    f1 <- suppressWarnings(sgld(one, chains = 2, iter = 400))
+    set.seed(12)
+    f2 <- suppressWarnings(sgld(m, chains = 2, iter = 400))
+    expect_identical(f2$auto$batch_size, f1$auto$batch_size)
+    sd1 <- apply(as.matrix(f1), 2, stats::sd)
+    expect_lt(max(abs(coef(f2) - coef(f1)) / sd1), 0.15)
+    expect_lt(max(abs(apply(as.matrix(f2), 2, stats::sd) / sd1 - 1)), 0.1)
+    expect_lt(rel(as.matrix(f2), as.matrix(f1)), 1e-6)
+  }
+})
+
+test_that("a worker killed mid-run: the draws so far, a warning naming its shard, no process left", {
+  skip_if_not_installed("callr")
+  skip_if_not_installed("processx")
+  dat <- shard_data(2000, "logistic", seed = 5)
+  out <- callr::r(function(paths) {
+    library(sgld)
+    s <- shards(paths)   # its own cluster, stopped by close()
+    m <- model_logistic(s, y = "y")
+    anchor <- posterior_mode(m)$mode
+    pids <- s$handle$pids
+    # worker 2 is killed 3 s into a run far longer than that
+    # (a shell of processx's: R's system() here delayed the workers' replies)
+    killer <- processx::process$new("sh", c("-c", sprintf("sleep 3; kill -9 %d",
+                                                           as.integer(pids[2]))))
+    warnings <- character()
+    fit <- withCallingHandlers(
+      sgld(m, lr = 2e-5, batch_size = 100, control_variates = anchor, iter = 1e5,
+           burnin = 0, thin = 1, chains = 2),
+      warning = function(w) {
+        warnings <<- c(warnings, conditionMessage(w))
+        invokeRestart("muffleWarning")
+      })
+    again <- tryCatch(posterior_mode(m), error = conditionMessage)
+    close(s)
+    list(pids = pids, warnings = warnings, kept = fit$kept, status = fit$status,
+         draws = nrow(as.matrix(fit)), again = again)
+  }, args = list(paths = dat$paths), timeout = 120)
+  expect_length(out$warnings, 1)
+  expect_match(out$warnings, "shard 2 .*was lost", perl = TRUE)
+  expect_identical(out$status, c("failed", "not run"))
+  expect_gte(out$kept[1], 1)
+  expect_identical(out$draws, as.integer(sum(out$kept)))
+  expect_match(out$again, "shard 2 .*lost earlier")
+  # both workers gone (the survivor stopped by close()) within 5 s
+  alive <- function(pid) {
+    stat <- suppressWarnings(tryCatch(readLines(sprintf("/proc/%d/stat", as.integer(pid))),
+                                      error = function(e) ""))
+    length(stat) == 1L && nzchar(stat) && !grepl("^[0-9]+ \\(.*\\) Z", stat)
+  }
+  for (i in 1:50) if (!any(vapply(out$pids, alive, NA))) break else Sys.sleep(0.1)
+  expect_false(any(vapply(out$pids, alive, NA)))
+})
