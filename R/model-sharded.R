@@ -114,7 +114,7 @@ sharded_pass <- function(model, w, hessian = FALSE) {
 split_rows <- function(x, idx) {
   upper <- cumsum(x$n)
   shard <- findInterval(idx - 1, upper[-length(upper)]) + 1L
-  local <- idx - c(0, upper)[shard]
+  local <- as.integer(idx - c(0, upper)[shard])   # 4 bytes a row in the messages
   list(which = sort(unique(shard)), rows = split(local, shard), shard = shard)
 }
 
@@ -235,9 +235,11 @@ model_gradient_draws.sgld_model_sharded <- function(model, settings) {
   batch_of <- rep(seq_len(times), each = b)
   sp <- split_rows(model$shards, idx)
   groups <- split(batch_of, sp$shard)
+  # a shard's rows come batch after batch: each batch's count of them says
+  # which rows are whose (times numbers, not one a row)
   parts <- shard_call(model$shards, "row_grads", lapply(seq_along(sp$which), function(k)
     list(model = model$key, w = w, rows = sp$rows[[k]], anchor = anchor,
-         group = groups[[k]], times = times)), which = sp$which)
+         counts = tabulate(groups[[k]], times))), which = sp$which)
   sums <- Reduce(`+`, parts)
   base <- if (is.null(anchor)) prior else prior + sharded_pass(model, anchor)$grad
   sweep(n / b * sums, 2, base, `+`)

@@ -103,8 +103,11 @@ shards <- function(paths, workers = NULL) {
   handle <- shard_cluster(workers, length(paths))
   x <- structure(list(paths = paths, key = shard_key(), handle = handle),
                  class = "sgld_shards")
-  opened <- shard_call(x, "open", lapply(seq_along(paths), function(k)
-    list(key = x$key, path = paths[k])))
+  # a cluster started here is stopped when a shard cannot be opened
+  opened <- withCallingHandlers(
+    shard_call(x, "open", lapply(seq_along(paths), function(k)
+      list(key = x$key, path = paths[k]))),
+    error = function(e) if (handle$owned) stop_cluster(handle))
   x$n <- vapply(opened, `[[`, 0, "n")
   handle$pids <- vapply(opened, `[[`, 0, "pid")
   handle$hosts <- vapply(opened, `[[`, "", "host")
@@ -259,8 +262,7 @@ shard_worker <- function(a, what) {
     columns = shard_columns(a$key, a$model, a$y, a$family),
     pass = shard_pass(shard_registry[[a$model]], a$w, a$hessian),
     batch = shard_batch(shard_registry[[a$model]], a$w, a$rows, a$anchor),
-    row_grads = shard_row_grads(shard_registry[[a$model]], a$w, a$rows, a$anchor, a$group,
-                                a$times),
+    row_grads = shard_row_grads(shard_registry[[a$model]], a$w, a$rows, a$anchor, a$counts),
     loglik_rows = shard_loglik_rows(shard_registry[[a$model]], a$W),
     close = {
       # the shard and every model made on it
@@ -375,14 +377,14 @@ shard_batch <- function(s, w, rows, anchor) {
 }
 
 # The rows' log-likelihood gradients at w (minus their gradients at
-# `anchor` when given), summed within each batch (`group`: the batch of each
-# row): a times x d matrix.
-shard_row_grads <- function(s, w, rows, anchor, group, times) {
+# `anchor` when given), summed within each batch (the rows come batch after
+# batch, `counts` of each): a batches x d matrix.
+shard_row_grads <- function(s, w, rows, anchor, counts) {
   b <- shard_rows(s, rows)
   r <- glm_terms(s$family, drop(b$X %*% w), b$y)$r
   if (!is.null(anchor)) r <- r - glm_terms(s$family, drop(b$X %*% anchor), b$y)$r
-  out <- matrix(0, times, length(w))
-  sums <- rowsum(b$X * r, group)
+  out <- matrix(0, length(counts), length(w))
+  sums <- rowsum(b$X * r, rep.int(seq_along(counts), counts))
   out[as.integer(rownames(sums)), ] <- sums
   out
 }

@@ -81,7 +81,18 @@ test_that("full-data quantities on 2 shards equal the one-machine model's", {
     expect_lt(max(abs(colMeans(G2) - colMeans(G1)) / se), 4 * sqrt(2))
     expect_lt(max(abs(apply(G2, 2, sd) / apply(G1, 2, sd) - 1)), 0.1)
   }
+  # bad input: a clear error naming the argument or the shard's file
+  expect_error(shards(character(0)), "`paths` must be the shards' file paths")
+  expect_error(shards(c("a.desc", "a.desc"), workers = cl), "'a.desc' is given twice")
+  expect_error(shards(c(dat$paths[1], "/no/such.desc"), workers = cl),
+               "no file '/no/such.desc' on this worker")
+  expect_error(shards(dat$paths, workers = cl[1]), "each shard needs a worker of its own")
+  expect_error(model_poisson(s, y = "z"), "`y` must name the response's column")
+  expect_error(model_logistic(s, y = "x1"), "0/1 or -1/\\+1")
+  expect_error(sgld(model_poisson(s, y = "y"), lr = 1e-4, iter = 10, parallel = "future"),
+               "shards\\(\\) its workers' connections")
   close(s)
+  expect_error(posterior_mode(m), "these shards were closed")
   # a cluster given is its owner's: close() leaves it running
   expect_identical(length(parallel::clusterCall(cl, Sys.getpid)), 2L)
 })
