@@ -212,8 +212,11 @@ shard_call <- function(x, what, args, which = seq_along(args)) {
   if (h$closed) abort("these shards were closed; make them again with shards().")
   if (length(h$lost))
     stop(shard_lost_condition(x, h$lost[1], "it was lost earlier in this session"))
+  # with interrupts suspended: Ctrl-C in the middle of reading the replies
+  # would leave one unread, which the next call would take for its own
+  # answer; it is taken when the round trip (milliseconds) ends
   out <- tryCatch(
-    parallel::clusterApply(h$cluster[which], args, shard_task, what = what),
+    suspendInterrupts(parallel::clusterApply(h$cluster[which], args, shard_task, what = what)),
     error = function(e) e)
   if (!inherits(out, "error")) return(out)
   # which worker failed: a worker's own R error says so in its message; a

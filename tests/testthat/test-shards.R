@@ -28,12 +28,31 @@ shard_data <- function(n, family, seed = 1) {
 
 rel <- function(a, b) max(abs(a - b)) / max(abs(b))
 
+test_that("rows 1..N map to shards and local rows, runs as ranges", {
+  x <- list(n = c(1710, 1290, 5))
+  for (idx in list(c(3L, 1711L, 3001L, 1710L, 3005L), 1700:1720, 1:3005, 1711:3000, 3002:3003)) {
+    sp <- sgld:::split_rows(x, idx)
+    plain <- sgld:::split_rows(x, idx, ranges = FALSE)
+    expect_identical(sp$which, plain$which)
+    expect_identical(unname(lapply(sp$rows, as.integer)), unname(plain$rows))
+    back <- unlist(Map(function(k, r) r + c(0, cumsum(x$n))[k], sp$which, sp$rows))
+    expect_identical(as.integer(back), as.integer(idx[order(findInterval(idx - 1, cumsum(x$n)))]))
+  }
+})
+
 test_that("full-data quantities on 2 shards equal the one-machine model's", {
   dat <- shard_data(3000, "logistic")
   cl <- parallel::makePSOCKcluster(2)
   on.exit(parallel::stopCluster(cl), add = TRUE)
   s <- shards(dat$paths, workers = cl)
   expect_equal(s$n, c(1710, 1290))
+  expect_output(print(s), "Data in 2 shards: 3,000 rows \\(1,710 \\+ 1,290\\)")
+  # workers = NULL takes the cluster of plan(cluster, workers = cl)
+  if (requireNamespace("future", quietly = TRUE)) {
+    old <- future::plan(future::cluster, workers = cl)
+    expect_identical(shards(dat$paths)$handle$pids, s$handle$pids)
+    future::plan(old)
+  }
   for (family in c("logistic", "poisson")) {
     if (family == "poisson") {
       dat <- shard_data(3000, "poisson", seed = 2)
@@ -43,6 +62,7 @@ test_that("full-data quantities on 2 shards equal the one-machine model's", {
     m <- make(s, y = "y")
     one <- make(dat$X, dat$y)
     expect_equal(m$n, 3000)
+    expect_output(print(m), "on 2 shards: 3,000 observations, 4 coefficients")
     # the priors autoscaled from the shards' X'X are the one-machine ones
     expect_equal(m$prior_model$prior_scale, one$prior_scale, tolerance = 1e-12)
     pm <- posterior_mode(m, covariance = TRUE)
