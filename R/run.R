@@ -576,7 +576,8 @@ run_sampler <- function(model, lr, batch_size, iter, burnin, thin, temperature, 
   if (any(fit$status == "failed") && isTRUE(failure$data_lost)) {
     # the rows of a lost worker cannot be read again: the draws made so far,
     # without the checks, which would read them
-    warning(data_lost_warning(fit, failure))
+    fit$data_lost <- data_lost_warning(fit, failure)
+    warning(fit$data_lost, call. = FALSE)
     return(fit)
   }
   if (any(fit$status == "failed") && !is.null(failure)) stop(model_error(fit, failure))
