@@ -142,7 +142,8 @@ sharded_callers <- function(model) {
   prior <- model$prior_terms
   memo <- new.env(parent = emptyenv())
   batch <- function(w, idx, want) {
-    if (identical(idx, memo$idx) && !is.null(memo$anchor_value) && identical(w, memo$anchor)) {
+    if (want == "grad" && identical(idx, memo$idx) && !is.null(memo$anchor_value) &&
+        identical(w, memo$anchor)) {
       out <- memo$anchor_value
       memo$anchor_value <- NULL
       return(out)
