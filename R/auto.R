@@ -211,8 +211,8 @@ full_gradient <- function(model, w) {
     e <- .Call(C_sgld_model_eval, model, as.double(w))
     return(e$grad_loglik + e$grad_logprior)
   }
-  g <- .Call(C_sgld_gradient_draws, model, list(w = as.double(w), batch_size = model$n,
-                                                times = 1L, replace = 0L, cv_mode = NULL))
+  g <- model_gradient_draws(model, list(w = as.double(w), batch_size = model$n,
+                                         times = 1L, replace = 0L, cv_mode = NULL))
   stop_on_failure(model)
   drop(g)
 }
@@ -762,6 +762,12 @@ auto_phases <- function(body) {
 auto_phase <- function(made, phase, fit) {
   made$fit <- fit
   made$phase <- phase
+  # a worker holding rows was lost (R/shards.R): the phase's draws are all
+  # there will be (its warning, silenced with the warm-up's, said again)
+  if (!is.null(fit$data_lost)) {
+    warning(fit$data_lost, call. = FALSE)
+    invokeRestart("auto_stop", fit, phase)
+  }
   if (any(fit$status == "interrupted")) invokeRestart("auto_stop", fit, phase)
   fit
 }
@@ -779,7 +785,8 @@ auto_main <- function(made, fit, warm) {
 auto_stopped <- function(fit, phase, made_settings = NULL) {
   # the phase itself, or the R code after it, before the next phase began
   when <- if (any(fit$status == "interrupted")) "in" else "after"
-  if (phase != "run")
+  lost <- !is.null(fit$data_lost)
+  if (phase != "run" && !lost)
     warning(sprintf(paste0(
       "lr = \"auto\" was interrupted %s its %s: the fit holds that phase's %s draws per ",
       "chain, taken before the chains reached the posterior, not a sample from it. Run ",
@@ -790,7 +797,8 @@ auto_stopped <- function(fit, phase, made_settings = NULL) {
   if (phase != "run") fit$status[fit$status == "done"] <- "warm-up"
   fit$auto <- c(fit$auto[setdiff(names(fit$auto), c("lr", "settings", "reason"))], list(
     lr = fit$settings$lr, interrupted = phase, settings = made_settings,
-    reason = sprintf("lr = \"auto\": interrupted %s its %s.", when, phase)))
+    reason = if (lost) sprintf("lr = \"auto\": a worker holding rows was lost in its %s.", phase)
+             else sprintf("lr = \"auto\": interrupted %s its %s.", when, phase)))
   fit
 }
 

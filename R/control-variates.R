@@ -47,8 +47,7 @@ posterior_mode <- function(model, init = NULL, maxit = 1000, covariance = FALSE)
   # Newton's steps build the d x d Hessian: for wide models only when its
   # inverse, the covariance, is asked for (R/auto-wide.R)
   wide <- model$d > auto_wide_limit() && !covariance
-  newton <- if (!wide) .Call(C_sgld_posterior_mode, model,
-                             list(init = as.double(w0), maxit = as.integer(maxit), tol = 1e-12))
+  newton <- if (!wide) model_newton(model, w0, maxit)
   if (!is.null(newton)) {
     w <- newton$sampler
     grad <- newton$gradient
@@ -137,7 +136,7 @@ stochastic_gradients <- function(model, at, batch_size = 100, times = 1000,
   check_count(batch_size, "batch_size", lower = 1, upper = min(model$n, .Machine$integer.max))
   check_count(times, "times", lower = 1, upper = 1e7)
   check_flag(replace, "replace")
-  out <- .Call(C_sgld_gradient_draws, model, list(
+  out <- model_gradient_draws(model, list(
     w = w, batch_size = batch_size, times = times, replace = as.integer(replace),
     cv_mode = resolve_control_variates(control_variates, model)))
   stop_on_failure(model)

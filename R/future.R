@@ -16,7 +16,8 @@ check_parallel <- function(parallel, model) {
             "`parallel = \"threads\"`.")
     if (!model_capabilities(model)$portable)
       abort("`parallel = \"future\"`: a model from model_compiled() holds a pointer into ",
-            "another package's compiled code, which cannot travel to another process; ",
+            "another package's compiled code (and a model on shards() its workers' ",
+            "connections), which cannot travel to another process; ",
             "run it with `parallel = \"threads\"`, or call your package's model constructor ",
             "inside future::future() and run one sgld() per future.")
   }

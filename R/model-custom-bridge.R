@@ -56,10 +56,12 @@ prior_caller <- function(f, name, bridge) {
 failure_recorder <- function(name, bridge) {
   force(name)
   force(bridge)
-  # a second interrupt must not cut the record short
+  # a second interrupt must not cut the record short; data_lost: rows on a
+  # worker that died (R/shards.R), not a bug in the model
   function(e) suspendInterrupts({
     bridge$failure <- list(fun = name, message = conditionMessage(e),
-                           interrupt = inherits(e, "interrupt"))
+                           interrupt = inherits(e, "interrupt"),
+                           data_lost = inherits(e, "sgld_data_lost"))
     invokeRestart("abort")
   })
 }

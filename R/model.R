@@ -99,6 +99,9 @@ model_observed.default <- function(model) stored_response(model)   # R/design-sp
 # on a file), computed in C by the model's table, `threads` threads sharing
 # the rows.
 model_loglik_rows <- function(model, W, threads = getOption("sgld.threads", 1L)) {
+  # rows held elsewhere (shards, R/model-sharded.R) answer themselves
+  own <- model_loglik_elsewhere(model, W)
+  if (!is.null(own)) return(own)
   W <- t(W)
   storage.mode(W) <- "double"
   .Call(C_sgld_pointwise_loglik, model, W, as.integer(threads))
@@ -164,3 +167,29 @@ check_user_values.default <- function(model, w, arg) invisible()
 # row per chain.
 initial_values <- function(model, chains) UseMethod("initial_values")
 initial_values.default <- function(model, chains) model$default_init
+
+# ---- full-data quantities ------------------------------------------------------
+
+# Each row's log likelihood at each draw (draws x rows) computed where the
+# rows live, or NULL for the C table's loglik_rows (model_loglik_rows()).
+model_loglik_elsewhere <- function(model, W) UseMethod("model_loglik_elsewhere")
+model_loglik_elsewhere.default <- function(model, W) NULL
+
+# Newton's search for the mode from `init` (sampler's scale): a list with
+# sampler, gradient, log_posterior, iterations, converged, passes and
+# hessian (of the log posterior), or NULL where the model has no Hessian
+# (posterior_mode() then searches by BFGS). The default is the C search
+# (src/mode.c); data in shards sum their workers' passes (R/model-sharded.R).
+model_newton <- function(model, init, maxit) UseMethod("model_newton")
+model_newton.default <- function(model, init, maxit) {
+  .Call(C_sgld_posterior_mode, model,
+        list(init = as.double(init), maxit = as.integer(maxit), tol = 1e-12))
+}
+
+# `settings$times` minibatch estimates of the log posterior's gradient at
+# settings$w (batch_size, replace, cv_mode: src/gradient.c's
+# sgld_gradient_draws()), one per row.
+model_gradient_draws <- function(model, settings) UseMethod("model_gradient_draws")
+model_gradient_draws.default <- function(model, settings) {
+  .Call(C_sgld_gradient_draws, model, settings)
+}

@@ -573,6 +573,13 @@ run_sampler <- function(model, lr, batch_size, iter, burnin, thin, temperature, 
   # a chain whose future failed (its worker died or could not be reached)
   if (length(lost)) fit$status[as.integer(names(lost))] <- "lost"
   warn_lost_chains(lost)
+  if (any(fit$status == "failed") && isTRUE(failure$data_lost)) {
+    # the rows of a lost worker cannot be read again: the draws made so far,
+    # without the checks, which would read them
+    fit$data_lost <- data_lost_warning(fit, failure)
+    warning(fit$data_lost, call. = FALSE)
+    return(fit)
+  }
   if (any(fit$status == "failed") && !is.null(failure)) stop(model_error(fit, failure))
   if (rows_lost) stop(rows_lost_error(fit, model))   # R/file-backed.R
   if (!is.null(model$file)) check_copy_after_run(fit, model)

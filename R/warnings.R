@@ -165,7 +165,7 @@ threshold_check <- function(fit, settings, rule, times = 200, auto = FALSE) {
     w <- fit$state$w[c, ]
     eta <- fit$lr[nrow(fit$lr), min(c, ncol(fit$lr))]
     if (!length(eta) || !is.finite(eta)) return(NA_real_)
-    G <- tryCatch(with_seed_kept(.Call(C_sgld_gradient_draws, model, list(
+    G <- tryCatch(with_seed_kept(model_gradient_draws(model, list(
       w = as.double(w), batch_size = settings$batch_size, times = times,
       replace = settings$replace, cv_mode = settings$cv_mode))),
       error = function(e) NULL)
