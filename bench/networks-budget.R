@@ -10,7 +10,8 @@
 # Random 80/20 splits, seeds 1..SPLITS. Sets used to design the stopping rule
 # (faithful, quakes300, LifeCycleSavings) and held out for the final check
 # (boston300: 300 rows of MASS::Boston; airquality's complete cases;
-# MASS::cpus with log performance; mtcars; trees; swiss).
+# MASS::cpus with log performance; mtcars; trees; swiss; sim300, the
+# simulated regression of bench/networks-time.R).
 suppressPackageStartupMessages(library(sgld))
 args <- commandArgs(TRUE)
 label <- args[1]
@@ -37,7 +38,14 @@ datasets <- list(
   },
   mtcars = function() list(data = datasets::mtcars, f = mpg ~ .),
   trees = function() list(data = datasets::trees, f = Volume ~ .),
-  swiss = function() list(data = datasets::swiss, f = Fertility ~ .))
+  swiss = function() list(data = datasets::swiss, f = Fertility ~ .),
+  # bench/networks-time.R's simulated regression, 300 rows of 8 inputs
+  sim300 = function() {
+    set.seed(300)
+    x <- matrix(stats::rnorm(300 * 8), 300, 8, dimnames = list(NULL, paste0("x", 1:8)))
+    list(data = data.frame(x, y = sin(2 * x[, 1]) + x[, 2] * x[, 3] + 0.5 * x[, 4] +
+                                  stats::rnorm(300, sd = 0.5)), f = y ~ .)
+  })
 
 score <- function(fit, test, y) {
   mu <- predict(fit, test, draws = TRUE)                  # rows x draws
