@@ -93,9 +93,9 @@
 #'    step an epoch relaxes every direction the data determine by the same
 #'    amount whatever the rows (40 times its curvature over the largest
 #'    relaxation times). Bounds, not targets:
-#'    at least 10 epochs a chain (the whole budget where the step was set
-#'    to relax the weights left to the prior, as for the smallest
-#'    networks), and at most the budget of about
+#'    at least 10 epochs a chain (the whole length where the step was set
+#'    to relax the weights left to the prior in a network small enough
+#'    for the 500,000 iterations to bind), and at most the budget of about
 #'    \eqn{2\times 10^{10}}{2e10} multiply-adds of backpropagation (batch x
 #'    parameters x iterations x chains: about 25 s on one core) and 500,000
 #'    iterations. `print()` says why the run stopped. The draws are thinned
