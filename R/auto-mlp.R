@@ -201,8 +201,8 @@ auto_mlp <- function(model, args, given, call) {
   # Why epochs first: the chains leave the pilot's mode (the training log
   # likelihood falls by 150 on Concrete within 1,000 iterations) and settle
   # over thousands of epochs, which no error computed from the draws so far
-  # sees: on Concrete's splits 1-2 the chains' means were within 0.1
-  # predictive sd of each other after 2,000 iterations, yet test RMSE went
+  # sees: on Concrete's splits 1-2 the error from the chains' means was
+  # below 0.1 predictive sd after 2,000 iterations, yet test RMSE went
   # 4.82 -> 4.09 -> 3.98 (split 1) over 70, 2,200 and 10,400 epochs;
   # a drift test on the training log likelihood did not tell either, as it
   # still rose on Boston at 4,500 epochs, where the test figures had

@@ -89,7 +89,7 @@
 #'    its burn-in). The 4,000 epochs are for the chains to leave the
 #'    pilot's mode and settle, which no error from the draws so far shows
 #'    (Concrete's test RMSE fell from 4.8 to 4.1 over the first 2,200
-#'    epochs while the chains' means already agreed); at the noise bound's
+#'    epochs while that error was already below 0.1); at the noise bound's
 #'    step an epoch relaxes every direction the data determine by the same
 #'    amount whatever the rows (40 times its curvature over the largest
 #'    relaxation times). Bounds, not targets:
