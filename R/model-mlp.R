@@ -78,13 +78,31 @@
 #'    times (this one binds only for small networks, which run up to
 #'    500,000 iterations).
 #' 3. *Run.* Plain SGLD at that step from the pilot's end, batch
-#'    \eqn{\max(32, n/600)}{max(32, n/600)} (all rows up to 32), for about
+#'    \eqn{\max(32, n/600)}{max(32, n/600)} (all rows up to 32), first
+#'    for 4,000 epochs (a quarter burn-in), then on in pieces, each
+#'    continuing the last, until the draws pin the predictive mean down:
+#'    its Monte Carlo error on up to 200 training rows, from the spread of
+#'    the chains' means (each chain has its own start and pilot, so this is
+#'    the error a repeat of the whole run shows), at most 0.1 of the
+#'    predictive sd (root mean square over the rows). Each further piece is
+#'    as long as the last one's error asks for (the earlier pieces become
+#'    its burn-in). The 4,000 epochs are for the chains to leave the
+#'    pilot's mode and settle, which no error from the draws so far shows
+#'    (Concrete's test RMSE fell from 4.8 to 4.1 over the first 2,200
+#'    epochs while that error was already below 0.1); at the noise bound's
+#'    step an epoch relaxes every direction the data determine by the same
+#'    amount whatever the rows (40 times its curvature over the largest
+#'    relaxation times). Bounds, not targets:
+#'    at least 10 epochs a chain (the whole length where the step was set
+#'    to relax the weights left to the prior in a network small enough
+#'    for the 500,000 iterations to bind), and at most the budget of about
 #'    \eqn{2\times 10^{10}}{2e10} multiply-adds of backpropagation (batch x
-#'    parameters x iterations x chains: about 25 s on one core) but at least
-#'    10 epochs a chain and at most 500,000 iterations; a quarter burn-in, the
-#'    rest thinned to at most 1,000 draws a chain (fewer if the draws of
-#'    every weight would take more than 256 MB), every parameter stored
-#'    (`pars = TRUE`, for `predict()`).
+#'    parameters x iterations x chains: about 25 s on one core) and 500,000
+#'    iterations. `print()` says why the run stopped. The draws are thinned
+#'    to at most 1,000 a chain (fewer if the draws of every weight would
+#'    take more than 256 MB), every parameter stored (`pars = TRUE`, for
+#'    `predict()`); giving `iter`, `burnin`, `thin` or `pars` other than
+#'    `TRUE` runs one piece of that length.
 #' 4. *Checks.* Besides R-hat and the effective sample size of what is
 #'    identified (below), the step against the curvature where the chains
 #'    ended, and the sampling threshold there: above 0.5 or above 1 the fit
