@@ -154,6 +154,13 @@ run_cases <- function(seed, first, last) {
       switch(target,
         run = {
           s <- settings_for(m)
+          if (!isTRUE(m$local_parameters) && runif(1) < 0.2) {
+            # the wide models' rule (update_precond.c): a diagonal plus
+            # low-rank factor in Leimkuhler-Matthews steps
+            s$update <- "precond_lm"
+            s$update_opts <- list(scale = rep(1, m$d), basis = matrix(1 / sqrt(m$d), m$d),
+                                  coef = 0.5)
+          }
           if (runif(1) < 0.5) s <- mutate(s, sample(1:3, 1)) else m <- mutate(unclass(m), sample(1:2, 1))
           s <- clamp_iter(s)
           if (nzchar(Sys.getenv("FUZZ_VERBOSE"))) str(s[setdiff(names(s), c("schedule", "init"))])

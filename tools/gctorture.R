@@ -155,7 +155,12 @@ for (mm in list(rw = msv, ar1 = mar1)) {
 }
 # the update rules whose build() reads options (and allocates) on the linear model
 for (rule in list(precond_rmsprop(), opt_adam(),
-                  sgld:::resolve_precondition(diag(3), models$linear))) {
+                  sgld:::resolve_precondition(diag(3), models$linear),
+                  # the wide models' diagonal plus low-rank factor in
+                  # Leimkuhler-Matthews steps (R/auto-wide.R)
+                  sgld:::update_rule("precond_lm", "lm", list(
+                    scale = c(1, 0.5, 2), basis = matrix(c(0.6, 0.8, 0), 3), coef = 0.5),
+                    sampler = TRUE))) {
   s <- sgld:::run_settings(models$linear, lr = 1e-6, batch_size = 4, iter = 20, burnin = 5,
                            thin = 2, temperature = 1, chains = 2, init = NULL, replace = FALSE,
                            clip = clip_norm(10), rule = rule, diagnostics = diagnostics_every(5))
