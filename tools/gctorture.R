@@ -282,6 +282,13 @@ gctorture(FALSE)
 same <- identical(eval_at(ptr), plain) && identical(info, c(2, 20))
 if (!same) bad <- bad + 1
 cat(sprintf("%-22s %s\n", "compiled pointer", if (same) "ok" else "DIFFERS"))
+# the sparse design's rank check (gram.c): rows of a 6 x 4 design with a
+# dependent column, with values and as indicators
+calls[["sparse gram rank"]] <- list(sgld:::C_sgld_sparse_gram_rank, c(0L, 2L, 3L, 5L, 6L, 8L, 9L),
+                                    c(0L, 3L, 1L, 0L, 2L, 3L, 1L, 3L, 2L),
+                                    c(1, 1, 2, 0.5, 1, 1, 2, 1, 3), 4L, 1e-10)
+calls[["sparse gram rank ones"]] <- list(sgld:::C_sgld_sparse_gram_rank, c(0L, 2L, 3L),
+                                         c(0L, 1L, 1L), NULL, 2L, 1e-10)
 for (nm in names(calls)) {
   cl <- calls[[nm]]
   before <- attr(cl, "before")

@@ -77,12 +77,23 @@ test_that("the rank check of a sparse design finds collinear columns", {
   x <- cbind(ex$X, dup = ex$X[, "w3"] + 2 * ex$X[, "w5"])
   expect_warning(model_logistic(x, ex$y), "rank 11 with 12 columns")
   expect_silent(model_logistic(ex$X, ex$y))
-  # the pivoted Cholesky factorisation of the scaled Gram matrix: the rank of
-  # a dense check
-  G <- as.matrix(Matrix::crossprod(x))
-  s <- sqrt(diag(G))
-  expect_identical(pivoted_chol_rank(G / tcrossprod(s), 1e-10)$rank,
-                   qr(G / tcrossprod(s), tol = 1e-9)$rank)
+  # the Gram matrix summed from the rows and its pivoted Cholesky
+  # factorisation in C (src/gram.c): the sums of squares and rank of a dense
+  # check, with values and as indicators
+  for (z in list(x, 1 * (x != 0))) {
+    G <- as.matrix(Matrix::crossprod(z))
+    s <- sqrt(diag(G))
+    R <- methods::as(z, "RsparseMatrix")
+    g <- .Call(C_sgld_sparse_gram_rank, R@p, R@j, R@x, ncol(z), 1e-10)
+    expect_equal(g$ss, unname(diag(G)), tolerance = 1e-12)
+    expect_identical(g$rank, qr(G / tcrossprod(s), tol = 1e-9)$rank)
+    expect_identical(sort(g$pivot), seq_len(ncol(z)))
+    expect_identical(.Call(C_sgld_sparse_gram_rank, R@p, R@j, NULL, ncol(z), 1e-10)$rank,
+                     qr(crossprod(as.matrix(z) != 0), tol = 1e-9)$rank)
+  }
+  # an all-zero column: the sums of squares only
+  g <- .Call(C_sgld_sparse_gram_rank, c(0L, 1L, 2L), c(0L, 0L), c(1, 2), 2L, 1e-10)
+  expect_identical(g, list(ss = c(5, 0), rank = NULL, pivot = NULL))
 })
 
 test_that("beyond auto_max_d columns, identical sparse columns are found in O(non-zeros)", {
