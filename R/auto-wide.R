@@ -18,28 +18,39 @@
 #      (src/update_precond.c);
 #  (d) the largest and smallest curvatures of the corrected posterior by
 #      the Lanczos iteration again: the step is auto_wide_eta over the
-#      largest, the run's length from the smallest;
+#      largest, the run's length from the smallest (Leimkuhler-Matthews
+#      steps, below);
 #  (e) batch and control variates as in R/auto.R, the sampling threshold
 #      from the gradients' covariance through its draws x draws Gram matrix.
 # A diagonal preconditioner leaves curvatures that differ (from 0.13 to 6.7
-# on a 10^4 x 500 text design; 0.64-1.5 after the correction on the
-# designs of bench/sparse.md), and no one temperature cancels Euler's
-# widening tau / (1 - e / 2) for every direction's step e: the temperature
-# 1 - eta / 4 splits it, at eta = 0.2 an sd at most 2.7% too wide along the
-# stiffest direction and 2.5% too narrow along the slowest. (At eta = 0.4
-# the sds came out 13-14% wide against MALA: bench/sparse.md.) The slowest direction
+# on a 10^4 x 500 text design; 0.67-1.4 after the correction on the
+# designs of bench/sparse.md, where the rest of the spectrum is the bulk of
+# X'WX itself, 0.72-1.30 at n / d = 50: no low-rank correction narrows it).
+# Euler's step widens a direction of step e by 1 / (1 - e / 2), and no one
+# temperature cancels that for every direction: at e = 0.2 and a
+# temperature splitting it, runs took 20,000 full-data steps on the
+# 10^5 x 2,000 design, 124 s of CPU. The steps are Leimkuhler-Matthews'
+# instead (update_precond.c): exact for a Gaussian posterior at any step
+# below 2 along every direction at once, O(e^2) bias otherwise, and at
+# step 0.8 along the stiffest direction the sds came within 6% of MALA's
+# on all four regressions (0.2, 0.5, 0.8 and 1.0 all within 6%;
+# bench/sparse.md), in a quarter of the steps. The slowest direction
 # (on text designs the intercept and the common words together) gets
 # auto_wide_ess effective draws: its means to 3% of an sd; every
 # coefficient that mixes faster gets more.
 auto_wide_d <- 1000      # above this many parameters, the diagonal recipe
 # (the option sgld.auto_wide_d moves the bar, as the tests do at small sizes)
 auto_wide_limit <- function() getOption("sgld.auto_wide_d", auto_wide_d)
-auto_wide_eta <- 0.2     # step along the stiffest preconditioned direction
+auto_wide_eta <- 0.8     # step along the stiffest preconditioned direction
 auto_wide_ess <- 1000    # effective draws along the slowest (all chains)
 auto_wide_probes <- 64   # random vectors for the Hessian's diagonal
 auto_wide_power <- 40    # Lanczos steps for the extreme curvatures
 auto_wide_band <- 1.5    # curvatures beyond [1/1.5, 1.5] are corrected,
 auto_wide_rank <- 20     # along at most this many directions
+# chains start from N(mode, spread^2 P): at R/auto.R's spread 2, steps of
+# 0.8 from such starts diverged in 4 of 24 chains of a negative binomial on
+# tf-idf values (bench/sparse-heldout.R's design, seeds 1-6), in none at 1.5
+auto_wide_spread <- 1.5
 
 auto_sgld_wide <- function(model, args, given, call, made) {
   start <- proc.time()[["elapsed"]]
@@ -66,21 +77,29 @@ auto_sgld_wide <- function(model, args, given, call, made) {
   lr <- lr * chosen$shrink
   eta_slow <- eta_slow * chosen$shrink
   if (isTRUE(cv)) cv <- pm$mode
-  plan <- auto_run_length(eta_slow, auto_wide_ess, chains, args, given)   # R/auto.R
+  # Leimkuhler-Matthews steps: the AR(1) of a Gaussian direction of step e
+  # with MA(1) noise has integrated autocorrelation time 2 / e
+  plan <- auto_run_length(eta_slow, auto_wide_ess, chains, args, given,   # R/auto.R
+                          tau_int = 2 / eta_slow)
   tau_int <- plan$tau_int
   burnin <- plan$burnin
   iter <- plan$iter
-  thin <- plan$thin
-  temperature <- if ("temperature" %in% given) args$temperature else 1 - lr * curv[2] / 4
+  # draws of d coefficients are the run's largest output (4 chains of 1,300
+  # draws of 2,000 at thin 1: 83 MB, 3.6 times the 10^5 x 2,000 design's
+  # non-zeros): two per autocorrelation time of the slowest direction keep
+  # its effective draws, and twice as many in all as it has
+  thin <- if ("thin" %in% given) args$thin else max(1, floor(tau_int / 2))
+  temperature <- if ("temperature" %in% given) args$temperature else 1
   init <- if ("init" %in% given && !is.null(args$init)) args$init
           else if (chains == 1) pm$mode
           else to_user_scale(model, matrix(pm$sampler, chains, d, byrow = TRUE) +
-                                       auto_spread * t(apply(matrix(stats::rnorm(chains * d),
+                                       auto_wide_spread * t(apply(matrix(stats::rnorm(chains * d),
                                                                     d), 2, ops$L)))
   setup <- proc.time()[["elapsed"]] - start
-  rule <- update_rule("precond", paste0(
+  rule <- update_rule("precond_lm", paste0(
     "SGLD with a fixed diagonal preconditioner", if (!is.null(fix))
-      sprintf(", corrected along %d directions", length(fix$coef))),
+      sprintf(", corrected along %d directions", length(fix$coef)),
+    " (Leimkuhler-Matthews steps)"),
     c(list(scale = s), fix), sampler = TRUE)
   fit <- auto_phase(made, "run", run_sampler(
     model, lr = lr, batch_size = batch, iter = iter, burnin = burnin, thin = thin,

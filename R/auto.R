@@ -349,8 +349,8 @@ auto_batch_for <- function(row_alpha, n, most, least = 100, replace = FALSE) {
 # The run's length for `target` effective draws along the slowest direction,
 # whose step is eta_slow: the AR(1) chain's integrated autocorrelation time
 # (2 - eta) / eta; burn-in and thinning from it; what the user gave is kept.
-auto_run_length <- function(eta_slow, target, chains, args, given) {
-  tau_int <- (2 - eta_slow) / eta_slow
+auto_run_length <- function(eta_slow, target, chains, args, given,
+                            tau_int = (2 - eta_slow) / eta_slow) {
   kept <- ceiling(target * tau_int / chains)
   burnin <- if ("burnin" %in% given) args$burnin else max(200, ceiling(0.1 * kept))
   iter <- if ("iter" %in% given && !is.null(args$iter)) args$iter else kept + burnin

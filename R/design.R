@@ -359,15 +359,16 @@ check_rank <- function(X) {
   check_gram(crossprod(X), colnames(X), largest = apply(abs(X), 2, max))
 }
 
-# `method`: the rank from a pivoted QR, or from a pivoted Cholesky
-# factorisation ("chol", a third of the work, for wide designs): a column is
-# dependent when the fraction of its sum of squares that the columns before
-# it leave unexplained is below 1e-10 (rounding in the Gram matrix leaves
-# about d times the machine epsilon, 4e-13 at d = 2,000).
-check_gram <- function(G, names, largest = NULL, method = "qr") {
-  p <- ncol(G)
+# The rank from a pivoted QR of the scaled Gram matrix, or given as
+# `ranked` (list(rank, pivot)) with the sums of squares `ss` and no G: a
+# sparse design's, from a pivoted Cholesky factorisation in C
+# (check_rank_sparse()), where a column is dependent when the fraction of
+# its sum of squares that the columns before it leave unexplained is below
+# 1e-10 (rounding in the Gram matrix leaves about d times the machine
+# epsilon, 4e-13 at d = 2,000).
+check_gram <- function(G, names, largest = NULL, ss = diag(G), ranked = NULL) {
+  p <- length(ss)
   if (is.null(names)) names <- paste0("x", seq_len(p))
-  ss <- diag(G)
   # the sum of squares of a column beyond the largest double: the model's
   # gradients and curvature (x_i x_i' terms) overflow too, whatever the
   # sampler; the rank cannot be read either
@@ -392,9 +393,7 @@ check_gram <- function(G, names, largest = NULL, method = "qr") {
     return(invisible(names[j]))
   }
   # the Gram matrix of the scaled columns: rank is read off a pivoted QR
-  norms <- sqrt(ss)
-  q <- if (method == "qr") qr(G / tcrossprod(norms), tol = 1e-9)
-       else pivoted_chol_rank(G / tcrossprod(norms), tol = 1e-10)
+  q <- if (!is.null(ranked)) ranked else qr(G / tcrossprod(sqrt(ss)), tol = 1e-9)
   if (q$rank == p) return(invisible(NULL))
   dependent <- names[q$pivot[(q$rank + 1):p]]
   warning(sprintf(paste0(

@@ -152,7 +152,7 @@ stein_check <- function(fit, settings, draws = 50, bounds = c(0.25, 4), auto = F
 # adds about alpha times the injected variance in its noisiest direction, so
 # the posterior sds come out too wide by about sqrt(1 + alpha) there.
 threshold_check <- function(fit, settings, rule, times = 200, auto = FALSE) {
-  if (!rule$name %in% c("sgld", "precond", "psgld")) return(list())
+  if (!rule$name %in% c("sgld", "precond", "precond_lm", "psgld")) return(list())
   model <- fit$model
   # a model in R functions would be called `times` more times, which its
   # functions may count or log: left out

@@ -24,6 +24,7 @@ SEXP sgld_rows_lost_since(void);
 SEXP sgld_allow_interrupts(void);
 SEXP sgld_stack_rows(SEXP X, SEXP y);
 SEXP sgld_float_rows(SEXP z);
+SEXP sgld_sparse_gram_rank(SEXP row_start, SEXP col, SEXP val, SEXP d, SEXP tol);
 SEXP sgld_schedule_values(SEXP spec, SEXP t, SEXP total);
 SEXP sgld_gradient_draws(SEXP model, SEXP settings);
 SEXP sgld_compiled_info(SEXP pointer);
@@ -60,6 +61,7 @@ static const R_CallMethodDef call_methods[] = {
   CALLDEF(sgld_allow_interrupts, 0),
   CALLDEF(sgld_stack_rows, 2),
   CALLDEF(sgld_float_rows, 1),
+  CALLDEF(sgld_sparse_gram_rank, 5),
   CALLDEF(sgld_schedule_values, 3),
   CALLDEF(sgld_gradient_draws, 2),
   CALLDEF(sgld_compiled_info, 1),

@@ -21,6 +21,22 @@ double full_log_post(const sgld_model *model, const double *w, double *g,
   return model->loglik(model->data, w, NULL, model->n, work) + model->logprior(model->data, w);
 }
 
+/* The Leimkuhler-Matthews noise (update_whiten.c's whiten_lm,
+   update_precond.c's precond_lm): xi = (r_prev + r) / 2 from this step's
+   normals r and the last step's, which prev[0..d) keeps, prev[d] flagging
+   that they were drawn (the first step draws them). */
+void lm_normals(double *prev, double *xi, sgld_rng *rng, int d) {
+  if (prev[d] == 0.0) {
+    for (int j = 0; j < d; j++) prev[j] = rng_norm(rng);
+    prev[d] = 1.0;
+  }
+  for (int j = 0; j < d; j++) {
+    const double r = rng_norm(rng);
+    xi[j] = 0.5 * (prev[j] + r);
+    prev[j] = r;
+  }
+}
+
 int update_is_proposal(const sgld_update *rule, int d) {
   return rule->log_q && update_state_length(rule, d) == 0;
 }

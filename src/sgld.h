@@ -315,7 +315,7 @@ typedef struct sgld_update {
 /* the rules, one file each; looked up by name in update_table.c */
 extern const sgld_update update_sgld, update_precond, update_psgld, update_sghmc,
   update_momentum, update_adagrad, update_rmsprop, update_adam, update_natural,
-  update_whiten, update_whiten_lm;
+  update_whiten, update_whiten_lm, update_precond_lm;
 
 /* the rule named `name`; an R error if there is none (update_table.c) */
 const sgld_update *find_update(const char *name);
@@ -497,6 +497,9 @@ int clip_gradient(double *g, int d, int type, double threshold);  /* 1 if it fir
 
 double full_log_post(const sgld_model *model, const double *w, double *g,
                      const R_xlen_t *all_idx, double *work);
+/* Leimkuhler-Matthews steps' normals: xi = (prev + r) / 2, prev <- r, with
+   prev[d] the flag that prev holds the last step's (langevin.c) */
+void lm_normals(double *prev, double *xi, sgld_rng *rng, int d);
 /* can the rule be a Metropolis-Hastings proposal (log_q, no kept state)? */
 int update_is_proposal(const sgld_update *rule, int d);
 /* the proposal whose rejection probability the diagnostics report: the rule

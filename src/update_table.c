@@ -12,7 +12,7 @@
 static const sgld_update *const update_table[] = {
   &update_sgld, &update_precond, &update_psgld, &update_sghmc, &update_momentum,
   &update_adagrad, &update_rmsprop, &update_adam, &update_natural,
-  &update_whiten, &update_whiten_lm,
+  &update_whiten, &update_whiten_lm, &update_precond_lm,
 };
 #define N_UPDATES ((int) (sizeof update_table / sizeof *update_table))
 

@@ -384,17 +384,7 @@ static void whiten_lm_step(double *w, const double *g_hat, const double *g_bar, 
   (void) g_bar;
   double *prev = state, *scratch = state + d + 1;
   whiten_at m = whiten_views(scratch, d);
-  if (tau > 0) {
-    if (state[d] == 0.0) {
-      for (int j = 0; j < d; j++) prev[j] = rng_norm(rng);
-      state[d] = 1.0;
-    }
-    for (int j = 0; j < d; j++) {
-      const double r = rng_norm(rng);
-      m.xi[j] = 0.5 * (prev[j] + r);
-      prev[j] = r;
-    }
-  }
+  if (tau > 0) lm_normals(prev, m.xi, rng, d);
   /* the mean of two normals has sd 1/sqrt(2): the noise is sqrt(2 eta tau) xi */
   whiten_move(w, g_hat, eta, tau, scratch, tau > 0 ? m.xi : NULL, d, opts);
 }

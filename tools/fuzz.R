@@ -148,12 +148,20 @@ run_cases <- function(seed, first, last) {
     m <- models[[which_model]]
     target <- sample(c("run", "coordinates", "vi", "whiten", "eval", "expected", "log_joint", "gradient", "rng",
                        "schedule", "codes", "sampler", "predict", "predict_mixture", "ksd", "psis_loo",
-                       "file_rows", "state", "state_engine", "file", "loglik_draws", "mode"), 1)
+                       "file_rows", "state", "state_engine", "file", "loglik_draws", "mode",
+                       "gram"), 1)
     if (nzchar(Sys.getenv("FUZZ_VERBOSE"))) cat("case", case, target, which_model, "\n")
     res <- tryCatch({
       switch(target,
         run = {
           s <- settings_for(m)
+          if (!isTRUE(m$local_parameters) && runif(1) < 0.2) {
+            # the wide models' rule (update_precond.c): a diagonal plus
+            # low-rank factor in Leimkuhler-Matthews steps
+            s$update <- "precond_lm"
+            s$update_opts <- list(scale = rep(1, m$d), basis = matrix(1 / sqrt(m$d), m$d),
+                                  coef = 0.5)
+          }
           if (runif(1) < 0.5) s <- mutate(s, sample(1:3, 1)) else m <- mutate(unclass(m), sample(1:2, 1))
           s <- clamp_iter(s)
           if (nzchar(Sys.getenv("FUZZ_VERBOSE"))) str(s[setdiff(names(s), c("schedule", "init"))])
@@ -293,6 +301,13 @@ run_cases <- function(seed, first, last) {
                     sigma2_x = 2, keep = TRUE)
           a <- mutate(a, sample(1:3, 1))
           do.call(.Call, c(list(sgld:::C_sgld_predict_mixture), unname(a)))
+        },
+        gram = {
+          # the sparse rank check (gram.c): a design's rows, mutated
+          a <- list(row_start = c(0L, 2L, 3L, 5L), col = c(0L, 2L, 1L, 0L, 2L),
+                    val = c(1, 2, 1, 0.5, 1), d = 3L, tol = 1e-10)
+          a <- mutate(a, sample(1:3, 1))
+          do.call(.Call, c(list(sgld:::C_sgld_sparse_gram_rank), unname(a)))
         },
         psis_loo = {
           a <- list(ll = matrix(-abs(rnorm(40)), 20), chains = 2L, r_eff = NULL,

@@ -156,7 +156,12 @@ for (mm in list(rw = msv, ar1 = mar1)) {
 }
 # the update rules whose build() reads options (and allocates) on the linear model
 for (rule in list(precond_rmsprop(), opt_adam(),
-                  sgld:::resolve_precondition(diag(3), models$linear))) {
+                  sgld:::resolve_precondition(diag(3), models$linear),
+                  # the wide models' diagonal plus low-rank factor in
+                  # Leimkuhler-Matthews steps (R/auto-wide.R)
+                  sgld:::update_rule("precond_lm", "lm", list(
+                    scale = c(1, 0.5, 2), basis = matrix(c(0.6, 0.8, 0), 3), coef = 0.5),
+                    sampler = TRUE))) {
   s <- sgld:::run_settings(models$linear, lr = 1e-6, batch_size = 4, iter = 20, burnin = 5,
                            thin = 2, temperature = 1, chains = 2, init = NULL, replace = FALSE,
                            clip = clip_norm(10), rule = rule, diagnostics = diagnostics_every(5))
@@ -278,6 +283,13 @@ gctorture(FALSE)
 same <- identical(eval_at(ptr), plain) && identical(info, c(2, 20))
 if (!same) bad <- bad + 1
 cat(sprintf("%-22s %s\n", "compiled pointer", if (same) "ok" else "DIFFERS"))
+# the sparse design's rank check (gram.c): rows of a 6 x 4 design with a
+# dependent column, with values and as indicators
+calls[["sparse gram rank"]] <- list(sgld:::C_sgld_sparse_gram_rank, c(0L, 2L, 3L, 5L, 6L, 8L, 9L),
+                                    c(0L, 3L, 1L, 0L, 2L, 3L, 1L, 3L, 2L),
+                                    c(1, 1, 2, 0.5, 1, 1, 2, 1, 3), 4L, 1e-10)
+calls[["sparse gram rank ones"]] <- list(sgld:::C_sgld_sparse_gram_rank, c(0L, 2L, 3L),
+                                         c(0L, 1L, 1L), NULL, 2L, 1e-10)
 for (nm in names(calls)) {
   cl <- calls[[nm]]
   before <- attr(cl, "before")
