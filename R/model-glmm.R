@@ -84,7 +84,10 @@ model_glmm <- function(formula, data, family = c("gaussian", "binomial", "poisso
     default_init = c(beta_init, numeric(length(re$b_names)), numeric(sum(n_theta)),
                      if (gaussian) log(stats::sd(resp$y))),
     default_pars = seq_len(p),
-    local_parameters = TRUE
+    local_parameters = TRUE,
+    # the data as given (not a copy): lme4's fit of the same formula starts
+    # the automatic settings (R/auto-glmm.R)
+    lme4_data = data
   ), class = c("sgld_model_glmm", "sgld_model"))
 }
 

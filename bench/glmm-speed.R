@@ -1,0 +1,38 @@
+# The default call on a multilevel model against stan_glmer (4 chains, its
+# defaults) and lme4::glmer, at 10^3, 10^4 and 10^5 rows (bench/glmm-speed.md).
+# Simulated binary outcome y ~ x + (1 | g): 20 groups of 50 rows at 10^3, 200
+# groups at 10^4 (of 50) and 10^5 (of 500). stan_glmer runs once per size up to
+# `stan_max` rows; its timings are kept in bench/glmm-speed-stan.rds so that the
+# sgld part can be rerun alone.
+#   Rscript bench/glmm-speed.R [stan|sgld|all]
+suppressMessages({library(sgld); library(lme4)})
+what <- commandArgs(TRUE)[1]
+if (is.na(what)) what <- "all"
+sizes <- c(1e3, 1e4, 1e5)
+stan_max <- 1e4
+groups <- c(20, 200, 200)
+simulate <- function(n, G, seed = 1) {
+  set.seed(seed)
+  g <- factor(sprintf("g%04d", rep(seq_len(G), length.out = n)))
+  x <- rnorm(n)
+  data.frame(y = rbinom(n, 1, plogis(-0.5 + 0.8 * x + rnorm(G, 0, 1)[g])), x = x, g = g)
+}
+times <- function(expr) {
+  t <- system.time(expr)
+  c(elapsed = t[["elapsed"]], cpu = t[["user.self"]] + t[["sys.self"]] +
+      sum(t[c("user.child", "sys.child")], na.rm = TRUE))
+}
+stan_file <- "bench/glmm-speed-stan.rds"
+if (what %in% c("stan", "all")) {
+  stan <- list()
+  for (i in which(sizes <= stan_max)) {
+    d <- simulate(sizes[i], groups[i])
+    tm <- times(fit <- rstanarm::stan_glmer(y ~ x + (1 | g), data = d, family = binomial,
+                                           chains = 4, cores = 1, seed = 1, refresh = 0))
+    stan[[as.character(sizes[i])]] <- list(time = tm, load = unname(parallel::detectCores()),
+      loadavg = readLines("/proc/loadavg"), mean = colMeans(as.matrix(fit)),
+      sd = apply(as.matrix(fit), 2, sd))
+    cat("stan_glmer n =", sizes[i], ":", tm, "\n")
+    saveRDS(stan, stan_file, version = 2)
+  }
+}
