@@ -35,6 +35,7 @@
 #      diverge in the papers cited in issue 50); the checks of R-hat and ESS
 #      run on the result as for every fit.
 auto_glmm_pilot_rounds <- 2
+auto_glmm_max_iter <- 250000  # longest run per chain, after its warm-up
 auto_glmm_floor_sd <- 0.05   # sd floor for a start, relative to the data's scale
 
 auto_recipe.sgld_model_glmm <- function(model)
@@ -64,6 +65,21 @@ auto_glmm_phases <- function(model, args, given, call, made, what) {
   pilot <- glmm_pilots(model, init0, P, made, args, call)
   P <- pilot$covariance
   pm <- list(mode = pilot$last, covariance = P)
+  # the run's length from the last pilot's effective draws per iteration
+  # (the MALA route measures them in a warm-up of 2,000 iterations, too short
+  # for sleepstudy's correlation: it promised 2,000 effective draws and gave
+  # 184), at most auto_glmm_max_iter per chain; about 2,000 draws kept per
+  # chain
+  if (!"iter" %in% given || is.null(args$iter)) {
+    per_chain <- if (is.finite(pilot$rate) && pilot$rate > 0)
+      ceiling(auto_target_ess / (pilot$rate * chains)) else auto_glmm_max_iter
+    args$iter <- 2000L + min(auto_glmm_max_iter, max(2000, per_chain))
+    given <- c(given, "iter")
+    if (!"thin" %in% given) {
+      args$thin <- max(1, floor((args$iter - 2000) / 2000))
+      given <- c(given, "thin")
+    }
+  }
   fit <- auto_sgld_mala(model, args, given, call, made, pm, P, curv = 1, departure = NA_real_,
                         start = start - pilot$time, why = "multilevel")
   fit$auto$strategy <- "glmm"
@@ -75,10 +91,11 @@ auto_glmm_phases <- function(model, args, given, call, made, what) {
     "is the covariance of %d adaptive pilot runs (%s draws; the joint mode of the ",
     "non-centred parameters is no summary of this posterior), and the steps are ",
     "Metropolis-adjusted (MALA) on the full data: step %s (pilot acceptance %s); %s ",
-    "iterations planned for about %d effective draws (%s per iteration in a warm-up)."),
+    "iterations planned for about %d effective draws (%s per iteration in the last pilot)."),
     pilot$rounds, format(pilot$draws, big.mark = ","), format(fit$auto$lr, digits = 3),
     format(fit$auto$pilot_acceptance, digits = 2), format(fit$auto$iter, big.mark = ","),
-    auto_target_ess, format(fit$auto$ess_per_iteration, digits = 2))
+    auto_target_ess, format(pilot$rate, digits = 2))
+  fit$auto$ess_per_iteration <- pilot$rate
   fit$time <- fit$time + pilot$time
   fit
 }
@@ -155,8 +172,10 @@ glmm_start_metric <- function(model, w) {
 
 # Adaptive pilots: each round tunes the step of one MALA chain to an
 # acceptance rate of 0.4-0.8 (300 iterations a try), runs it for at least
-# 20 d iterations (kept thinned to about 10 d draws), and takes its draws'
-# covariance, shrunk by d / (draws + d) towards the previous metric, as the
+# 20 d iterations, the last for 50 d and at least 10,000 (sleepstudy's
+# slowest coordinate, the correlation's atanh, has a few effective draws
+# per thousand iterations: 2,000 estimated its variance from about 6),
+# kept thinned to about 10 d draws, and takes its draws' covariance, shrunk by d / (draws + d) towards the previous metric, as the
 # next metric.
 glmm_pilots <- function(model, init, P, made, args, call) {
   d <- model$d
@@ -181,7 +200,7 @@ glmm_pilots <- function(model, init, P, made, args, call) {
       else if (acc > auto_mala_accept[2]) eta <- eta * 1.5
       else break
     }
-    iter <- max(2000, 20 * d)
+    iter <- if (round == 1) max(2000, 20 * d) else max(10000, 50 * d)
     thin <- max(1, floor(iter / (10 * d)))
     one <- auto_phase(made, "pilot", run(iter, thin, w, eta))
     time <- time + one$time
@@ -192,8 +211,10 @@ glmm_pilots <- function(model, init, P, made, args, call) {
     w <- glmm_last(one)
     draws_total <- draws_total + iter
   }
+  # the last pilot's effective draws per iteration, of its slowest parameter
+  rate <- min(coda::effectiveSize(x)) / (nrow(x) * thin)
   list(covariance = P, last = w, time = time, rounds = auto_glmm_pilot_rounds,
-       draws = draws_total)
+       draws = draws_total, rate = rate)
 }
 
 # The last state of a one-chain fit, on the sampler's scale.

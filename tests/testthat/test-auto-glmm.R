@@ -1,0 +1,50 @@
+# sgld(model) with no settings on multilevel models (R/auto-glmm.R) against
+# stan_glmer's NUTS (data-raw/glmm-reference.R, stan_glmer's default priors
+# passed in as its prior_summary() reports them): every fixed effect, sd,
+# correlation, sigma and group effect within 0.15 posterior sd in mean and
+# 10% in sd. Seed 1 here; seeds 1-3 with their figures in
+# bench/glmm-defaults.md (Rscript bench/glmm-defaults.R).
+skip_if_not_installed("lme4")
+refs <- readRDS(test_path("glmm-reference.rds"))
+
+expect_default_matches <- function(name) {
+  ref <- refs[[name]]
+  if (is.null(ref)) skip(paste("no stored reference for", name))
+  case <- glmm_reference_cases[[name]]
+  m <- glmm_reference_model(case$formula, case$data(ref), case$family, ref)
+  set.seed(1)
+  fit <- sgld(m, pars = TRUE)   # pars: keep the group effects' draws to compare
+  expect_identical(fit$auto$strategy, "glmm")
+  e <- glmm_reference_errors(glmm_reference_draws(m, fit), ref)
+  expect_lt(e$mean, 0.15, label = paste(name, "largest mean error (sd), at", e$mean_at))
+  expect_lt(e$sd, 0.10, label = paste(name, "largest relative sd error, at", e$sd_at))
+  invisible(fit)
+}
+
+test_that("sleepstudy (gaussian, correlated intercept and slope) at the defaults", {
+  # seeds 1-3: at most 0.045 sd and 3.7% over 42 quantities
+  expect_default_matches("sleepstudy")
+})
+
+test_that("cbpp (binomial trials) at the defaults", {
+  expect_default_matches("cbpp")
+})
+
+test_that("grouseticks (poisson, two grouping factors) at the defaults", {
+  expect_default_matches("grouseticks")
+})
+
+test_that("a simulated binary outcome in 200 groups of 5 at the defaults", {
+  expect_default_matches("binary200")
+})
+
+test_that("mala(model) with no settings takes the same route", {
+  d <- lme4::cbpp
+  m <- sgld:::model_glmm(cbind(incidence, size - incidence) ~ period + (1 | herd), d,
+                         "binomial", prior_scale = 2.5)
+  set.seed(2)
+  fit <- mala(m, chains = 2)
+  expect_identical(fit$auto$strategy, "glmm")
+  expect_identical(fit$method, "mala")
+  expect_gt(min(fit$acceptance), 0.2)
+})
