@@ -36,3 +36,37 @@ if (what %in% c("stan", "all")) {
     saveRDS(stan, stan_file, version = 2)
   }
 }
+if (what %in% c("sgld", "all")) {
+  stan <- if (file.exists(stan_file)) readRDS(stan_file) else list()
+  for (i in seq_along(sizes)) {
+    d <- simulate(sizes[i], groups[i])
+    d$x_c <- d$x - mean(d$x)
+    # stan_glmer's default priors for this design: the intercept N(0, 2.5) on
+    # the centred predictor, the slope N(0, 2.5 / sd(x)), decov()'s defaults
+    m <- sgld:::model_glmm(y ~ x_c + (1 | g), d, "binomial",
+                           prior_scale = c(2.5, 2.5 / sd(d$x)))
+    t_lme4 <- times(g <- lme4::glmer(y ~ x + (1 | g), d, family = binomial))
+    set.seed(1)
+    t_sgld <- times(fit <- suppressWarnings(sgld(m)))
+    draws <- as.matrix(fit, scale = "sampler")
+    st <- stan[[as.character(sizes[i])]]
+    acc <- if (!is.null(st)) {
+      s <- sqrt(st$mean[["Sigma[g:(Intercept),(Intercept)]"]])
+      # fixed effects against stan_glmer's (same priors), in its sds
+      c(slope = abs(mean(draws[, "x_c"]) - st$mean[["x"]]) / st$sd[["x"]],
+        slope_sd = sd(draws[, "x_c"]) / st$sd[["x"]] - 1)
+    }
+    cat(sprintf(paste0("n = %g, %d groups: glmer %.1f s elapsed (%.1f CPU); sgld %.1f s ",
+                       "elapsed (%.1f CPU), %s iterations/chain, smallest ESS %.0f%s%s\n"),
+                sizes[i], groups[i], t_lme4[["elapsed"]], t_lme4[["cpu"]], t_sgld[["elapsed"]],
+                t_sgld[["cpu"]], format(fit$auto$iter, big.mark = ","),
+                fit$checks$convergence$ess_min,
+                if (!is.null(st)) sprintf("; stan_glmer %.1f s elapsed (%.1f CPU): %.0fx elapsed, %.0fx CPU",
+                                          st$time[["elapsed"]], st$time[["cpu"]],
+                                          st$time[["elapsed"]] / t_sgld[["elapsed"]],
+                                          st$time[["cpu"]] / t_sgld[["cpu"]]) else "",
+                if (!is.null(acc)) sprintf("; slope %.3f sd off stan's, sd %+.1f%%", acc[1],
+                                           100 * acc[2]) else ""))
+  }
+  cat(format(Sys.time(), tz = "UTC", usetz = TRUE), "load", readLines("/proc/loadavg"), "\n")
+}
