@@ -11,7 +11,7 @@ glmm_reference_model <- function(formula, data, family, ref) {
   X <- stats::model.matrix(fixed, data)
   slopes <- setdiff(colnames(X), "(Intercept)")
   centred <- sweep(X[, slopes, drop = FALSE], 2, ref$x_means[slopes])
-  cn <- paste0("c", seq_along(slopes))
+  cn <- if (length(slopes)) paste0("c", seq_along(slopes)) else character()
   data[cn] <- as.data.frame(centred)
   bars <- vapply(lme4::findbars(formula), function(b) paste0("(", deparse(b), ")"), "")
   f <- stats::as.formula(paste(deparse(formula[[2]]), "~", paste(c(cn, bars), collapse = " + ")))
