@@ -38,7 +38,9 @@ if (what %in% c("stan", "all")) {
 }
 if (what %in% c("sgld", "all")) {
   stan <- if (file.exists(stan_file)) readRDS(stan_file) else list()
-  for (i in seq_along(sizes)) {
+  # SIZES=10000 Rscript bench/glmm-speed.R sgld: some sizes only
+  only <- as.numeric(strsplit(Sys.getenv("SIZES", paste(sizes, collapse = ",")), ",")[[1]])
+  for (i in which(sizes %in% only)) {
     d <- simulate(sizes[i], groups[i])
     d$x_c <- d$x - mean(d$x)
     # stan_glmer's default priors for this design: the intercept N(0, 2.5) on
