@@ -61,3 +61,32 @@ test_that("mala(model) with no settings takes the same route", {
   expect_identical(fit$method, "mala")
   expect_gt(min(fit$acceptance), 0.2)
 })
+
+test_that("the start maps lme4's fit onto the sampler's scale exactly", {
+  # b = L z and Sigma = L L^T at the start are lme4's conditional modes and
+  # VarCorr(), term by term (two terms on one factor, a correlated pair)
+  d <- lme4::sleepstudy
+  d$grp <- factor(rep(1:6, length.out = nrow(d)))
+  set.seed(3)
+  d$Reaction <- d$Reaction + rnorm(6, 0, 30)[d$grp]   # grp's variance away from 0
+  m <- sgld:::model_glmm(Reaction ~ Days + (Days | Subject) + (1 | grp), d, "gaussian")
+  w <- sgld:::glmm_start(m)
+  f <- lme4::lmer(Reaction ~ Days + (Days | Subject) + (1 | grp), d)
+  U <- sgld:::glmm_draws(m, matrix(w, 1))
+  expect_equal(unname(U[1, 1:2]), unname(lme4::fixef(f)), tolerance = 1e-10)
+  expect_equal(unname(U[1, grep("^b\\[", colnames(U))]), as.double(lme4::getME(f, "b")),
+               tolerance = 1e-8)
+  vc <- lme4::VarCorr(f)
+  expect_equal(unname(U[1, c("Sigma[Subject:(Intercept),(Intercept)]", "Sigma[Subject:Days,(Intercept)]",
+                             "Sigma[Subject:Days,Days]", "Sigma[grp:(Intercept),(Intercept)]")]),
+               c(vc$Subject[1, 1], vc$Subject[2, 1], vc$Subject[2, 2], vc$grp[1, 1]),
+               tolerance = 1e-8)
+  expect_equal(unname(U[1, "sigma"]), sigma(f), tolerance = 1e-10)
+  # a singular fit (grp's variance 0 in the original data): the sd starts at
+  # its floor, 5% of sigma, finite
+  m0 <- sgld:::model_glmm(Reaction ~ Days + (1 | grp), transform(lme4::sleepstudy,
+                          grp = factor(rep(1:6, length.out = 180))), "gaussian")
+  w0 <- sgld:::glmm_start(m0)
+  expect_true(all(is.finite(w0)))
+  expect_equal(exp(w0[m0$p + 6 + 1]), 0.05 * exp(w0[m0$d]), tolerance = 1e-10)
+})
