@@ -813,6 +813,8 @@ expected_ess <- function(iter, burnin, tau_int, chains)
 # that halve or grow it until the acceptance rate is between 0.45 and 0.85.
 auto_mala <- function(model, args, given, call) {
   if (isTRUE(model$path_gaussian)) return(auto_whiten(model, args, given, call, "mala"))
+  # multilevel models: their own recipe (R/auto-glmm.R)
+  if (inherits(model, "sgld_model_glmm")) return(auto_glmm(model, args, given, call, "mala()"))
   auto_phases(function(made) auto_mala_phases(model, args, given, call, made))
 }
 

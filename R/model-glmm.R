@@ -118,7 +118,10 @@ model_glmm <- function(formula, data, family = c("gaussian", "binomial", "poisso
                       if (gaussian) "log_sigma"),
     b_names = re$b_names, sigma_names = re$sigma_names, sigma_term = re$sigma_term,
     default_pars = NULL,
-    local_parameters = TRUE
+    local_parameters = TRUE,
+    # the data as given (not a copy): lme4's fit of the same formula starts
+    # the automatic settings (R/auto-glmm.R)
+    lme4_data = data
   ), class = c("sgld_model_glmm", "sgld_model"))
   # start: the prior's centre for beta (the mean response for a gaussian
   # intercept), z = 0, every sd 1 and correlation 0, sigma = sd(y); on the

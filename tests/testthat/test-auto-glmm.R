@@ -1,0 +1,93 @@
+# sgld(model) with no settings on multilevel models (R/auto-glmm.R) against
+# stan_glmer's NUTS (data-raw/glmm-reference.R, stan_glmer's default priors
+# passed in as its prior_summary() reports them): every fixed effect, sd,
+# correlation, sigma and group effect within 0.15 posterior sd in mean and
+# 10% in sd. Seed 1 here; seeds 1-3 with their figures in
+# bench/glmm-defaults.md (Rscript bench/glmm-defaults.R).
+skip_if_not_installed("lme4")
+refs <- readRDS(test_path("glmm-reference.rds"))
+
+expect_default_matches <- function(name) {
+  ref <- refs[[name]]
+  if (is.null(ref)) skip(paste("no stored reference for", name))
+  case <- glmm_reference_cases[[name]]
+  m <- glmm_reference_model(case$formula, case$data(ref), case$family, ref)
+  set.seed(1)
+  fit <- sgld(m, pars = TRUE)   # pars: keep the group effects' draws to compare
+  expect_identical(fit$auto$strategy, "glmm")
+  e <- glmm_reference_errors(glmm_reference_draws(m, fit), ref)
+  expect_lt(e$mean, 0.15, label = paste(name, "largest mean error (sd), at", e$mean_at))
+  expect_lt(e$sd, 0.10, label = paste(name, "largest relative sd error, at", e$sd_at))
+  invisible(fit)
+}
+
+test_that("sleepstudy (gaussian, correlated intercept and slope) at the defaults", {
+  # seeds 1-3: at most 0.052 sd and 4.3% over 42 quantities; 7-8 s of CPU
+  expect_default_matches("sleepstudy")
+})
+
+test_that("cbpp (binomial trials) at the defaults", {
+  # seeds 1-3: at most 0.045 sd and 3.9% over 20 quantities; 1.3 s of CPU
+  expect_default_matches("cbpp")
+})
+
+test_that("a simulated binary outcome in 200 groups of 5 at the defaults", {
+  # 25 s of CPU (d = 203): off CRAN only. Seed 1: 0.072 sd and 5.1% over 203
+  # quantities
+  skip_on_cran()
+  expect_default_matches("binary200")
+})
+
+test_that("grouseticks (poisson, nested groups) is flagged, not passed silently", {
+  # Not yet within the bar: seed 1 gave 0.20 sd and 25% in the sd of
+  # LOCATION (a weakly identified sd whose funnel with its 63 group effects
+  # the fixed metric does not follow). The fit's checks say so (R-hat, ESS)
+  # and name a longer run; this holds them to it. 100 s of CPU: off CRAN.
+  skip_on_cran()
+  ref <- refs$grouseticks
+  case <- glmm_reference_cases$grouseticks
+  m <- glmm_reference_model(case$formula, case$data(ref), case$family, ref)
+  set.seed(1)
+  warned <- capture_warnings(sgld(m, pars = TRUE))
+  expect_match(warned, "R-hat is above .* Run more iterations", all = FALSE)
+})
+
+test_that("mala(model) with no settings takes the same route", {
+  d <- lme4::cbpp
+  m <- sgld:::model_glmm(cbind(incidence, size - incidence) ~ period + (1 | herd), d,
+                         "binomial", prior_scale = 2.5)
+  set.seed(2)
+  fit <- mala(m, chains = 2)
+  expect_identical(fit$auto$strategy, "glmm")
+  expect_identical(fit$method, "mala")
+  expect_gt(min(fit$acceptance), 0.2)
+})
+
+test_that("the start maps lme4's fit onto the sampler's scale exactly", {
+  # b = L z and Sigma = L L^T at the start are lme4's conditional modes and
+  # VarCorr(), term by term (two terms on one factor, a correlated pair)
+  d <- lme4::sleepstudy
+  d$grp <- factor(rep(1:6, length.out = nrow(d)))
+  set.seed(3)
+  d$Reaction <- d$Reaction + rnorm(6, 0, 30)[d$grp]   # grp's variance away from 0
+  m <- sgld:::model_glmm(Reaction ~ Days + (Days | Subject) + (1 | grp), d, "gaussian")
+  w <- sgld:::glmm_start(m)
+  f <- lme4::lmer(Reaction ~ Days + (Days | Subject) + (1 | grp), d)
+  U <- sgld:::glmm_draws(m, matrix(w, 1))
+  expect_equal(unname(U[1, 1:2]), unname(lme4::fixef(f)), tolerance = 1e-10)
+  expect_equal(unname(U[1, grep("^b\\[", colnames(U))]), as.double(lme4::getME(f, "b")),
+               tolerance = 1e-8)
+  vc <- lme4::VarCorr(f)
+  expect_equal(unname(U[1, c("Sigma[Subject:(Intercept),(Intercept)]", "Sigma[Subject:Days,(Intercept)]",
+                             "Sigma[Subject:Days,Days]", "Sigma[grp:(Intercept),(Intercept)]")]),
+               c(vc$Subject[1, 1], vc$Subject[2, 1], vc$Subject[2, 2], vc$grp[1, 1]),
+               tolerance = 1e-8)
+  expect_equal(unname(U[1, "sigma"]), sigma(f), tolerance = 1e-10)
+  # a singular fit (grp's variance 0 in the original data): the sd starts at
+  # its floor, 5% of sigma, finite
+  m0 <- sgld:::model_glmm(Reaction ~ Days + (1 | grp), transform(lme4::sleepstudy,
+                          grp = factor(rep(1:6, length.out = 180))), "gaussian")
+  w0 <- sgld:::glmm_start(m0)
+  expect_true(all(is.finite(w0)))
+  expect_equal(exp(w0[m0$p + 6 + 1]), 0.05 * exp(w0[m0$d]), tolerance = 1e-10)
+})
