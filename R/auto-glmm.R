@@ -201,7 +201,7 @@ glmm_pilots <- function(model, init, P, made, args, call) {
     for (k in 1:10) {
       tried <- auto_phase(made, "choice of the step", run(300, 1, w, eta))
       time <- time + tried$time
-      w <- glmm_last(tried)
+      w <- glmm_last(model, tried)
       acc <- tried$acceptance
       if (acc < auto_mala_accept[1]) eta <- eta / 2
       else if (acc > auto_mala_accept[2]) eta <- eta * 1.5
@@ -215,7 +215,7 @@ glmm_pilots <- function(model, init, P, made, args, call) {
     x <- x[seq(floor(nrow(x) / 4) + 1, nrow(x)), , drop = FALSE]   # after its drift
     a <- nrow(x) / (nrow(x) + d)
     P <- a * stats::cov(x) + (1 - a) * P
-    w <- glmm_last(one)
+    w <- glmm_last(model, one)
     draws_total <- draws_total + iter
   }
   # the last pilot's effective draws per iteration, of its slowest parameter
@@ -224,9 +224,11 @@ glmm_pilots <- function(model, init, P, made, args, call) {
        draws = draws_total, rate = rate)
 }
 
-# The last state of a one-chain fit, on the sampler's scale.
-glmm_last <- function(fit) {
+# The last state of a one-chain fit (fit$last is on the user's scale), on
+# the sampler's scale.
+glmm_last <- function(model, fit) {
   x <- fit$last
   if (is.list(x)) x <- x[[1]]
-  as.double(if (is.matrix(x)) x[1, ] else x)
+  x <- as.double(if (is.matrix(x)) x[1, ] else x)
+  as.double(to_sampler_scale(model, matrix(x, 1))[1, ])
 }
