@@ -2,7 +2,7 @@
 # (bench/glmm-defaults.md). Rscript bench/glmm-defaults.R [data set ...]
 suppressMessages(library(sgld))
 source("tests/testthat/helper-glmm-auto.R")
-refs <- readRDS("tests/testthat/glmm-reference.rds")
+refs <- readRDS("inst/extdata/glmm-reference.rds")
 which <- commandArgs(TRUE)
 if (!length(which)) which <- intersect(names(glmm_reference_cases), names(refs))
 seeds <- as.integer(Sys.getenv("SEEDS", "1,2,3") |> strsplit(",") |> unlist())

@@ -9,7 +9,7 @@
 #      draws of the slowest coordinate and per CPU second.
 #   Rscript bench/glmm-mala.R     (figures in bench/glmm-mala.md)
 library(sgld)
-ref <- readRDS("tests/testthat/glmm-reference.rds")$sleepstudy
+ref <- readRDS("inst/extdata/glmm-reference.rds")$sleepstudy
 d <- lme4::sleepstudy
 d$Days_c <- d$Days - mean(d$Days)
 m <- sgld:::model_glmm(Reaction ~ Days_c + (Days | Subject), d, "gaussian",

@@ -73,7 +73,7 @@ simulated_binary <- function() {
 # Each data set once: the references already stored are kept (the first two
 # ran 10,000 iterations per chain; the later ones 4,000, 8,000 draws, enough
 # for a Monte Carlo error near 0.02 sd against the 0.15 sd bar).
-out <- "tests/testthat/glmm-reference.rds"
+out <- "inst/extdata/glmm-reference.rds"
 refs <- if (file.exists(out)) readRDS(out) else list()
 fits <- list(
   sleepstudy = function() reference(stan_glmer(Reaction ~ Days + (Days | Subject),

@@ -5,7 +5,7 @@
 # 10% in sd. Seed 1 here; seeds 1-3 with their figures in
 # bench/glmm-defaults.md (Rscript bench/glmm-defaults.R).
 skip_if_not_installed("lme4")
-refs <- readRDS(test_path("glmm-reference.rds"))
+refs <- readRDS(system.file("extdata", "glmm-reference.rds", package = "sgld"))
 
 expect_default_matches <- function(name) {
   ref <- refs[[name]]

@@ -287,7 +287,7 @@ test_that("mala() on sleepstudy with stan_glmer's priors is within 0.15 sd and 1
   # reference of 8,000 draws the slope's sd was 4-6% wide at every seed: that
   # reference's sd of Days was 1.702, while 20,000 draws of NUTS give 1.768
   # and 100,000 of mala() 1.767.)
-  ref <- readRDS(test_path("glmm-reference.rds"))$sleepstudy
+  ref <- readRDS(system.file("extdata", "glmm-reference.rds", package = "sgld"))$sleepstudy
   d <- lme4::sleepstudy
   d$Days_c <- d$Days - mean(d$Days)
   m <- sgld:::model_glmm(Reaction ~ Days_c + (Days | Subject), d, "gaussian",
@@ -333,7 +333,7 @@ test_that("mala() on cbpp (binomial) with stan_glmer's priors is within 0.15 sd 
   # Measured, seeds 1-3: at most 0.034 sd in means and 5.5% in sds (the
   # variance's, a heavy-tailed quantity; 2.8% for the others); smallest ESS
   # 3932. 0.6 s of CPU.
-  ref <- readRDS(test_path("glmm-reference.rds"))$cbpp
+  ref <- readRDS(system.file("extdata", "glmm-reference.rds", package = "sgld"))$cbpp
   cb <- lme4::cbpp
   for (k in 2:4) cb[[paste0("p", k)]] <- (cb$period == k) - ref$x_means[[paste0("period", k)]]
   m <- sgld:::model_glmm(cbind(incidence, size - incidence) ~ p2 + p3 + p4 + (1 | herd), cb,
