@@ -40,3 +40,28 @@ test_that("every built vignette shows at most one warning block", {
       substr(trimws(shown[1]), 1, 120)))
   }
 })
+
+# Every figure of a built vignette has alternative text (knitr's fig.alt),
+# for readers who cannot see it.
+images_without_alt <- function(page) {
+  html <- paste(readLines(page, warn = FALSE), collapse = "\n")
+  tags <- regmatches(html, gregexpr("<img[^>]*>", html))[[1]]
+  tags[!grepl('alt="[^"]+"', tags)]
+}
+
+test_that("images_without_alt() finds an image with no or empty alt text", {
+  page <- tempfile(fileext = ".html")
+  writeLines(c('<p><img src="a.png" alt="A histogram of the draws" /></p>',
+               '<img src="b.png" />', '<img src="c.png" alt="" />'), page)
+  expect_length(images_without_alt(page), 2)
+})
+
+test_that("every figure of every built vignette has alternative text", {
+  pages <- html_of_vignettes()
+  skip_if(length(pages) == 0, "no built vignettes (a development install)")
+  for (page in pages) {
+    missing <- images_without_alt(page)
+    expect(length(missing) == 0, sprintf("%s has %d figures without alt text", basename(page),
+                                         length(missing)))
+  }
+})
