@@ -18,13 +18,7 @@ library(sgld)
 options(sgld.threads = 1)
 source("tests/testthat/helper-counts.R")   # negbin_simulated_data()
 
-aer <- function(name) {
-  e <- new.env()
-  if (requireNamespace("AER", quietly = TRUE)) utils::data(list = name, package = "AER", envir = e)
-  else if (nzchar(Sys.getenv("AER_DATA_DIR")))
-    load(file.path(Sys.getenv("AER_DATA_DIR"), paste0(name, ".rda")), envir = e)
-  e[[name]]
-}
+source("bench/aer-data.R")                # aer()
 nmes_formula <- visits ~ hospital + health + chronic + adl + region + age + afam + gender +
   married + school + income + employed + insurance + medicaid
 cases <- list(
