@@ -58,6 +58,15 @@ auto_coord_rho2 <- 0.5   # nearly independent of the rest (auto_coordinates())
 # There the run goes as before (and on ames the warm-up runs off:
 # Metropolis-adjusted steps, within 0.051 sd and 4.8%).
 auto_coord_departure <- 100
+# Beyond it, only where the drawn-alone levels and the rest are nearly
+# independent under the Laplace approximation (largest squared canonical
+# correlation at most this): ames' failure was that coupling, the rest's
+# steps dragging Somerset's conditional (0.154 there). Adult under
+# rstanarm's autoscaled priors: departure 513, as the prior sds of its
+# levels with 1-51 rows reach 451 and their posteriors are half-flat out to
+# the prior's reach, all of it in the six levels drawn alone (the rest's
+# largest conditional residual 1.08), coupling 0.063 (bench/defaults.md).
+auto_coord_rho2_far <- 0.1
 
 # The Laplace approximation, or a clear error saying why it is not available.
 auto_laplace <- function(model, what) {
@@ -400,9 +409,10 @@ auto_sgld_phases <- function(model, args, given, call, made) {
                           start, "departure"))
   # a few coordinates far from Gaussian, each on a few rows: drawn alone, and
   # the rest takes the step of a near-Gaussian posterior
-  coords <- if (departure > 1 && departure <= auto_coord_departure &&
-                !"precondition" %in% given)
+  coords <- if (departure > 1 && !"precondition" %in% given)
     auto_coordinates(model, pm, check$conditional)
+  if (!is.null(coords) && departure > auto_coord_departure && coords$rho2 > auto_coord_rho2_far)
+    coords <- NULL
   curv_all <- curv
   if (!is.null(coords)) curv <- 1   # the rest's precision in its own Laplace coordinates
   skewed <- departure > 1 && is.null(coords)

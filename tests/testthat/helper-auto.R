@@ -38,7 +38,9 @@ nearly_separated_model <- function(...) {
 # reference is data-raw/rare-levels-reference.R.
 rare_levels_data <- function(n = 3000) {
   set.seed(37)
-  sizes <- c(a = 900, b = 700, c = 500, d = 400, e = 300, f = 150, g = 30, h = 12, i = 5, j = 3)
+  # level a takes the rows beyond the others' 2,100 (900 at the default n)
+  sizes <- c(a = n - 2100, b = 700, c = 500, d = 400, e = 300, f = 150, g = 30, h = 12, i = 5,
+             j = 3)
   group <- factor(rep(names(sizes), sizes), levels = names(sizes))
   x1 <- stats::rnorm(n)
   x2 <- stats::rexp(n)

@@ -195,6 +195,24 @@ test_that("sgld(m) alone draws rare levels with events of one class one at a tim
   expect_equal(sign(skew), c(grouph = -1, groupi = -1, groupj = 1))
 })
 
+# At the default priors the rare levels' prior sds grow with the rows
+# (autoscaling: 2.5 / sd of an indicator with 3-12 rows in 10,000, 96-241),
+# and with them the departure, beyond the 100 up to which coordinate updates
+# were measured first; they are still used, as the levels and the rest are
+# nearly independent (R/auto.R: auto_coord_rho2_far), and the run is checked
+# against stan_glm() at its defaults (data-raw/rare-levels-defaults-reference.R).
+test_that("sgld(m) draws rare levels alone beyond departure 100 at the default priors", {
+  ref <- readRDS(test_path("rare-levels-defaults-reference.rds"))
+  m <- model_logistic(ref$formula, data = rare_levels_data(10000))
+  set.seed(5151)
+  fit <- sgld(m, chains = 1)
+  expect_gt(fit$auto$laplace_departure, sgld:::auto_coord_departure)
+  expect_identical(fit$auto$strategy, "langevin")
+  expect_identical(fit$auto$coordinates, c("grouph", "groupi", "groupj"))
+  expect_equal(fit$auto$lr, 0.25)
+  expect_accurate(fit, ref$mean, ref$sd, "rare levels at the default priors")
+})
+
 test_that("sgld(m) alone is accurate on Adult (a9a design)", {
   # about 15 s of CPU (15,400 full-data steps, see bench/defaults.md), run
   # everywhere but on CRAN
