@@ -65,3 +65,32 @@ test_that("every figure of every built vignette has alternative text", {
                                          length(missing)))
   }
 })
+
+# The installed pages read offline: their mathematics is MathML written when
+# they were built (math_method: mathml), and nothing is loaded from a server.
+remote_loads <- function(page) {
+  html <- paste(readLines(page, warn = FALSE), collapse = "\n")
+  # scripts whole (one may add another script by its address) and link tags
+  parts <- regmatches(html, gregexpr("(?s)<script.*?</script>|<link[^>]*>", html,
+                                     perl = TRUE))[[1]]
+  parts[grepl("(src|href)\\s*=\\s*[\"'](https?:)?//", parts, perl = TRUE)]
+}
+
+test_that("remote_loads() finds a script from a server, not a local one", {
+  page <- tempfile(fileext = ".html")
+  writeLines(c('<script src="https://cdn.example/mathjax/tex-chtml.js"></script>',
+               '<script>var x = 1;</script>', '<link rel="stylesheet" href="style.css" />',
+               '<script>', '  var s = document.createElement("script");',
+               '  s.src  = "https://cdn.example/MathJax.js";', '</script>',
+               '<p><a href="https://example.org">a link to read is fine</a></p>'), page)
+  expect_length(remote_loads(page), 2)
+})
+
+test_that("no built vignette loads a script or a stylesheet from the network", {
+  pages <- html_of_vignettes()
+  skip_if(length(pages) == 0, "no built vignettes (a development install)")
+  for (page in pages) {
+    remote <- remote_loads(page)
+    expect(length(remote) == 0, sprintf("%s loads %s", basename(page), remote[1]))
+  }
+})
