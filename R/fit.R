@@ -87,7 +87,6 @@ new_sgld_fit <- function(engine, model, settings, lr, method, call, time,
   # relabelled and transformed in place instead of copied.
   res <- engine$res
   rm("res", envir = engine)
-  d <- model$d
   chains <- settings$chains
   capacity <- settings$capacity
   kept <- res$kept
@@ -155,8 +154,7 @@ new_sgld_fit <- function(engine, model, settings, lr, method, call, time,
     kept = kept,
     collect_from = res$collect_from,
     clipped = res$clip_count,
-    acceptance = if (settings$mala) res$accepted / pmax(1, ifelse(status == "done",
-                 settings$iter, res$stop_iter - settings$t_offset)) else NULL,
+    acceptance = acceptance_rates(res, settings, status),
     monitor = monitor_frame(res, model, settings, has_test = !is.null(settings$test)),
     diagnostics = diagnostics_frame(res, settings),
     state = chain_state(res, settings, rule, model, status),
@@ -166,10 +164,7 @@ new_sgld_fit <- function(engine, model, settings, lr, method, call, time,
     expected_time = res$expected_seconds,
     rule = rule$label,
     model = model,
-    settings = c(settings[c("iter", "burnin", "thin", "chains", "threads", "batch_size",
-                          "temperature")],
-                 list(replace = as.logical(settings$replace), lr = lr,
-                      init = to_user_scale(model, matrix(settings$init, chains, d, byrow = TRUE)))),
+    settings = fit_settings(settings, lr, model),
     method = method,
     call = call,
     time = time,
@@ -180,6 +175,21 @@ new_sgld_fit <- function(engine, model, settings, lr, method, call, time,
   # a failed model function is an error, raised by the caller with this fit
   if (!any(status == "failed")) warn_stopped(fit, settings$regular)
   fit
+}
+
+# MALA's acceptance rate per chain, over the iterations each chain ran.
+acceptance_rates <- function(res, settings, status) {
+  if (!settings$mala) return(NULL)
+  res$accepted / pmax(1, ifelse(status == "done", settings$iter,
+                                res$stop_iter - settings$t_offset))
+}
+
+# The settings a fit records: the run's, the step as given, and the starts on
+# the user's scale.
+fit_settings <- function(settings, lr, model) {
+  init <- matrix(settings$init, settings$chains, model$d, byrow = TRUE)
+  c(settings[c("iter", "burnin", "thin", "chains", "threads", "batch_size", "temperature")],
+    list(replace = as.logical(settings$replace), lr = lr, init = to_user_scale(model, init)))
 }
 
 diagnostics_frame <- function(res, settings) {

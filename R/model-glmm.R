@@ -32,14 +32,7 @@ model_glmm <- function(formula, data, family = c("gaussian", "binomial", "poisso
   if (!requireNamespace("lme4", quietly = TRUE))
     abort("Multilevel models need the package lme4 to read their formula; ",
           "install it with install.packages(\"lme4\").")
-  if (inherits(family, "family")) {
-    canonical <- c(gaussian = "identity", binomial = "logit", poisson = "log")
-    if (!family$family %in% names(canonical) || family$link != canonical[[family$family]])
-      abort("`family` must be gaussian(\"identity\"), binomial(\"logit\") or ",
-            "poisson(\"log\"), not ", family$family, "(\"", family$link, "\").")
-    family <- family$family
-  }
-  family <- check_choice(family, c("gaussian", "binomial", "poisson"), "family")
+  family <- glmm_family(family)
   if (!inherits(formula, "formula")) abort("`formula` must be a formula, not ", describe(formula), ".")
   if (is.null(lme4::findbars(formula)))
     abort("`formula` has no random-effect term such as (1 | g).")
@@ -73,14 +66,7 @@ model_glmm <- function(formula, data, family = c("gaussian", "binomial", "poisso
   prior_scale <- glmm_prior_vector(prior_scale, p, "prior_scale", positive = TRUE)
   check_number(aux_rate, "aux_rate", lower = 0, lower_open = TRUE)
   K <- length(re$r)
-  dc <- lapply(c(regularization = "regularization", concentration = "concentration",
-                 shape = "shape", scale = "scale"), function(nm) {
-    v <- decov[[nm]]
-    if (is.null(v)) v <- 1
-    if (!is.numeric(v) || !length(v) %in% c(1L, K) || any(!is.finite(v)) || any(v <= 0))
-      abort("`decov$", nm, "` must be positive: one number or one per term (", K, ").")
-    rep_len(as.double(v), K)
-  })
+  dc <- glmm_decov(decov, K)
   # the slopes' means, which centring subtracts (0 for the intercept)
   icpt <- which(colnames(X) == "(Intercept)")
   x_means <- numeric(ncol(X))
@@ -130,6 +116,30 @@ model_glmm <- function(formula, data, family = c("gaussian", "binomial", "poisso
              if (gaussian) log(stats::sd(resp$y)))
   model$default_init <- stats::setNames(to_user_scale(model, matrix(start, 1))[1, ], model$names)
   model
+}
+
+# The family's name from a name or a family object with its canonical link.
+glmm_family <- function(family) {
+  if (inherits(family, "family")) {
+    canonical <- c(gaussian = "identity", binomial = "logit", poisson = "log")
+    if (!family$family %in% names(canonical) || family$link != canonical[[family$family]])
+      abort("`family` must be gaussian(\"identity\"), binomial(\"logit\") or ",
+            "poisson(\"log\"), not ", family$family, "(\"", family$link, "\").")
+    family <- family$family
+  }
+  check_choice(family, c("gaussian", "binomial", "poisson"), "family")
+}
+
+# decov()'s four parameters, each one number or one per term, as K numbers.
+glmm_decov <- function(decov, K) {
+  lapply(c(regularization = "regularization", concentration = "concentration",
+           shape = "shape", scale = "scale"), function(nm) {
+    v <- decov[[nm]]
+    if (is.null(v)) v <- 1
+    if (!is.numeric(v) || !length(v) %in% c(1L, K) || any(!is.finite(v)) || any(v <= 0))
+      abort("`decov$", nm, "` must be positive: one number or one per term (", K, ").")
+    rep_len(as.double(v), K)
+  })
 }
 
 # Every variable of the formula is a column of data (or, as lm() allows, an
