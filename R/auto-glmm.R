@@ -40,6 +40,8 @@ auto_glmm_floor_sd <- 0.05   # sd floor for a start, relative to the data's scal
 
 auto_recipe.sgld_model_glmm <- function(model)
   function(model, args, given, call) auto_glmm(model, args, given, call, "sgld()")
+auto_mala_recipe.sgld_model_glmm <- function(model)
+  function(model, args, given, call) auto_glmm(model, args, given, call, "mala()")
 
 auto_glmm <- function(model, args, given, call, what) {
   auto_phases(function(made) auto_glmm_phases(model, args, given, call, made, what))

@@ -823,10 +823,15 @@ expected_ess <- function(iter, burnin, tau_int, chains)
 # that halve or grow it until the acceptance rate is between 0.45 and 0.85.
 auto_mala <- function(model, args, given, call) {
   if (isTRUE(model$path_gaussian)) return(auto_whiten(model, args, given, call, "mala"))
-  # multilevel models: their own recipe (R/auto-glmm.R)
-  if (inherits(model, "sgld_model_glmm")) return(auto_glmm(model, args, given, call, "mala()"))
+  recipe <- auto_mala_recipe(model)   # a model's own (multilevel: R/auto-glmm.R)
+  if (!is.null(recipe)) return(recipe(model, args, given, call))
   auto_phases(function(made) auto_mala_phases(model, args, given, call, made))
 }
+
+# A model's own automatic settings for mala(), as auto_recipe() for sgld():
+# NULL, or a function(model, args, given, call) returning the fit.
+auto_mala_recipe <- function(model) UseMethod("auto_mala_recipe")
+auto_mala_recipe.default <- function(model) NULL
 
 auto_mala_phases <- function(model, args, given, call, made) {
   start <- proc.time()[["elapsed"]]

@@ -543,8 +543,9 @@ table_width <- function(out) {
 coef.sgld_fit <- function(object, weighted = FALSE, ...) {
   check_dots_empty(...)
   check_flag(weighted, "weighted")
-  # each group's coefficients, as rstanarm's (R/multilevel-methods.R)
-  if (inherits(object$model, "sgld_model_glmm")) return(glmer_coef(object))
+  # a model's own (a multilevel model: each group's coefficients, as rstanarm's)
+  own <- model_fit_coef(object$model, object)
+  if (!is.null(own)) return(own)
   parameter_means(object, weighted)[coefficient_indices(object$model)]
 }
 

@@ -73,7 +73,7 @@ NULL
 #' @export
 posterior_linpred.sgld_fit <- function(object, transform = FALSE, newdata = NULL,
                                        ndraws = NULL, draws = NULL, ...) {
-  object <- with_group_options(object, ...)   # re.form (R/multilevel-methods.R)
+  object <- with_group_options(object, ...)   # re.form (R/model-glmm-methods.R)
   ndraws <- ndraws_or_draws(ndraws, draws)
   check_flag(transform, "transform")
   W <- prediction_draws(object, ndraws, "posterior_linpred()")
@@ -418,7 +418,8 @@ as.data.frame.sgld_fit <- function(x, row.names = NULL, optional = FALSE, ...) {
 #' @export
 sigma.sgld_fit <- function(object, ...) {
   check_dots_empty(...)
-  if (inherits(object$model, "sgld_model_glmm")) return(glmer_sigma(object))
+  own <- model_fit_sigma(object$model, object)
+  if (!is.null(own)) return(own)
   # the residual sd is one of the model's derived quantities (model_derived())
   derived <- function(x) {
     extra <- model_derived(object$model, x)

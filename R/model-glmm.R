@@ -2,7 +2,7 @@
 # src/model_glmm.c, whose header gives the model, the parameters' order and
 # the priors' densities. The user's face is model_glmer() and sgld(formula)
 # (R/multilevel-formula.R, with rstanarm's default priors from
-# R/multilevel-priors.R); the methods are in R/multilevel-methods.R.
+# R/multilevel-priors.R); the methods are in R/model-glmm-methods.R.
 #
 # Two scales: the sampler moves (beta, z, log sds and atanh CPCs, log
 # sigma); the user's scale is rstanarm's (beta, b = L z, each term's

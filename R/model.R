@@ -190,6 +190,22 @@ model_newton.default <- function(model, init, maxit) {
 # settings$w (batch_size, replace, cv_mode: src/gradient.c's
 # sgld_gradient_draws()), one per row.
 model_gradient_draws <- function(model, settings) UseMethod("model_gradient_draws")
+
+# ---- a fit's summaries, where a model has its own ----------------------------
+
+# coef() and sigma() of a fit of this model, or NULL for the generic ones (a
+# multilevel model: each group's coefficients and the residual sd, as
+# rstanarm's; R/model-glmm-methods.R).
+model_fit_coef <- function(model, object) UseMethod("model_fit_coef")
+model_fit_coef.default <- function(model, object) NULL
+model_fit_sigma <- function(model, object) UseMethod("model_fit_sigma")
+model_fit_sigma.default <- function(model, object) NULL
+
+# Why `pars` cannot keep a subset of this model's parameters, for a model
+# whose user transform mixes them (model_capabilities()$mixing_transform).
+model_mixing_reason <- function(model) UseMethod("model_mixing_reason")
+model_mixing_reason.default <- function(model)
+  "a model_custom() with a `transform` keeps the draws of every parameter (its transform may mix them)"
 model_gradient_draws.default <- function(model, settings) {
   .Call(C_sgld_gradient_draws, model, settings)
 }

@@ -63,10 +63,7 @@ resolve_pars <- function(pars, model) {
   keep <- sort(unique(keep))
   if (length(keep) == d) return(NULL)
   if (model_capabilities(model)$mixing_transform)
-    abort("`pars`: ", if (inherits(model, "sgld_model_glmm"))
-            "a multilevel model keeps the draws of every parameter (its group effects and covariances mix the sampler's coordinates)"
-          else "a model_custom() with a `transform` keeps the draws of every parameter (its transform may mix them)",
-          "; leave `pars` at NULL.")
+    abort("`pars`: ", model_mixing_reason(model), "; leave `pars` at NULL.")
   keep
 }
 

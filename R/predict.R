@@ -61,7 +61,7 @@ predict.sgld_fit <- function(object, newdata = NULL, type = c("response", "link"
                              threads = getOption("sgld.threads", 1L),
                              interval = c("none", "confidence", "prediction"), level = 0.95,
                              se.fit = FALSE, ...) {
-  object <- with_group_options(object, ...)   # re.form (R/multilevel-methods.R)
+  object <- with_group_options(object, ...)   # re.form (R/model-glmm-methods.R)
   check_count(threads, "threads", lower = 1, upper = 1024)
   type <- check_choice(type, c("response", "link", "class"), "type")
   interval <- check_choice(interval, c("none", "confidence", "prediction"), "interval")

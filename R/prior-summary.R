@@ -35,8 +35,7 @@ prior_summary.sgld_model <- function(object, ...) {
           "model_poisson() and model_negbin(); for ", class(object)[1], " see its help page.")
   sections <- if (!is.null(object$prior_scale)) prior_sections(object)
   structure(data.frame(parameter = object$names, prior = rows,
-                       specified = if (is.null(sections) || inherits(object, "sgld_model_glmm"))
-                         rows else specified_rows(object),
+                       specified = if (is.null(sections)) rows else specified_rows(object),
                        stringsAsFactors = FALSE),
             sections = sections, class = c("sgld_prior_summary", "data.frame"))
 }
@@ -99,7 +98,9 @@ centred_intercept <- function(model) {
 }
 
 # The same rows as specified, before autoscaling.
-specified_rows <- function(model) {
+specified_rows <- function(model) UseMethod("specified_rows")
+
+specified_rows.default <- function(model) {
   rows <- model_prior_rows(model)
   icpt <- centred_intercept(model)
   slopes <- setdiff(seq_len(model$p), icpt)

@@ -1,5 +1,5 @@
 # The multilevel face (R/multilevel-formula.R, R/multilevel-priors.R,
-# R/multilevel-methods.R): lme4's syntax gives lme4's designs, the default
+# R/model-glmm-methods.R): lme4's syntax gives lme4's designs, the default
 # priors are stan_glmer's (data-raw/multilevel-face-reference.R stored
 # rstanarm's prior_summary() and as.matrix() names), the two scales are one
 # to one, and the methods agree with the draws they summarise. Fits here are

@@ -410,3 +410,13 @@ model_link.sgld_model_glmm <- function(model) {
 model_observed.sgld_model_glmm <- function(model) {
   if (model$family == "binomial") model$y / model$trials else model$y
 }
+
+# ---- the model contract's answers (R/model.R) ------------------------------
+
+model_fit_coef.sgld_model_glmm <- function(model, object) glmer_coef(object)
+model_fit_sigma.sgld_model_glmm <- function(model, object) glmer_sigma(object)
+model_mixing_reason.sgld_model_glmm <- function(model)
+  paste("a multilevel model keeps the draws of every parameter (its group effects and",
+        "covariances mix the sampler's coordinates)")
+# prior_summary()'s sections say what was specified (R/prior-summary.R)
+specified_rows.sgld_model_glmm <- function(model) model_prior_rows(model)
