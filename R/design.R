@@ -136,9 +136,19 @@ check_frame_predictors <- function(mf, all_missing) {
 }
 
 # Factors keep only the levels present (the rows na.action left), as
-# model.frame(drop.unused.levels = TRUE) did before it.
+# model.frame(drop.unused.levels = TRUE) did before it. droplevels() loses a
+# factor's own contrasts (contrasts(f) <- ..., which glm() follows): a
+# factor with every level present is left as it is, and one that lost levels
+# keeps contrasts given by name.
 drop_unused_levels <- function(mf) {
-  for (j in seq_along(mf)) if (is.factor(mf[[j]])) mf[[j]] <- droplevels(mf[[j]])
+  for (j in seq_along(mf)) {
+    f <- mf[[j]]
+    if (!is.factor(f) || all(levels(f) %in% f)) next
+    own <- attr(f, "contrasts")
+    f <- droplevels(f)
+    if (is.character(own)) attr(f, "contrasts") <- own
+    mf[[j]] <- f
+  }
   mf
 }
 

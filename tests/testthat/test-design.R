@@ -75,3 +75,26 @@ test_that("levels absent from the rows used are dropped before the design is bui
   mm <- model_mlp(y ~ x + site, data = d[!is.na(d$y), ], hidden = 2)
   expect_identical(mm$input_names, c("x", "sitesouth"))
 })
+
+test_that("a factor's own contrasts are followed, as glm() follows them", {
+  set.seed(1)
+  d <- data.frame(g = factor(sample(c("a", "b", "c"), 60, TRUE)), x = rnorm(60))
+  d$y <- rpois(60, 2)
+  # a contrast matrix with the second level as base (AER's NMES1988 sets one)
+  contrasts(d$g) <- contr.treatment(3, base = 2)
+  m <- model_poisson(y ~ g + x, data = d)
+  ref <- model.matrix(glm(y ~ g + x, poisson, d))
+  expect_identical(m$names, colnames(ref))
+  expect_equal(m$contrasts$g, attr(ref, "contrasts")$g)
+  # by name
+  contrasts(d$g) <- "contr.sum"
+  m2 <- model_poisson(y ~ g + x, data = d)
+  ref2 <- model.matrix(glm(y ~ g + x, poisson, d))
+  expect_identical(m2$names, colnames(ref2))
+  expect_identical(m2$contrasts$g, "contr.sum")
+  # a level left unused by `subset`: the contrasts are dropped with a
+  # warning, by model.frame() as in glm()
+  expect_warning(m3 <- model_poisson(y ~ g + x, data = d, subset = g != "c"),
+                 "contrasts dropped from factor g")
+  expect_identical(m3$names, c("(Intercept)", "gb", "x"))
+})
