@@ -170,14 +170,10 @@ threshold_check <- function(fit, settings, rule, times = 200, auto = FALSE) {
       replace = settings$replace, cv_mode = settings$cv_mode))),
       error = function(e) NULL)
     if (is.null(G) || any(!is.finite(G))) return(NA_real_)
-    T <- switch(rule$name,
-                sgld = NULL,
-                # the lower factor, or the wide models' (R/auto-wide.R)
-                precond = if (!is.null(rule$opts$chol)) matrix(rule$opts$chol, model$d, model$d)
-                          else precondition_ops(rule$opts$scale, rule$opts$basis,
-                                                rule$opts$coef)$Lt,
-                psgld = diag(1 / sqrt(rule$opts$lambda + sqrt(fit$state$update[seq_len(model$d), c])),
-                             model$d))
+    # the rule's own factor of its preconditioner there (src/update_*.c)
+    st <- fit$state$update
+    T <- .Call(C_sgld_rule_factor, model, rule$name, rule$opts, as.double(w),
+               as.double(if (is.null(st)) numeric() else st[, c]))
     estimator_threshold(G, eta, T)
   }, numeric(1))
   out <- list(alpha = alpha, sd_inflation = sqrt(1 + alpha))

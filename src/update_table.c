@@ -67,3 +67,29 @@ SEXP sgld_state_sizes(SEXP model_spec, SEXP rule, SEXP gradient, SEXP gradient_o
   UNPROTECT(1);
   return out;
 }
+
+/* The factor T (d x d, column-major) of a rule's preconditioner at w, given
+   the rule's state for that chain, as the run's own threshold diagnostics
+   take it (chain.c); for R's threshold check after a run (R/warnings.R), so
+   that each rule's preconditioner is written once, in its rule. NULL for a
+   rule without one (plain SGLD: the identity). */
+SEXP sgld_rule_factor(SEXP model_spec, SEXP rule, SEXP opts, SEXP w, SEXP state) {
+  if (TYPEOF(rule) != STRSXP || XLENGTH(rule) != 1 || STRING_ELT(rule, 0) == NA_STRING)
+    error("internal: 'rule' must be one rule name");
+  sgld_model model = find_model(model_spec);
+  const int d = model.d;
+  const sgld_update *u = find_update(CHAR(STRING_ELT(rule, 0)));
+  if (!u->precond_factor) return R_NilValue;
+  if (!isReal(w) || XLENGTH(w) != d) error("internal: 'w' must hold %d numbers", d);
+  const size_t state_len = update_state_length(u, d);
+  if (!isReal(state) || (size_t) XLENGTH(state) < state_len)
+    error("internal: 'state' must hold the rule's %lu numbers", (unsigned long) state_len);
+  const void *o = update_build_opts(u, opts, d, &model);
+  /* the rule's state followed by its scratch, as a chain lays them out */
+  double *buf = (double *) R_alloc(state_len + update_scratch_length(u, d) + 1, sizeof(double));
+  if (state_len) memcpy(buf, REAL(state), state_len * sizeof(double));
+  SEXP T = PROTECT(allocMatrix(REALSXP, d, d));
+  u->precond_factor(REAL(w), buf, REAL(T), buf + state_len, d, o);
+  UNPROTECT(1);
+  return T;
+}

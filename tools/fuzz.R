@@ -149,7 +149,7 @@ run_cases <- function(seed, first, last) {
     target <- sample(c("run", "coordinates", "vi", "whiten", "eval", "expected", "log_joint", "gradient", "rng",
                        "schedule", "codes", "sampler", "predict", "predict_mixture", "ksd", "psis_loo",
                        "file_rows", "state", "state_engine", "file", "loglik_draws", "mode",
-                       "gram"), 1)
+                       "gram", "rule_factor"), 1)
     if (nzchar(Sys.getenv("FUZZ_VERBOSE"))) cat("case", case, target, which_model, "\n")
     res <- tryCatch({
       switch(target,
@@ -283,6 +283,16 @@ run_cases <- function(seed, first, last) {
             future::plan(future::sequential)
             run(m, chains = 2, parallel = "future")
           } else run(m)
+        },
+        rule_factor = {
+          # a rule's preconditioner factor (update_table.c), on every model
+          a <- list(model = m, rule = sample(c("psgld", "precond", "precond_lm", "sgld",
+                                               "natural", "whiten", "nothing"), 1),
+                    opts = list(alpha = 0.99, lambda = 1e-5, v_init = 0, scale = rep(1, m$d),
+                                basis = matrix(1 / sqrt(m$d), m$d), coef = 0.5),
+                    w = rnorm(m$d), state = runif(2 * m$d))
+          a <- mutate(a, sample(0:3, 1))
+          do.call(.Call, c(list(sgld:::C_sgld_rule_factor), unname(a)))
         },
         codes = {
           .Call(sgld:::C_sgld_codes)

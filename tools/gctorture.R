@@ -94,6 +94,9 @@ calls[["file run orphaned"]] <- structure(list(sgld:::C_sgld_run, orphan, orphan
     unlink(orphan$file$path)
   })
 calls[["state sizes"]] <- list(sgld:::C_sgld_state_sizes, models$linear, "sghmc", "minibatch", list())
+calls[["rule factor"]] <- list(sgld:::C_sgld_rule_factor, models$linear, "psgld",
+                               list(alpha = 0.99, lambda = 1e-5, v_init = 0),
+                               rnorm(models$linear$d), runif(2 * models$linear$d))
 for (nm in names(models)) {
   m <- models[[nm]]
   s <- sgld:::run_settings(m, lr = 1e-6, batch_size = 4, iter = 20, burnin = 5, thin = 2,

@@ -231,3 +231,26 @@ test_that("after lr = \"auto\" chose the settings, no warning advises leaving `l
   expect_true(any(grepl("run mala\\(model\\).*chains = 4", runs$stein$auto)))
   expect_true(any(grepl("larger `batch_size` than the 10", runs$reached$auto)))
 })
+
+test_that("the threshold check takes each rule's preconditioner factor from the rule in C", {
+  m <- handout_model()
+  rule <- sgld:::precond_rmsprop(alpha = 0.99, lambda = 1e-5)
+  set.seed(1)
+  w <- rnorm(m$d)
+  v <- rexp(m$d)
+  state <- c(v, rnorm(m$d))   # the RMS average first, then whatever else it keeps
+  T <- .Call(sgld:::C_sgld_rule_factor, m, rule$name, rule$opts, w, state)
+  # pSGLD's G = 1 / (lambda + sqrt(v)), whose factor is diag(sqrt(G))
+  expect_equal(T, diag(1 / sqrt(1e-5 + sqrt(v)), m$d), tolerance = 1e-15)
+  # a fixed preconditioner P = L L': its lower factor
+  P <- crossprod(matrix(rnorm(m$d^2), m$d)) + diag(m$d)
+  fixed <- sgld:::resolve_precondition(P, m)
+  Tp <- .Call(sgld:::C_sgld_rule_factor, m, fixed$name, fixed$opts, w, numeric())
+  expect_equal(tcrossprod(Tp), P, tolerance = 1e-12)
+  # and its diagonal form: the square roots
+  diagonal <- sgld:::resolve_precondition(diag(P), m)
+  Td <- .Call(sgld:::C_sgld_rule_factor, m, diagonal$name, diagonal$opts, w, numeric())
+  expect_equal(Td, diag(sqrt(diag(P))), tolerance = 1e-15)
+  # plain SGLD has none
+  expect_null(.Call(sgld:::C_sgld_rule_factor, m, "sgld", list(), w, numeric()))
+})
