@@ -19,8 +19,8 @@
 # chromedriver, and Python 3 for the check.
 set -euo pipefail
 
-r_pkgs="coda testthat knitr rmarkdown mvtnorm roxygen2 loo rstantools generics posterior future bigmemory nnet modeldata stochvol lme4 parallelly"
-debs="r-cran-rcpp r-cran-rcpparmadillo r-cran-coda r-cran-loo r-cran-rstantools r-cran-generics r-cran-callr r-cran-future r-cran-bigmemory r-cran-nnet r-cran-modeldata r-cran-fastica r-cran-posterior r-cran-bayesplot r-cran-testthat r-cran-knitr r-cran-rmarkdown r-cran-mvtnorm r-cran-roxygen2 r-cran-lme4 r-cran-parallelly pandoc qpdf tidy make"
+r_pkgs="coda testthat knitr rmarkdown mvtnorm roxygen2 loo rstantools generics posterior future bigmemory nnet modeldata stochvol lme4 parallelly callr processx"
+debs="r-cran-rcpp r-cran-rcpparmadillo r-cran-coda r-cran-loo r-cran-rstantools r-cran-generics r-cran-callr r-cran-processx r-cran-future r-cran-bigmemory r-cran-nnet r-cran-modeldata r-cran-fastica r-cran-posterior r-cran-bayesplot r-cran-testthat r-cran-knitr r-cran-rmarkdown r-cran-mvtnorm r-cran-roxygen2 r-cran-lme4 r-cran-parallelly pandoc qpdf tidy make"
 tools="pandoc qpdf tidy make"
 if [ "${1:-}" = "--bench" ]; then
   r_pkgs="$r_pkgs rstan rstanarm glmnet"
