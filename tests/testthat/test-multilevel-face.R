@@ -59,14 +59,20 @@ test_that("lme4's syntax gives lme4's fixed design and Z for every variant and f
   }
 })
 
+# The calls data-raw/multilevel-face-reference.R ran stan_glmer on: data and
+# family by case, and the model of each with the stored formula.
+face_cases <- list(sleepstudy = list(lme4::sleepstudy, gaussian()),
+                   sleepstudy_uncorrelated = list(lme4::sleepstudy, gaussian()),
+                   cbpp = list(lme4::cbpp, binomial()),
+                   grouseticks = list(lme4::grouseticks, poisson()),
+                   cbpp_offset = list(lme4::cbpp, poisson()))
+face_model <- function(case)
+  model_glmer(face_ref[[case]]$formula, face_cases[[case]][[1]], face_cases[[case]][[2]])
+
 test_that("the default priors are stan_glmer's, to 1e-10, and print in its layout", {
-  data_of <- list(sleepstudy = lme4::sleepstudy, sleepstudy_uncorrelated = lme4::sleepstudy,
-                  cbpp = lme4::cbpp, grouseticks = lme4::grouseticks, cbpp_offset = lme4::cbpp)
-  fam_of <- list(sleepstudy = gaussian(), sleepstudy_uncorrelated = gaussian(),
-                 cbpp = binomial(), grouseticks = poisson(), cbpp_offset = poisson())
-  for (case in names(data_of)) {
+  for (case in names(face_cases)) {
     ref <- face_ref[[case]]
-    m <- model_glmer(ref$formula, data_of[[case]], fam_of[[case]])
+    m <- face_model(case)
     icpt <- m$intercept
     expect_equal(m$prior_loc[icpt], as.vector(ref$intercept$location), tolerance = 1e-10,
                  label = case)
@@ -95,13 +101,9 @@ test_that("the default priors are stan_glmer's, to 1e-10, and print in its layou
 })
 
 test_that("the parameters are named as stan_glmer's as.matrix() names them", {
-  data_of <- list(sleepstudy = lme4::sleepstudy, sleepstudy_uncorrelated = lme4::sleepstudy,
-                  cbpp = lme4::cbpp, grouseticks = lme4::grouseticks, cbpp_offset = lme4::cbpp)
-  fam_of <- list(sleepstudy = gaussian(), sleepstudy_uncorrelated = gaussian(),
-                 cbpp = binomial(), grouseticks = poisson(), cbpp_offset = poisson())
-  for (case in names(data_of)) {
+  for (case in names(face_cases)) {
     ref <- face_ref[[case]]
-    m <- model_glmer(ref$formula, data_of[[case]], fam_of[[case]])
+    m <- face_model(case)
     expect_identical(m$names, ref$names, label = case)
   }
 })
