@@ -95,6 +95,37 @@ auto_mlp_batch <- function(n) as.integer(min(n, max(32, round(n / 600))))
 # `given` the names the user gave.
 auto_mlp <- function(model, args, given, call) {
   start <- proc.time()[["elapsed"]]
+  plan <- auto_mlp_plan(model, args, given)
+  step <- auto_mlp_step(model, args, given, plan, call)
+  setup <- proc.time()[["elapsed"]] - start
+  run_piece <- auto_mlp_runner(model, args, plan, step$lr, call)
+  adaptive <- !plan$continued && !any(c("iter", "burnin", "thin") %in% given) &&
+    isTRUE(plan$pars)
+  run <- if (adaptive) auto_mlp_adaptive_run(model, plan, step, run_piece)
+         else list(fit = run_piece(plan$iter, plan$burnin, plan$thin, step$from, checks = TRUE),
+                   iter = plan$iter, burnin = plan$burnin, thin = plan$thin, precision = NULL,
+                   stopped = "fixed", longest = NULL, pieces = NULL)
+  fit <- run$fit
+  ends <- auto_mlp_check_end(model, fit, step$lr, run, plan, model$n)
+  fit$auto <- list(
+    lr = step$lr, batch_size = plan$batch, chains = plan$chains, pilot_iter = plan$pilot_iter,
+    iter = run$iter, burnin = run$burnin, thin = run$thin, curvature = step$curvature,
+    alpha = step$lr * step$alpha_unit, prior_precision = step$slowest,
+    end_curvature = ends$curvature, end_alpha = ends$alpha, setup_time = setup,
+    pilot = if (!is.null(step$pilot)) step$pilot$last,
+    precision = run$precision, stopped = run$stopped, max_iter = run$longest,
+    pieces = run$pieces,
+    reason = paste(auto_mlp_reason(model, plan$chains, plan$batch, plan$pilot_iter, step$lr,
+                                   step$lr * step$alpha_unit, step$lr * step$curvature,
+                                   run$iter, run$burnin, run$thin, plan$continued),
+                   auto_mlp_stop_reason(run$stopped, run$precision, run$longest)))
+  fit$time <- fit$time + setup
+  fit
+}
+
+# The run's shape from the budget and the user's settings: chains, batch,
+# pilot and run lengths, burn-in, draws kept.
+auto_mlp_plan <- function(model, args, given) {
   refused <- intersect(given, c("precondition", "control_variates"))
   if (length(refused))
     abort("`lr = \"auto\"` for a network runs plain SGLD after an Adam pilot, so `",
@@ -119,141 +150,153 @@ auto_mlp <- function(model, args, given, call) {
   check_count(iter, "iter", lower = 1)
   burnin <- if ("burnin" %in% given) args$burnin
             else if (continued) 0 else ceiling(mlp_auto_burnin_share * iter)
-  pars <- if ("pars" %in% given) args$pars else TRUE
   # at most the draws a chain of every sampler's default (R/pars.R)
   kept <- min(default_draws, max(10, floor(mlp_auto_memory / (8 * d * chains))))
   thin <- if ("thin" %in% given) args$thin
           else max(1, floor((iter - if (is.numeric(burnin)) burnin else 0) / kept))
-  relaxed_length <- 0
-  if (continued) {
-    lr <- args$init$auto$lr
-    from <- args$init
-    pilot <- NULL
-    alpha_unit <- curvature <- slowest <- NA_real_
-  } else {
-    init <- if ("init" %in% given) args$init else NULL
-    pilot <- suppressWarnings(run_sampler(
-      model, lr = lr_cyclical(mlp_auto_adam_lr, 1, beta = 0), batch_size = batch, iter = pilot_iter,
-      burnin = 0, thin = pilot_iter, temperature = 0, chains = chains, init = init,
-      replace = args$replace, clip = args$clip, monitor = NULL, threads = args$threads,
-      rule = opt_adam(), method = "sgd", call = call, progress = args$progress,
-      parallel = args$parallel))
-    if (any(pilot$status != "done") || any(!is.finite(pilot$last)))
-      abort("sgld(): `lr = \"auto\"` starts each chain with an Adam pilot, and the pilot of ",
-            "chain ", which(pilot$status != "done" | !is.finite(rowSums(pilot$last)))[1],
-            " did not end at finite weights (", pilot$status[1], "). Give `lr` yourself ",
-            "(see \"Choosing settings by hand\" in ?sgld).")
-    W <- to_sampler_scale(model, pilot$last)
-    curvature <- max(vapply(seq_len(chains), function(k) gradient_curvature(model, W[k, ]),
-                            numeric(1)))
-    if (!is.finite(curvature) || curvature <= 0)
-      abort("sgld(): `lr = \"auto\"` could not measure the minibatch gradient's noise at ",
-            "the pilot's end. Give `lr` yourself (see \"Choosing settings by hand\" in ?sgld).")
-    alpha_unit <- (n - batch) / batch * curvature / 2
-    # the slowest directions: weights the data leave to the prior, whose
-    # curvature is the prior's precision
-    slowest <- min(apply(W, 1, mlp_prior_precisions, model = model))
-    sampled <- iter - if (is.numeric(burnin)) burnin else 0
-    relaxing <- mlp_auto_relaxations / (max(1, sampled) * slowest)
-    lr <- min(if (batch < n) mlp_auto_alpha / alpha_unit else Inf,
-              mlp_auto_max_step / curvature,
-              max(mlp_auto_floor_step / curvature, relaxing))
-    # a small network (its length capped by iterations, not multiply-adds,
-    # so the whole of it is cheap) whose step was set to relax the weights
-    # left to the prior within the budget keeps that aim: the run is as
-    # long as before (the 1-3-1 tanh network of 50 rows of
-    # test-model-mlp.R, stopped after 4,000 epochs, gave predictive means
-    # 0.67-0.71 sd from the MALA reference's with the chains' means
-    # agreeing, against 0.12-0.15 for the whole length). A larger network
-    # does not: 50 hidden units on 134-240 rows stopped after 4,000 epochs
-    # predicted as well as the whole length (bench/networks-budget.md)
-    capped <- mlp_auto_budget / (batch * d * chains) >= mlp_auto_max_iter
-    if (lr == relaxing && capped) relaxed_length <- iter
-    from <- pilot$last
-  }
-  setup <- proc.time()[["elapsed"]] - start
-  # Each piece runs without the fit's checks (on 450 rows they were a third
-  # of a fit's time); the returned piece is checked once, as one run of its
-  # whole length. The run's generic sampling-threshold warning would advise
-  # lr = "auto", which this is: the recipe's own warning below reports it
-  # with settings that remedy it.
-  muffle_generic_threshold <- function(w)
-    if (startsWith(conditionMessage(w), "the sampling threshold at the end of the run"))
-      invokeRestart("muffleWarning")
-  run_piece <- function(iter, burnin, thin, init, as_run = NULL, checks = FALSE)
+  list(chains = chains, batch = batch, continued = continued, pilot_iter = pilot_iter,
+       iter = iter, burnin = burnin, thin = thin, kept = kept,
+       pars = if ("pars" %in% given) args$pars else TRUE,
+       # a step that relaxes the prior's scale sets the length (see auto_mlp_step())
+       capped = mlp_auto_budget / (batch * d * chains) >= mlp_auto_max_iter)
+}
+
+# The step: an Adam pilot from each chain's start, then the largest step
+# that keeps the sampling threshold, the curvature and the prior's
+# relaxation within bounds; a continued fit keeps its step.
+auto_mlp_step <- function(model, args, given, plan, call) {
+  if (plan$continued)
+    return(list(lr = args$init$auto$lr, from = args$init, pilot = NULL, alpha_unit = NA_real_,
+                curvature = NA_real_, slowest = NA_real_, relaxed_length = 0))
+  n <- model$n
+  chains <- plan$chains
+  batch <- plan$batch
+  pilot <- suppressWarnings(run_sampler(
+    model, lr = lr_cyclical(mlp_auto_adam_lr, 1, beta = 0), batch_size = batch,
+    iter = plan$pilot_iter, burnin = 0, thin = plan$pilot_iter, temperature = 0,
+    chains = chains, init = if ("init" %in% given) args$init else NULL,
+    replace = args$replace, clip = args$clip, monitor = NULL, threads = args$threads,
+    rule = opt_adam(), method = "sgd", call = call, progress = args$progress,
+    parallel = args$parallel))
+  if (any(pilot$status != "done") || any(!is.finite(pilot$last)))
+    abort("sgld(): `lr = \"auto\"` starts each chain with an Adam pilot, and the pilot of ",
+          "chain ", which(pilot$status != "done" | !is.finite(rowSums(pilot$last)))[1],
+          " did not end at finite weights (", pilot$status[1], "). Give `lr` yourself ",
+          "(see \"Choosing settings by hand\" in ?sgld).")
+  W <- to_sampler_scale(model, pilot$last)
+  curvature <- max(vapply(seq_len(chains), function(k) gradient_curvature(model, W[k, ]),
+                          numeric(1)))
+  if (!is.finite(curvature) || curvature <= 0)
+    abort("sgld(): `lr = \"auto\"` could not measure the minibatch gradient's noise at ",
+          "the pilot's end. Give `lr` yourself (see \"Choosing settings by hand\" in ?sgld).")
+  alpha_unit <- (n - batch) / batch * curvature / 2
+  # the slowest directions: weights the data leave to the prior, whose
+  # curvature is the prior's precision
+  slowest <- min(apply(W, 1, mlp_prior_precisions, model = model))
+  sampled <- plan$iter - if (is.numeric(plan$burnin)) plan$burnin else 0
+  relaxing <- mlp_auto_relaxations / (max(1, sampled) * slowest)
+  lr <- min(if (batch < n) mlp_auto_alpha / alpha_unit else Inf,
+            mlp_auto_max_step / curvature,
+            max(mlp_auto_floor_step / curvature, relaxing))
+  # a small network (its length capped by iterations, not multiply-adds,
+  # so the whole of it is cheap) whose step was set to relax the weights
+  # left to the prior within the budget keeps that aim: the run is as
+  # long as before (the 1-3-1 tanh network of 50 rows of
+  # test-model-mlp.R, stopped after 4,000 epochs, gave predictive means
+  # 0.67-0.71 sd from the MALA reference's with the chains' means
+  # agreeing, against 0.12-0.15 for the whole length). A larger network
+  # does not: 50 hidden units on 134-240 rows stopped after 4,000 epochs
+  # predicted as well as the whole length (bench/networks-budget.md)
+  list(lr = lr, from = pilot$last, pilot = pilot, alpha_unit = alpha_unit,
+       curvature = curvature, slowest = slowest,
+       relaxed_length = if (lr == relaxing && plan$capped) plan$iter else 0)
+}
+
+# Each piece runs without the fit's checks (on 450 rows they were a third
+# of a fit's time); the returned piece is checked once, as one run of its
+# whole length. The run's generic sampling-threshold warning would advise
+# lr = "auto", which this is: the recipe's own warning (auto_mlp_check_end())
+# reports it with settings that remedy it.
+auto_mlp_muffle_threshold <- function(w)
+  if (startsWith(conditionMessage(w), "the sampling threshold at the end of the run"))
+    invokeRestart("muffleWarning")
+
+auto_mlp_runner <- function(model, args, plan, lr, call)
+  function(iter, burnin, thin, init, as_run = NULL, checks = FALSE)
     withCallingHandlers(
-      run_sampler(model, lr = lr, batch_size = batch, iter = iter, burnin = burnin,
-                  thin = thin, temperature = args$temperature, chains = chains,
+      run_sampler(model, lr = lr, batch_size = plan$batch, iter = iter, burnin = burnin,
+                  thin = thin, temperature = args$temperature, chains = plan$chains,
                   init = init, replace = args$replace, clip = args$clip,
                   monitor = args$monitor, threads = args$threads,
                   diagnostics = args$diagnostics, rule = plain_rule("SGLD"),
-                  method = "sgld", call = call, pars = pars, progress = args$progress,
+                  method = "sgld", call = call, pars = plan$pars, progress = args$progress,
                   parallel = args$parallel, as_run = as_run, checks = checks),
-      warning = muffle_generic_threshold)
-  # The run's length follows the data: unless the user fixed it, the chains
-  # run mlp_auto_settle_epochs epochs (a quarter burn-in), then on in
-  # pieces, each continuing the last, until the Monte Carlo error of the
-  # predictive mean on the training rows, from the spread of the chains'
-  # means (mlp_precision()), is small against the predictive sd. Each
-  # further piece is as long as the last one's error says is needed; the
-  # returned fit is the last piece, the earlier ones its burn-in (one run,
-  # as_run). The minimum epochs and the budget bound the length.
-  # Why epochs first: the chains leave the pilot's mode (the training log
-  # likelihood falls by 150 on Concrete within 1,000 iterations) and settle
-  # over thousands of epochs, which no error computed from the draws so far
-  # sees: on Concrete's splits 1-2 the error from the chains' means was
-  # below 0.1 predictive sd after 2,000 iterations, yet test RMSE went
-  # 4.82 -> 4.09 -> 3.98 (split 1) over 70, 2,200 and 10,400 epochs;
-  # a drift test on the training log likelihood did not tell either, as it
-  # still rose on Boston at 4,500 epochs, where the test figures had
-  # settled (bench/networks-budget.md).
-  adaptive <- !continued && !any(c("iter", "burnin", "thin") %in% given) &&
-    isTRUE(pars)
+      warning = auto_mlp_muffle_threshold)
+
+# The run's length follows the data: unless the user fixed it, the chains
+# run mlp_auto_settle_epochs epochs (a quarter burn-in), then on in
+# pieces, each continuing the last, until the Monte Carlo error of the
+# predictive mean on the training rows, from the spread of the chains'
+# means (mlp_precision()), is small against the predictive sd. Each
+# further piece is as long as the last one's error says is needed; the
+# returned fit is the last piece, the earlier ones its burn-in (one run,
+# as_run). The minimum epochs and the budget bound the length.
+# Why epochs first: the chains leave the pilot's mode (the training log
+# likelihood falls by 150 on Concrete within 1,000 iterations) and settle
+# over thousands of epochs, which no error computed from the draws so far
+# sees: on Concrete's splits 1-2 the error from the chains' means was
+# below 0.1 predictive sd after 2,000 iterations, yet test RMSE went
+# 4.82 -> 4.09 -> 3.98 (split 1) over 70, 2,200 and 10,400 epochs;
+# a drift test on the training log likelihood did not tell either, as it
+# still rose on Boston at 4,500 epochs, where the test figures had
+# settled (bench/networks-budget.md).
+auto_mlp_adaptive_run <- function(model, plan, step, run_piece) {
+  n <- model$n
+  batch <- plan$batch
+  longest <- plan$iter
+  shortest <- min(longest, max(step$relaxed_length, ceiling(mlp_auto_min_epochs * n / batch)))
+  piece <- min(longest, max(shortest, ceiling(mlp_auto_settle_epochs * n / batch)))
+  piece_burnin <- ceiling(mlp_auto_burnin_share * piece)
+  done_iter <- 0
+  from_piece <- step$from
+  pieces <- 0L
   precision <- NULL
-  stopped <- "fixed"
-  if (adaptive) {
-    longest <- iter
-    shortest <- min(longest, max(relaxed_length, ceiling(mlp_auto_min_epochs * n / batch)))
-    piece <- min(longest, max(shortest, ceiling(mlp_auto_settle_epochs * n / batch)))
-    piece_burnin <- ceiling(mlp_auto_burnin_share * piece)
-    done_iter <- 0
-    from_piece <- from
-    pieces <- 0L
-    repeat {
-      pieces <- pieces + 1L
-      fit <- run_piece(piece, piece_burnin, max(1, floor((piece - piece_burnin) / kept)),
-                       from_piece, as_run = if (done_iter > 0)
-                         list(iter = done_iter + piece, burnin = done_iter + piece_burnin))
-      done_iter <- done_iter + piece
-      if (any(fit$status != "done")) { stopped <- "stopped"; break }
-      precision <- mlp_precision(model, fit)
-      ratio <- precision$mean_error / mlp_auto_precision
-      if (is.finite(ratio) && ratio <= 1) { stopped <- "precise"; break }
-      left <- longest - done_iter
-      if (left < 1) { stopped <- "budget"; break }
-      sampled <- piece - piece_burnin
-      need <- if (is.finite(ratio)) ceiling(mlp_auto_grow * sampled * ratio^2) else 2 * piece
-      piece <- min(left, max(piece, need))
-      piece_burnin <- 0
-      from_piece <- fit
-    }
-    iter <- done_iter
-    burnin <- done_iter - (piece - piece_burnin)
-    thin <- fit$settings$thin
-    # what check_run() reads of the run's settings (R/warnings.R)
-    fit <- withCallingHandlers(
-      check_run(fit, c(fit$settings[c("iter", "burnin", "thin", "chains", "batch_size",
-                                      "temperature", "replace")],
-                       list(burnin_mode = "count", alpha0 = 0, cv_mode = NULL)),
-                plain_rule("SGLD")),
-      warning = muffle_generic_threshold)
-  } else {
-    fit <- run_piece(iter, burnin, thin, from, checks = TRUE)
+  repeat {
+    pieces <- pieces + 1L
+    fit <- run_piece(piece, piece_burnin, max(1, floor((piece - piece_burnin) / plan$kept)),
+                     from_piece, as_run = if (done_iter > 0)
+                       list(iter = done_iter + piece, burnin = done_iter + piece_burnin))
+    done_iter <- done_iter + piece
+    if (any(fit$status != "done")) { stopped <- "stopped"; break }
+    precision <- mlp_precision(model, fit)
+    ratio <- precision$mean_error / mlp_auto_precision
+    if (is.finite(ratio) && ratio <= 1) { stopped <- "precise"; break }
+    left <- longest - done_iter
+    if (left < 1) { stopped <- "budget"; break }
+    sampled <- piece - piece_burnin
+    need <- if (is.finite(ratio)) ceiling(mlp_auto_grow * sampled * ratio^2) else 2 * piece
+    piece <- min(left, max(piece, need))
+    piece_burnin <- 0
+    from_piece <- fit
   }
+  # what check_run() reads of the run's settings (R/warnings.R)
+  fit <- withCallingHandlers(
+    check_run(fit, c(fit$settings[c("iter", "burnin", "thin", "chains", "batch_size",
+                                    "temperature", "replace")],
+                     list(burnin_mode = "count", alpha0 = 0, cv_mode = NULL)),
+              plain_rule("SGLD")),
+    warning = auto_mlp_muffle_threshold)
+  list(fit = fit, iter = done_iter, burnin = done_iter - (piece - piece_burnin),
+       thin = fit$settings$thin, precision = precision, stopped = stopped,
+       longest = longest, pieces = pieces)
+}
+
+# The recipe's own check: the step against the curvature where the chains
+# ended, which is where they sampled (a run leaves the pilot's mode for
+# flatter regions: Boston's curvature fell from 3e5 to 1.2e5); warns with
+# settings that remedy a step too large there.
+auto_mlp_check_end <- function(model, fit, lr, run, plan, n) {
   alpha_end <- suppressWarnings(max(fit$checks$alpha, na.rm = TRUE))
-  # the recipe's own check: the step against the curvature where the chains
-  # ended, which is where they sampled (a run leaves the pilot's mode for
-  # flatter regions: Boston's curvature fell from 3e5 to 1.2e5)
   done <- which(fit$status == "done")
   end_curvature <- if (length(done))
     max(vapply(done, function(k) gradient_curvature(model, fit$state$w[k, ]), numeric(1)))
@@ -261,20 +304,9 @@ auto_mlp <- function(model, args, given, call) {
   step_end <- lr * end_curvature
   if ((is.finite(step_end) && step_end > mlp_auto_warn_step) ||
       (is.finite(alpha_end) && alpha_end > 1))
-    warning(auto_mlp_step_warning(lr, end_curvature, alpha_end, iter, burnin, batch, n),
-            call. = FALSE)
-  fit$auto <- list(
-    lr = lr, batch_size = batch, chains = chains, pilot_iter = pilot_iter, iter = iter,
-    burnin = burnin, thin = thin, curvature = curvature, alpha = lr * alpha_unit,
-    prior_precision = slowest, end_curvature = end_curvature, end_alpha = alpha_end,
-    setup_time = setup, pilot = if (!is.null(pilot)) pilot$last,
-    precision = precision, stopped = stopped, max_iter = if (adaptive) longest,
-    pieces = if (adaptive) pieces,
-    reason = paste(auto_mlp_reason(model, chains, batch, pilot_iter, lr, lr * alpha_unit,
-                                   lr * curvature, iter, burnin, thin, continued),
-                   auto_mlp_stop_reason(stopped, precision, if (adaptive) longest)))
-  fit$time <- fit$time + setup
-  fit
+    warning(auto_mlp_step_warning(lr, end_curvature, alpha_end, run$iter, run$burnin,
+                                  plan$batch, n), call. = FALSE)
+  list(curvature = end_curvature, alpha = alpha_end)
 }
 
 # The Monte Carlo error of the run's predictive mean on up to
