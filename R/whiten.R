@@ -122,109 +122,132 @@ auto_whiten <- function(model, args, given, call, method) {
            else "SGLD with the latent path whitened"
   rule <- whiten_rule(model, label, lm = method == "sgld")
   profile_cov <- tcrossprod(matrix(rule$opts$chol, whiten_k(model)))
-  g <- list(theta = rule$opts$globals, R = t(chol(profile_cov)))
+  globals <- rule$opts$globals
   lr <- whiten_auto_lr[[method]]
   temperature <- if ("temperature" %in% given) args$temperature else 1
   init <- if ("init" %in% given && !is.null(args$init)) args$init
-          else whiten_init(model, g, chains)
-  # every phase keeps every draw it is given: the warm-ups' rates are per
-  # iteration, and the run's precision check (whiten_precision()) judges the
-  # Monte Carlo error of the globals from all their draws (on the
-  # stochastic-volatility vignette's series, thinned to 1,000 draws a chain
-  # it reported mu and nu short of the bar); only the few globals are stored
-  run <- function(iter, burnin, thin, init, step = lr, sampler = method, monitor = NULL,
-                  pars = NULL, rule_used = rule)
-    run_sampler(model, lr = step, batch_size = model$n, iter = iter, burnin = burnin,
-                thin = thin, temperature = temperature, chains = chains, init = init,
-                replace = FALSE, clip = NULL, monitor = monitor, threads = args$threads,
-                mala = sampler == "mala", rule = rule_used, method = sampler, call = call,
-                pars = pars, progress = args$progress, parallel = args$parallel,
-                thin_auto = FALSE)
+          else whiten_init(model, list(theta = globals, R = t(chol(profile_cov))), chains)
+  run <- whiten_runner(model, args, call, method, lr, temperature)
   part <- if ("burnin" %in% given && !is.null(args$burnin)) max(2, ceiling(args$burnin / 5))
           else whiten_auto_warmup[[method]]
-  done <- function(f) all(f$status == "done")
-  # 1. the approach, at a growing step, with Euler's steps (the rule without
-  #    kept state, also mala()'s proposal)
-  ramp <- new_lr("resolved", schedule = list(type = "exp", a = lr / whiten_auto_ramp,
-                                             b = whiten_auto_ramp, gamma = 0, t0 = 0,
-                                             t1 = part, floor = 0))
-  euler <- rule
-  euler$name <- "whiten"
-  warm <- suppressWarnings(run(part, part - 1, 1, init, step = ramp, sampler = "sgld",
-                               rule_used = euler))
-  warm_time <- warm$time
-  burnin <- part
-  rate <- NA_real_
-  kept <- 0
-  if (done(warm)) {
-    # 2. the globals' step covariance from the sampler's own draws
-    warm <- suppressWarnings(run(2 * part, 0, 1, to_user_scale(model, warm$state$w)))
-    warm_time <- warm_time + warm$time
-    burnin <- burnin + 2 * part
-    if (done(warm)) {
-      C <- whiten_draws_cov(model, warm, profile_cov)
-      rule$opts$chol <- as.double(t(chol(C)))
-      g$R <- t(chol(C))
-      # 3. the sampler with it, measured
-      warm <- suppressWarnings(run(2 * part, 0, 1, to_user_scale(model, warm$state$w)))
-      warm_time <- warm_time + warm$time
-      burnin <- burnin + 2 * part
-    }
-  }
-  measured <- done(warm) && burnin == 5 * part
-  if (measured && "iter" %in% given && !is.null(args$iter)) {
-    kept <- max(1, args$iter - burnin)
-  } else if (measured) {
-    # effective draws per iteration of the slowest global; below
-    # whiten_auto_min_ess the estimate is too rough (the AR(1) model's mu on
-    # MASS::SP500 with Euler's steps and mu outside the block: a warm-up of
-    # 10,000 planned 173,000 iterations for 2,000 effective draws and gave
-    # mu 188), so the run doubles, continuing exactly, and the new part is
-    # measured
-    repeat {
-      x <- as.matrix(warm, scale = "sampler")[, seq_len(model$k), drop = FALSE]
-      ok <- done(warm) && all(is.finite(x))
-      ess <- if (ok) min(coda::effectiveSize(whiten_chains(x, chains))) else 0
-      rate <- if (ok && ess > 0) ess / nrow(x) else NA_real_
-      if (!ok || ess >= whiten_auto_min_ess || burnin >= whiten_auto_max_iter / 4) break
-      more <- nrow(x) / chains
-      warm <- suppressWarnings(run(more, 0, 1, warm))   # its draws: the new part
-      warm_time <- warm_time + warm$time
-      burnin <- burnin + more
-    }
-    kept <- if (is.finite(rate)) ceiling(auto_target_ess / (rate * chains)) else part
-    kept <- min(max(kept, part), whiten_auto_max_iter)
-  }
+  warm <- whiten_warmup(model, run, rule, lr, part, init, profile_cov)
+  span <- whiten_run_length(model, run, warm, args, given, part, chains)
+  warm_time <- warm$time + span$time
   thin <- if ("thin" %in% given) args$thin
-          else if (is.finite(rate)) max(1, floor(1 / (4 * rate))) else 1
+          else if (is.finite(span$rate)) max(1, floor(1 / (4 * span$rate))) else 1
   setup <- proc.time()[["elapsed"]] - start - warm_time
-  fit <- if (done(warm) && kept > 0)
-    run(kept, 0, thin, warm, monitor = args$monitor, pars = args$pars)
-  else warm
+  kept <- span$kept
+  fit <- if (whiten_done(span$fit) && kept > 0)
+    run(kept, 0, thin, span$fit, warm$rule, monitor = args$monitor, pars = args$pars)
+  else span$fit
   fit$auto <- list(
-    lr = lr, iter = burnin + kept, burnin = burnin, thin = thin, temperature = temperature,
-    globals = g$theta, globals_covariance = tcrossprod(g$R), warmup_rate = rate,
-    target_ess = auto_target_ess, overdispersed = chains > 1 && !"init" %in% given,
-    setup_time = setup,
-    reason = sprintf(paste0(
-      "lr = \"auto\": the latent path whitened given the globals (precondition = \"whiten\"), ",
-      "step %s in those coordinates%s; a warm-up of %s iterations (the first %s at a step ",
-      "growing from %s, then %s whose draws set the globals' step covariance), then %s ",
-      "more%s%s."),
-      format(lr), if (method == "sgld") " (Leimkuhler-Matthews steps)" else "",
-      format(burnin, big.mark = ","), format(part, big.mark = ","),
-      format(lr / whiten_auto_ramp), format(2 * part, big.mark = ","),
-      format(kept, big.mark = ","),
-      if (is.finite(rate)) sprintf(" for about %d effective draws of the globals at the warm-up's rate",
-                                   auto_target_ess) else "",
-      if (chains > 1 && !"init" %in% given) "; chains start over-dispersed" else ""))
+    lr = lr, iter = span$burnin + kept, burnin = span$burnin, thin = thin,
+    temperature = temperature, globals = globals, globals_covariance = warm$covariance,
+    warmup_rate = span$rate, target_ess = auto_target_ess,
+    overdispersed = chains > 1 && !"init" %in% given, setup_time = setup,
+    reason = whiten_reason(method, lr, part, span$burnin, kept, span$rate,
+                           chains > 1 && !"init" %in% given))
   fit$time <- fit$time + warm_time + setup
-  if (done(fit) && kept > 0) {
+  if (whiten_done(fit) && kept > 0) {
     fit$auto$precision <- whiten_precision(fit)
     warn_whiten_precision(fit, what, given)
   }
   fit
 }
+
+whiten_done <- function(f) all(f$status == "done")
+
+# Every phase keeps every draw it is given: the warm-ups' rates are per
+# iteration, and the run's precision check (whiten_precision()) judges the
+# Monte Carlo error of the globals from all their draws (on the
+# stochastic-volatility vignette's series, thinned to 1,000 draws a chain
+# it reported mu and nu short of the bar); only the few globals are stored.
+whiten_runner <- function(model, args, call, method, lr, temperature)
+  function(iter, burnin, thin, init, rule, step = lr, sampler = method, monitor = NULL,
+           pars = NULL)
+    run_sampler(model, lr = step, batch_size = model$n, iter = iter, burnin = burnin,
+                thin = thin, temperature = temperature, chains = args$chains, init = init,
+                replace = FALSE, clip = NULL, monitor = monitor, threads = args$threads,
+                mala = sampler == "mala", rule = rule, method = sampler, call = call,
+                pars = pars, progress = args$progress, parallel = args$parallel,
+                thin_auto = FALSE)
+
+# The warm-up: (1) the approach, at a growing step, with Euler's steps (the
+# rule without kept state, also mala()'s proposal); (2) the globals' step
+# covariance from the sampler's own draws; (3) the sampler with it,
+# measured. Returns the last phase's fit, the rule with its covariance,
+# the iterations spent and their time.
+whiten_warmup <- function(model, run, rule, lr, part, init, profile_cov) {
+  ramp <- new_lr("resolved", schedule = list(type = "exp", a = lr / whiten_auto_ramp,
+                                             b = whiten_auto_ramp, gamma = 0, t0 = 0,
+                                             t1 = part, floor = 0))
+  euler <- rule
+  euler$name <- "whiten"
+  warm <- suppressWarnings(run(part, part - 1, 1, init, euler, step = ramp, sampler = "sgld"))
+  time <- warm$time
+  burnin <- part
+  covariance <- profile_cov
+  if (whiten_done(warm)) {
+    warm <- suppressWarnings(run(2 * part, 0, 1, to_user_scale(model, warm$state$w), rule))
+    time <- time + warm$time
+    burnin <- burnin + 2 * part
+    if (whiten_done(warm)) {
+      covariance <- whiten_draws_cov(model, warm, profile_cov)
+      rule$opts$chol <- as.double(t(chol(covariance)))
+      warm <- suppressWarnings(run(2 * part, 0, 1, to_user_scale(model, warm$state$w), rule))
+      time <- time + warm$time
+      burnin <- burnin + 2 * part
+    }
+  }
+  list(fit = warm, rule = rule, covariance = covariance, time = time, burnin = burnin,
+       measured = whiten_done(warm) && burnin == 5 * part)
+}
+
+# The run's length: the user's, or from the effective draws per iteration
+# of the slowest global in the warm-up; below whiten_auto_min_ess the
+# estimate is too rough (the AR(1) model's mu on MASS::SP500 with Euler's
+# steps and mu outside the block: a warm-up of 10,000 planned 173,000
+# iterations for 2,000 effective draws and gave mu 188), so the warm-up
+# doubles, continuing exactly, and the new part is measured.
+whiten_run_length <- function(model, run, warm, args, given, part, chains) {
+  fit <- warm$fit
+  burnin <- warm$burnin
+  time <- 0
+  rate <- NA_real_
+  kept <- 0
+  if (warm$measured && "iter" %in% given && !is.null(args$iter)) {
+    kept <- max(1, args$iter - burnin)
+  } else if (warm$measured) {
+    repeat {
+      x <- as.matrix(fit, scale = "sampler")[, seq_len(model$k), drop = FALSE]
+      ok <- whiten_done(fit) && all(is.finite(x))
+      ess <- if (ok) min(coda::effectiveSize(whiten_chains(x, chains))) else 0
+      rate <- if (ok && ess > 0) ess / nrow(x) else NA_real_
+      if (!ok || ess >= whiten_auto_min_ess || burnin >= whiten_auto_max_iter / 4) break
+      more <- nrow(x) / chains
+      fit <- suppressWarnings(run(more, 0, 1, fit, warm$rule))   # its draws: the new part
+      time <- time + fit$time
+      burnin <- burnin + more
+    }
+    kept <- if (is.finite(rate)) ceiling(auto_target_ess / (rate * chains)) else part
+    kept <- min(max(kept, part), whiten_auto_max_iter)
+  }
+  list(fit = fit, burnin = burnin, kept = kept, rate = rate, time = time)
+}
+
+whiten_reason <- function(method, lr, part, burnin, kept, rate, overdispersed)
+  sprintf(paste0(
+    "lr = \"auto\": the latent path whitened given the globals (precondition = \"whiten\"), ",
+    "step %s in those coordinates%s; a warm-up of %s iterations (the first %s at a step ",
+    "growing from %s, then %s whose draws set the globals' step covariance), then %s ",
+    "more%s%s."),
+    format(lr), if (method == "sgld") " (Leimkuhler-Matthews steps)" else "",
+    format(burnin, big.mark = ","), format(part, big.mark = ","),
+    format(lr / whiten_auto_ramp), format(2 * part, big.mark = ","),
+    format(kept, big.mark = ","),
+    if (is.finite(rate)) sprintf(" for about %d effective draws of the globals at the warm-up's rate",
+                                 auto_target_ess) else "",
+    if (overdispersed) "; chains start over-dispersed" else "")
 
 # Whether the run pins down each global's posterior mean and sd: the Monte
 # Carlo standard error of the mean, in posterior sds (1 / sqrt(ESS)), and
