@@ -80,25 +80,9 @@ tune_sgld <- function(model, step = c(0.01, 0.05, 0.1, 0.25, 0.5), batch_size = 
     return(formula_face(tune_sgld, match.call(), parent.frame()))  # R/formula-face.R
   check_dots_empty(...)
   check_model(model)
-  if (!is.numeric(step) || !length(step) || any(!is.finite(step)) || any(step <= 0 | step >= 2))
-    abort("`step` must be numbers between 0 and 2 (learning rates relative to the ",
-          "stiffest direction), not ", describe(step), ".")
-  n <- model$n
-  if (is.null(batch_size)) batch_size <- c(if (n <= 1e5) n, c(100, 1000)[c(100, 1000) < n])
-  if (!is.numeric(batch_size) || !length(batch_size) || any(batch_size < 1) ||
-      any(batch_size != round(batch_size)))
-    abort("`batch_size` must be whole numbers from 1, not ", describe(batch_size), ".")
-  batch_size <- sort(unique(pmin(batch_size, n)))
-  if (!is.character(precondition) || !length(precondition) ||
-      !all(precondition %in% c("laplace", "none")))
-    abort("`precondition` must hold \"laplace\" and/or \"none\".")
-  if (!is.logical(control_variates) || !length(control_variates) || anyNA(control_variates))
-    abort("`control_variates` must hold TRUE and/or FALSE.")
-  check_count(iter, "iter", lower = 20)
-  check_count(max_draws, "max_draws", lower = 10)
-  check_count(target_ess, "target_ess", lower = 10)
+  batch_size <- tune_check_args(model, step, batch_size, precondition, control_variates,
+                                iter, max_draws, target_ess)
   pm <- auto_laplace(model, "tune_sgld()")
-  S <- pm$covariance
   # Where the posterior is far from its Laplace approximation the temperature
   # 1 - step/2 no longer cancels the step's bias, and a short pilot's KSD is
   # too noisy to see a bias of a few tenths of an sd in one coordinate of
@@ -110,6 +94,59 @@ tune_sgld <- function(model, step = c(0.01, 0.05, 0.1, 0.25, 0.5), batch_size = 
     step <- step[step <= auto_eta_skewed]
     if (!length(step)) step <- auto_eta_skewed
   }
+  grid <- tune_grid(model, pm, step, batch_size, precondition, control_variates)
+  piloted <- tune_pilots(model, pm, grid$table, iter, max_draws)
+  table <- piloted$table
+  table$cost <- table$batch_size * ifelse(table$control_variates, 2, 1)
+  table$score <- table$ksd * sqrt(table$cost)
+  ord <- order(table$alpha > tune_alpha_max, table$score, na.last = TRUE)
+  table <- table[ord, c("step", "lr", "batch_size", "precondition", "control_variates", "alpha",
+                        "ksd", "cost", "score")]
+  rownames(table) <- NULL
+  if (all(is.na(table$score))) abort("tune_sgld(): every pilot run failed; try smaller steps.")
+  if (table$alpha[1] > tune_alpha_max)
+    warning("tune_sgld(): every setting's minibatch noise is large (sampling threshold ",
+            format(table$alpha[1], digits = 2), " or more), so its run's sds are too wide; ",
+            "try larger batches (the full data: batch_size = ", model$n, ") or control variates.",
+            call. = FALSE)
+  structure(list(table = table, best = tune_best(table[1, ], grid$curvature, pm, target_ess),
+                 time = piloted$time[ord], mode = pm$mode, covariance = pm$covariance,
+                 iter = iter, sampler = pm$sampler, names = model$names,
+                 laplace_departure = departure, steps_capped = capped), class = "sgld_tune")
+}
+
+# tune_sgld()'s arguments checked; returns the batch sizes to try.
+tune_check_args <- function(model, step, batch_size, precondition, control_variates, iter,
+                            max_draws, target_ess) {
+  if (!is.numeric(step) || !length(step) || any(!is.finite(step)) || any(step <= 0 | step >= 2))
+    abort("`step` must be numbers between 0 and 2 (learning rates relative to the ",
+          "stiffest direction), not ", describe(step), ".")
+  n <- model$n
+  if (is.null(batch_size)) batch_size <- c(if (n <= 1e5) n, c(100, 1000)[c(100, 1000) < n])
+  if (!is.numeric(batch_size) || !length(batch_size) || any(batch_size < 1) ||
+      any(batch_size != round(batch_size)))
+    abort("`batch_size` must be whole numbers from 1, not ", describe(batch_size), ".")
+  if (!is.character(precondition) || !length(precondition) ||
+      !all(precondition %in% c("laplace", "none")))
+    abort("`precondition` must hold \"laplace\" and/or \"none\".")
+  if (!is.logical(control_variates) || !length(control_variates) || anyNA(control_variates))
+    abort("`control_variates` must hold TRUE and/or FALSE.")
+  check_count(iter, "iter", lower = 20)
+  check_count(max_draws, "max_draws", lower = 10)
+  check_count(target_ess, "target_ess", lower = 10)
+  sort(unique(pmin(batch_size, n)))
+}
+
+# The settings to try, each with its learning rate and the sampling
+# threshold of its minibatch estimator (Welling and Teh's section 4.1): the
+# variance its noise adds relative to the injected noise, proportional to
+# the learning rate. A pilot's KSD cannot see the sds it widens by
+# sqrt(1 + alpha) (on Adult, batch 1000 with alpha near 70 had the best KSD
+# score and sds 4 times too wide), so settings above tune_alpha_max rank
+# after all others.
+tune_grid <- function(model, pm, step, batch_size, precondition, control_variates) {
+  n <- model$n
+  S <- pm$covariance
   grid <- expand.grid(step = sort(unique(step)), batch_size = batch_size,
                       precondition = unique(precondition),
                       control_variates = unique(control_variates), stringsAsFactors = FALSE)
@@ -119,12 +156,6 @@ tune_sgld <- function(model, step = c(0.01, 0.05, 0.1, 0.25, 0.5), batch_size = 
   curvature <- list(laplace = c(1, 1),
                     none = range(eigen(solve(S), symmetric = TRUE, only.values = TRUE)$values))
   grid$lr <- grid$step / vapply(grid$precondition, function(p) curvature[[p]][2], numeric(1))
-  # The sampling threshold of each minibatch estimator (Welling and Teh's
-  # section 4.1): the variance its noise adds relative to the injected noise,
-  # proportional to the learning rate. A pilot's KSD cannot see the sds it
-  # widens by sqrt(1 + alpha) (on Adult, batch 1000 with alpha near 70 had
-  # the best KSD score and sds 4 times too wide), so settings above
-  # tune_alpha_max rank after all others.
   noise <- unique(grid[grid$batch_size < n, c("batch_size", "precondition", "control_variates")])
   grid$alpha <- 0
   for (k in seq_len(nrow(noise))) {
@@ -135,53 +166,50 @@ tune_sgld <- function(model, step = c(0.01, 0.05, 0.1, 0.25, 0.5), batch_size = 
       grid$control_variates == g$control_variates
     grid$alpha[at] <- grid$lr[at] / 2 * lambda
   }
+  list(table = grid, curvature = curvature)
+}
+
+# One short pilot a setting, scored by the kernel Stein discrepancy of its
+# draws. Every pilot starts from one point drawn from N(w_hat, 4 S), as
+# sgld()'s chains do: a pilot started at the mode that never moves looks
+# like a sample of the posterior's centre, and on Adult a step 10^9 times
+# too small along the soft directions (no preconditioner) had the best score.
+tune_pilots <- function(model, pm, grid, iter, max_draws) {
   grid$ksd <- NA_real_
-  # Every pilot starts from one point drawn from N(w_hat, 4 S), as sgld()'s
-  # chains do: a pilot started at the mode that never moves looks like a
-  # sample of the posterior's centre, and on Adult a step 10^9 times too
-  # small along the soft directions (no preconditioner) had the best score.
   start_at <- auto_init(model, pm, 2)[1, ]
   time <- numeric(nrow(grid))
   for (i in seq_len(nrow(grid))) {
     g <- grid[i, ]
-    P <- if (g$precondition == "laplace") S else NULL
+    P <- if (g$precondition == "laplace") pm$covariance else NULL
     start <- proc.time()[["elapsed"]]
     fit <- tryCatch(suppressWarnings(sgld(
       model, lr = g$lr, batch_size = g$batch_size, iter = iter, burnin = floor(iter / 2),
-      thin = 1, chains = 1, precondition = P, control_variates = if (g$control_variates) pm$mode else FALSE,
+      thin = 1, chains = 1, precondition = P,
+      control_variates = if (g$control_variates) pm$mode else FALSE,
       temperature = if (is.null(P)) 1 else 1 - g$step / 2, init = start_at)),
       error = function(e) NULL)
     time[i] <- proc.time()[["elapsed"]] - start
     if (!is.null(fit) && all(fit$status == "done") && ndraws(fit) > 1)
       grid$ksd[i] <- tryCatch(ksd_whitened(fit, pm, max_draws), error = function(e) NA_real_)
   }
-  grid$cost <- grid$batch_size * ifelse(grid$control_variates, 2, 1)
-  grid$score <- grid$ksd * sqrt(grid$cost)
-  ord <- order(grid$alpha > tune_alpha_max, grid$score, na.last = TRUE)
-  grid <- grid[ord, c("step", "lr", "batch_size", "precondition", "control_variates", "alpha",
-                      "ksd", "cost", "score")]
-  time <- time[ord]
-  rownames(grid) <- NULL
-  if (all(is.na(grid$score))) abort("tune_sgld(): every pilot run failed; try smaller steps.")
-  if (grid$alpha[1] > tune_alpha_max)
-    warning("tune_sgld(): every setting's minibatch noise is large (sampling threshold ",
-            format(grid$alpha[1], digits = 2), " or more), so its run's sds are too wide; ",
-            "try larger batches (the full data: batch_size = ", n, ") or control variates.",
-            call. = FALSE)
-  top <- grid[1, ]
+  list(table = grid, time = time)
+}
+
+# The best setting's run: long enough for target_ess effective draws of the
+# slowest direction, whose autocorrelation time at relative step h is
+# (2 - h) / h for a Gaussian.
+tune_best <- function(top, curvature, pm, target_ess) {
   slow <- top$step * curvature[[top$precondition]][1] / curvature[[top$precondition]][2]
   tau_int <- (2 - slow) / slow
   burnin <- max(200, ceiling(0.1 * target_ess * tau_int))
-  best <- list(lr = top$lr, batch_size = top$batch_size,
-               iter = ceiling(target_ess * tau_int) + burnin, burnin = burnin,
-               thin = max(1, floor(tau_int / 4)),
-               temperature = if (top$precondition == "laplace") 1 - top$step / 2 else 1,
-               init = pm$mode,
-               precondition = if (top$precondition == "laplace") S else "none",
-               control_variates = if (top$control_variates) pm$mode else FALSE)
-  structure(list(table = grid, best = best, time = time, mode = pm$mode, covariance = S,
-                 iter = iter, sampler = pm$sampler, names = model$names,
-                 laplace_departure = departure, steps_capped = capped), class = "sgld_tune")
+  laplace <- top$precondition == "laplace"
+  list(lr = top$lr, batch_size = top$batch_size,
+       iter = ceiling(target_ess * tau_int) + burnin, burnin = burnin,
+       thin = max(1, floor(tau_int / 4)),
+       temperature = if (laplace) 1 - top$step / 2 else 1,
+       init = pm$mode,
+       precondition = if (laplace) pm$covariance else "none",
+       control_variates = if (top$control_variates) pm$mode else FALSE)
 }
 
 tune_alpha_max <- 0.1  # noisiest estimator ranked normally: sds at most sqrt(1.1) = 5% wide
