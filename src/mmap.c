@@ -872,6 +872,76 @@ static void copy_error(const copy_failure *f, const char *dest) {
    response's mean, variance and binary values, X'X of the covariates, their
    largest absolute values, the source's identity, whether it was reused and
    where its rows start; or an error naming the first non-finite value. */
+/* An existing copy of this content: 1 with its header and Gram matrix
+   read when it is whole, 0 when there is none or it is damaged (written
+   again by the caller); an error when the name is taken by a file that is
+   not a copy. */
+static int read_existing_copy(const char *dest, uint64_t key, const copy_args *a,
+                              rows_header *h, double *G) {
+  int fd = open(dest, O_RDONLY);
+  if (fd < 0) return 0;
+  struct stat st;
+  int foreign = 0;
+  const char *bad = fstat(fd, &st) != 0 ? "cannot be read"
+                    : check_copy(fd, &st, key, a->n, a->p, h, &foreign);
+  const size_t extra = ((size_t) a->p * a->p + a->p) * sizeof(double);
+  if (!bad && pread(fd, G, extra, sizeof *h) != (ssize_t) extra) bad = "cannot be read";
+  close(fd);
+  if (!bad) return 1;
+  if (foreign)
+    error("the cache directory holds a file '%s' that is not a copy written by sgld; remove "
+          "it, or set options(sgld.cache_dir) to another directory", dest);
+  return 0;
+}
+
+static void new_copy_header(rows_header *h, const copy_args *a, uint64_t key,
+                            const file_id *src, uint64_t source_sum) {
+  memset(h, 0, sizeof *h);
+  memcpy(h->magic, ROWS_MAGIC, 8);
+  h->version = ROWS_VERSION;
+  h->header_bytes = header_bytes_for(a->p);
+  h->n = (uint64_t) a->n;
+  h->p = (uint64_t) a->p;
+  h->key = key;
+  h->source_path_hash = fnv(FNV_START, a->src, strlen(a->src) + 1);
+  h->source_size = src->size;
+  h->source_sec = src->sec;
+  h->source_nsec = src->nsec;
+  h->source_sum = source_sum;
+  /* the copy's modification time: whole, even seconds (exact on file systems
+     with coarse times) and in the past, so that no later write leaves it */
+  struct timespec now;
+  clock_gettime(CLOCK_REALTIME, &now);
+  h->written_sec = ((int64_t) now.tv_sec - 2) / 2 * 2;
+}
+
+static void note_write_failure(copy_failure *f) {
+  f->what = "write";
+  f->err = errno;
+}
+
+/* After the rows: the header and Gram matrix, then the checksum of the
+   whole and the header that holds it, then read-only with the header's
+   time. Any failure is recorded in f. */
+static void seal_copy(FILE *out, rows_header *h, const double *G, int p, R_xlen_t n,
+                      copy_failure *f) {
+  const size_t extra = ((size_t) p * p + p) * sizeof(double);
+  if (fseek(out, 0, SEEK_SET) != 0 || fwrite(h, sizeof *h, 1, out) != 1 ||
+      fwrite(G, 1, extra, out) != extra || fflush(out) != 0) {
+    note_write_failure(f);
+    return;
+  }
+  const int64_t size = (int64_t) h->header_bytes + (int64_t) (p + 1) * (int64_t) n * 8;
+  if (copy_sum_of(fileno(out), h, size, &h->copy_sum) != 0 ||
+      pwrite(fileno(out), h, sizeof *h, 0) != (ssize_t) sizeof *h) {
+    note_write_failure(f);
+    return;
+  }
+  const struct timespec times[2] = {{(time_t) h->written_sec, 0}, {(time_t) h->written_sec, 0}};
+  if (fchmod(fileno(out), 0444) != 0 || futimens(fileno(out), times) != 0)
+    note_write_failure(f);
+}
+
 SEXP sgld_file_rows(SEXP args) {
   const copy_args a = read_copy_args(args);
   const size_t width = a.is_float ? sizeof(float) : sizeof(double);
@@ -889,21 +959,8 @@ SEXP sgld_file_rows(SEXP args) {
   const int p = a.p;
   double *G = (double *) R_alloc((size_t) p * p + p, sizeof(double)), *largest = G + (size_t) p * p;
   rows_header h;
-
-  int fd = open(dest, O_RDONLY);
-  if (fd >= 0) {
-    int foreign;
-    const char *bad = fstat(fd, &st) != 0 ? "cannot be read"
-                      : check_copy(fd, &st, key, a.n, p, &h, &foreign);
-    const size_t extra = ((size_t) p * p + p) * sizeof(double);
-    if (!bad && pread(fd, G, extra, sizeof h) != (ssize_t) extra) bad = "cannot be read";
-    close(fd);
-    if (!bad) return copy_result(dest, key, &h, G, largest, &src, 1);
-    if (foreign)
-      error("the cache directory holds a file '%s' that is not a copy written by sgld; remove "
-            "it, or set options(sgld.cache_dir) to another directory", dest);
-    /* a damaged copy of this content: written again below */
-  }
+  if (read_existing_copy(dest, key, &a, &h, G))
+    return copy_result(dest, key, &h, G, largest, &src, 1);
 
   size_t bytes;
   const unsigned char *base = map_file(a.src, &bytes, "the backing file");
@@ -931,58 +988,14 @@ SEXP sgld_file_rows(SEXP args) {
     error("cannot write the copy of the rows '%s' in the cache directory: %s; set "
           "options(sgld.cache_dir) to a directory you can write", partial, strerror(e));
   }
-  memset(&h, 0, sizeof h);
-  memcpy(h.magic, ROWS_MAGIC, 8);
-  h.version = ROWS_VERSION;
-  h.header_bytes = header_bytes_for(p);
-  h.n = (uint64_t) a.n;
-  h.p = (uint64_t) p;
-  h.key = key;
-  h.source_path_hash = fnv(FNV_START, a.src, strlen(a.src) + 1);
-  h.source_size = src.size;
-  h.source_sec = src.sec;
-  h.source_nsec = src.nsec;
-  h.source_sum = source_sum;
-  /* the copy's modification time: whole, even seconds (exact on file systems
-     with coarse times) and in the past, so that no later write leaves it */
-  struct timespec now;
-  clock_gettime(CLOCK_REALTIME, &now);
-  h.written_sec = ((int64_t) now.tv_sec - 2) / 2 * 2;
+  new_copy_header(&h, &a, key, &src, source_sum);
   copy_failure f = {NULL, 0, 0, 0, 0};
   write_copy(&a, base, out, &h, G, largest, &f);
   munmap((void *) base, bytes);
-  if (!f.what) {
-    const size_t extra = ((size_t) p * p + p) * sizeof(double);
-    if (fseek(out, 0, SEEK_SET) != 0 || fwrite(&h, sizeof h, 1, out) != 1 ||
-        fwrite(G, 1, extra, out) != extra || fflush(out) != 0) {
-      f.what = "write";
-      f.err = errno;
-    }
-  }
-  if (!f.what) {   /* the checksum of the whole, then the header that holds it */
-    const int64_t size = (int64_t) h.header_bytes + (int64_t) (p + 1) * (int64_t) a.n * 8;
-    if (copy_sum_of(fileno(out), &h, size, &h.copy_sum) != 0 ||
-        pwrite(fileno(out), &h, sizeof h, 0) != (ssize_t) sizeof h) {
-      f.what = "write";
-      f.err = errno;
-    }
-  }
-  if (!f.what) {
-    const struct timespec times[2] = {{(time_t) h.written_sec, 0}, {(time_t) h.written_sec, 0}};
-    if (fchmod(fileno(out), 0444) != 0 || futimens(fileno(out), times) != 0) {
-      f.what = "write";
-      f.err = errno;
-    }
-  }
-  if (fclose(out) != 0 && !f.what) {
-    f.what = "write";
-    f.err = errno;
-  }
+  if (!f.what) seal_copy(out, &h, G, p, a.n, &f);
+  if (fclose(out) != 0 && !f.what) note_write_failure(&f);
   sigaction(SIGXFSZ, &old_xfsz, NULL);
-  if (!f.what && rename(partial, dest) != 0) {
-    f.what = "write";
-    f.err = errno;
-  }
+  if (!f.what && rename(partial, dest) != 0) note_write_failure(&f);
   if (f.what) {
     remove(partial);
     copy_error(&f, dest);
