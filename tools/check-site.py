@@ -1,15 +1,19 @@
 #!/usr/bin/env python3
 """Opens every page of the pkgdown site in headless Chromium and checks it.
 
-    python3 tools/check-site.py [site directory, default docs]
+    python3 tools/check-site.py [--screenshots DIR] [site directory, default docs]
 
 The site is served from a local HTTP server on 127.0.0.1; Chromium runs
 headless under chromedriver (Debian's chromium and chromium-driver) with a
 fresh profile and no background networking. For every HTML page it checks
 that the page opens (served, with a title), that the browser's console shows
 no error (a script error, a resource that failed to load), that every image
-has loaded with a size, and that every link within the site points to a file
-that exists. Exits 1 listing the failures, 0 when every page passes. Uses the
+has loaded with a size, that every link within the site points to a file
+that exists, and that no code box cuts a line: at a desktop window width
+(WINDOW, the width a reader of the site has), each <pre> must show its whole
+width (its scroll width no larger than its box), so no line is hidden
+behind a scroll bar. With --screenshots DIR it also saves a PNG of every
+page there, to look at. Exits 1 listing the failures, 0 when every page passes. Uses the
 Python standard library only.
 """
 import http.server
@@ -31,6 +35,7 @@ CHROMEDRIVER = "/usr/bin/chromedriver"
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 PAGE_SECONDS = 30
+WINDOW = (1280, 1000)   # a laptop's browser window, in CSS pixels
 
 
 def free_port():
@@ -98,6 +103,16 @@ class Driver:
         return self.call("POST", "/session/%s/execute/sync" % self.session,
                          {"script": script, "args": []})
 
+    def resize(self, width, height):
+        self.call("POST", "/session/%s/window/rect" % self.session,
+                  {"width": width, "height": height})
+
+    def screenshot(self, path):
+        import base64
+        png = self.call("GET", "/session/%s/screenshot" % self.session)
+        with open(path, "wb") as f:
+            f.write(base64.b64decode(png))
+
     def console(self):
         return self.call("POST", "/session/%s/se/log" % self.session, {"type": "browser"})
 
@@ -123,13 +138,26 @@ return {
   images: imgs.length,
   broken: imgs.filter(function (i) { return !i.complete || i.naturalWidth === 0; })
               .map(function (i) { return i.getAttribute('src').slice(0, 100); }),
-  links: Array.from(document.querySelectorAll('a[href]')).map(function (a) { return a.href; })
+  links: Array.from(document.querySelectorAll('a[href]')).map(function (a) { return a.href; }),
+  cut: Array.from(document.querySelectorAll('pre'))
+    .filter(function (p) { return p.scrollWidth > p.clientWidth + 1; })
+    .map(function (p) {
+      var lines = p.textContent.split('\\n');
+      var longest = lines.reduce(function (a, b) { return b.length > a.length ? b : a; }, '');
+      return p.scrollWidth + ' px in a box of ' + p.clientWidth + ': ' + longest.slice(0, 90);
+    })
 };
 """
 
 
 def main():
-    root = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "docs")
+    args = sys.argv[1:]
+    shots = None
+    if args[:1] == ["--screenshots"]:
+        shots = os.path.abspath(args[1])
+        os.makedirs(shots, exist_ok=True)
+        args = args[2:]
+    root = os.path.abspath(args[0] if args else "docs")
     if not os.path.isfile(os.path.join(root, "index.html")):
         sys.exit("no site at %s: build it with `make site`" % root)
     for tool in (CHROMIUM, CHROMEDRIVER):
@@ -145,6 +173,7 @@ def main():
     images = 0
     started = time.time()
     driver = Driver(profile)
+    driver.resize(*WINDOW)
     try:
         for page in pages:
             url = host + urllib.parse.quote(page)
@@ -169,6 +198,9 @@ def main():
                 problems.append("no title")
             images += state["images"]
             problems += ["image did not load: " + src for src in state["broken"]]
+            problems += ["code box cuts a line (%s)" % c for c in state["cut"]]
+            if shots:
+                driver.screenshot(os.path.join(shots, page.replace(os.sep, "_") + ".png"))
             for link in state["links"]:
                 if not link.startswith(host):
                     continue
@@ -193,7 +225,7 @@ def main():
     if failures:
         print("%d of %d pages failed" % (len(failures), len(pages)))
         sys.exit(1)
-    print("every page opened, with no console error and every image loaded")
+    print("every page opened, with no console error, every image loaded and no code line cut")
 
 
 if __name__ == "__main__":
