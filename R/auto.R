@@ -384,190 +384,220 @@ auto_sgld_phases <- function(model, args, given, call, made) {
   # wide models: a diagonal preconditioner, nothing d x d (R/auto-wide.R)
   if (model$d > auto_wide_limit() && !"precondition" %in% given)
     return(auto_sgld_wide(model, args, given, call, made))
-  what <- "sgld()"
   start <- proc.time()[["elapsed"]]
-  n <- model$n
-  d <- model$d
-  chains <- args$chains
-  check_count(chains, "chains", lower = 1, upper = 1000)
-  pm <- auto_laplace(model, what)
+  check_count(args$chains, "chains", lower = 1, upper = 1000)
+  pm <- auto_laplace(model, "sgld()")
+  step <- auto_sgld_step(model, args, given, pm)
+  # the Laplace approximation fails outright (walls of data the Gaussian
+  # crosses): Metropolis-adjusted steps where full passes are cheap enough
+  if (step$departure > auto_wall_departure && auto_mala_allowed(model, given))
+    return(auto_sgld_mala(model, args, given, call, made, pm, step$precondition, step$curv,
+                          step$departure, start, "departure"))
+  plan <- auto_sgld_plan(model, args, given, pm, step)
+  init <- if ("init" %in% given && !is.null(args$init)) args$init
+          else auto_init(model, pm, args$chains)
+  setup <- proc.time()[["elapsed"]] - start
+  run <- auto_sgld_runner(model, args, call, plan, step$coords)
+  # the settings, recorded before anything runs: an interrupted run returns
+  # them with its draws, and init = fit continues with them (R/continue.R)
+  made$settings <- auto_sgld_settings(plan, step$coords)
+  warm <- auto_sgld_warmup(model, args, given, made, run, init, pm, step, plan)
+  if (isTRUE(warm$to_mala))
+    return(auto_sgld_mala(model, args, given, call, made, pm, step$precondition, step$curv_all,
+                          step$departure, start, "warm-up", warm$ratio))
+  plan <- warm$plan
+  made$settings <- auto_sgld_settings(plan, step$coords)
+  fit <- if (is.null(warm$fit))
+    run(plan$iter, plan$burnin, plan$thin, init, args$monitor, args$diagnostics, args$pars)
+    else run(plan$iter - plan$burnin, 0, plan$thin, warm$fit, args$monitor, args$diagnostics,
+             args$pars, as_run = list(iter = plan$iter, burnin = plan$burnin))
+  fit <- auto_main(made, fit, warm$fit)
+  fit$auto <- list(
+    lr = plan$lr, batch_size = plan$batch, control_variates = !isFALSE(plan$cv),
+    iter = plan$iter, burnin = plan$burnin, thin = plan$thin, temperature = plan$temperature,
+    mode = pm$mode, covariance = pm$covariance,
+    laplace_precondition = !"precondition" %in% given, alpha = plan$alpha,
+    laplace_departure = step$departure, target_ess = auto_target_ess,
+    coordinates = step$coords$names, settings = made$settings,
+    autocorrelation_time = plan$tau_int, warmup_spread = if (warm$lengthen) plan$spread,
+    overdispersed = args$chains > 1 && !"init" %in% given, setup_time = setup,
+    strategy = "langevin",
+    reason = auto_sgld_reason(model, given, step, plan, made$settings, warm$lengthen,
+                              args$chains))
+  fit$auto$sampling_time <- fit$sampling_time + warm$sampling
+  fit$time <- fit$time + setup + warm$time
+  if (step$departure > auto_wall_departure || is.finite(warm$ran_off))
+    warn_unadjusted(model, given, step$departure, warm$ran_off)
+  fit
+}
+
+# The preconditioner and the step: the eigenvalues of the posterior
+# precision in the preconditioner's coordinates (the step is eta over the
+# largest, the mixing time set by the smallest), the Laplace
+# approximation's departure, and the coordinates drawn alone.
+auto_sgld_step <- function(model, args, given, pm) {
   S <- pm$covariance
   precondition <- if ("precondition" %in% given) args$precondition else S
   if (!is.matrix(precondition))
     abort("`lr = \"auto\"` needs `precondition` to be a fixed matrix (or not given: the ",
           "Laplace covariance); give `lr` yourself for ", describe(precondition), ".")
-  # eigenvalues of the posterior precision in the preconditioner's coordinates:
-  # the step is eta over the largest, the mixing time set by the smallest
   RP <- chol(precondition)
   curv <- eigen(RP %*% solve(S, t(RP)), symmetric = TRUE, only.values = TRUE)$values
   check <- laplace_residuals(model, pm)
   departure <- check$departure
-  # the Laplace approximation fails outright (walls of data the Gaussian
-  # crosses): Metropolis-adjusted steps where full passes are cheap enough
-  if (departure > auto_wall_departure && auto_mala_allowed(model, given))
-    return(auto_sgld_mala(model, args, given, call, made, pm, precondition, curv, departure,
-                          start, "departure"))
+  step <- list(precondition = precondition, curv = curv, curv_all = curv,
+               departure = departure, coords = NULL)
+  if (departure > auto_wall_departure && auto_mala_allowed(model, given)) return(step)
   # a few coordinates far from Gaussian, each on a few rows: drawn alone, and
   # the rest takes the step of a near-Gaussian posterior
   coords <- if (departure > 1 && !"precondition" %in% given)
     auto_coordinates(model, pm, check$conditional)
   if (!is.null(coords) && departure > auto_coord_departure && coords$rho2 > auto_coord_rho2_far)
     coords <- NULL
-  curv_all <- curv
-  if (!is.null(coords)) curv <- 1   # the rest's precision in its own Laplace coordinates
-  skewed <- departure > 1 && is.null(coords)
-  eta <- if (skewed) auto_eta_skewed else auto_eta
-  lr <- eta / max(curv)
-  eta_slow <- lr * min(curv)
-  factor <- if (is.null(coords)) t(chol(pm$covariance)) else coords$factor
-  # near-Gaussian: the noise averaged over the Laplace approximation, where
-  # the chain spends its time. Far from Gaussian the chain goes where the
-  # Laplace points do not (rare levels drawn alone move many Laplace sds, and
-  # the control variates' noise grows with the distance from the mode): the
-  # largest noise of a few points. (On Adult both keep the full data; this
-  # keeps its run, seeded as in test-auto.R, draw for draw.)
+  if (!is.null(coords)) step$curv <- 1   # the rest's precision in its own Laplace coordinates
+  step$coords <- coords
+  step$skewed <- departure > 1 && is.null(coords)
+  step$eta <- if (step$skewed) auto_eta_skewed else auto_eta
+  step$factor <- if (is.null(coords)) t(chol(S)) else coords$factor
+  step
+}
+
+# The batch, control variates, learning rate, temperature and run length.
+# Near-Gaussian: the noise averaged over the Laplace approximation, where
+# the chain spends its time. Far from Gaussian the chain goes where the
+# Laplace points do not (rare levels drawn alone move many Laplace sds, and
+# the control variates' noise grows with the distance from the mode): the
+# largest noise of a few points. (On Adult both keep the full data; this
+# keeps its run, seeded as in test-auto.R, draw for draw.)
+auto_sgld_plan <- function(model, args, given, pm, step) {
+  eta <- step$eta
   chosen <- auto_batch(model, args, given,
                        function(batch, use_cv) auto_alpha(model, pm, batch, use_cv, eta,
-                                                          factor = factor),
-                       if (departure <= 1)
-                         function(use_cv) auto_row_alpha(model, pm, use_cv, eta, factor = factor))
-  batch <- chosen$batch
-  cv <- chosen$cv
-  alpha <- chosen$alpha
-  lr <- lr * chosen$shrink
-  eta_slow <- eta_slow * chosen$shrink
-  eta_top <- lr * max(curv)
-  if (isTRUE(cv)) cv <- pm$mode
-  plan <- auto_run_length(eta_slow, auto_target_ess, chains, args, given)
-  tau_int <- plan$tau_int
-  kept <- plan$kept
-  burnin <- plan$burnin
-  iter <- plan$iter
-  thin <- plan$thin
-  # cancel Euler's widening tau / (1 - eta / 2) along the stiffest direction;
-  # exact for a Gaussian posterior when P is its covariance
-  temperature <- if ("temperature" %in% given) args$temperature
-                 else 1 - eta_top / 2
-  init <- if ("init" %in% given && !is.null(args$init)) args$init else auto_init(model, pm, chains)
-  setup <- proc.time()[["elapsed"]] - start
-  rule <- if (is.null(coords)) resolve_precondition(precondition, model)
-          else update_rule("precond", "SGLD with a fixed preconditioner",
-                           list(chol = as.double(coords$factor)), sampler = TRUE)
-  run <- function(iter, burnin, thin, init, monitor = NULL, diagnostics = NULL, pars = NULL,
-                  checks = "auto", as_run = NULL)
-    run_sampler(model, lr = lr, batch_size = batch, iter = iter, burnin = burnin,
-                thin = thin, temperature = temperature, chains = chains, init = init,
+                                                          factor = step$factor),
+                       if (step$departure <= 1)
+                         function(use_cv) auto_row_alpha(model, pm, use_cv, eta,
+                                                         factor = step$factor))
+  lr <- eta / max(step$curv) * chosen$shrink
+  eta_slow <- lr * min(step$curv)
+  eta_top <- lr * max(step$curv)
+  span <- auto_run_length(eta_slow, auto_target_ess, args$chains, args, given)
+  list(lr = lr, eta_top = eta_top, batch = chosen$batch, chains = args$chains,
+       cv = if (isTRUE(chosen$cv)) pm$mode else chosen$cv, alpha = chosen$alpha,
+       # cancel Euler's widening tau / (1 - eta / 2) along the stiffest
+       # direction; exact for a Gaussian posterior when P is its covariance
+       temperature = if ("temperature" %in% given) args$temperature else 1 - eta_top / 2,
+       tau_int = span$tau_int, kept = span$kept, burnin = span$burnin,
+       iter = span$iter, thin = span$thin, spread = 1,
+       rule = if (is.null(step$coords)) resolve_precondition(step$precondition, model)
+              else update_rule("precond", "SGLD with a fixed preconditioner",
+                               list(chol = as.double(step$coords$factor)), sampler = TRUE))
+}
+
+auto_sgld_runner <- function(model, args, call, plan, coords)
+  function(iter, burnin, thin, init, monitor = NULL, diagnostics = NULL, pars = NULL,
+           checks = "auto", as_run = NULL)
+    run_sampler(model, lr = plan$lr, batch_size = plan$batch, iter = iter, burnin = burnin,
+                thin = thin, temperature = plan$temperature, chains = args$chains, init = init,
                 replace = args$replace, clip = args$clip, monitor = monitor,
-                threads = args$threads, diagnostics = diagnostics, rule = rule,
-                control_variates = cv, method = "sgld", call = call,
+                threads = args$threads, diagnostics = diagnostics, rule = plan$rule,
+                control_variates = plan$cv, method = "sgld", call = call,
                 pars = pars, progress = args$progress, parallel = args$parallel,
                 checks = checks, coordinates = coords$settings, as_run = as_run)
-  # the settings, recorded before anything runs: an interrupted run returns
-  # them with its draws, and init = fit continues with them (R/continue.R)
-  spread <- 1   # the warm-up's lengthening of a skewed posterior's plan, below
-  record <- function() made$settings <- list(
-    lr = lr, rule = rule, batch_size = batch, control_variates = cv, temperature = temperature,
-    iter = iter, burnin = burnin, thin = thin, coordinates = coords$settings,
-    method = "sgld", expected_ess = expected_ess(iter, burnin, tau_int * spread, chains))
-  record()
-  # The burn-in runs on its own, as a warm-up that the run continues exactly
-  # (init = fit: the same draws as one run), so that an interrupt during it
-  # returns its draws rather than nothing. Far from Gaussian, the Laplace
-  # covariance understates some directions and the chain mixes along them
-  # more slowly than tau_int says: on Adult (rare levels with no events) the
-  # marginal variances were up to 3.0 times the Laplace ones and the planned
-  # 2,000 effective draws came out as 540-575 for those levels. There the
-  # warm-up is a fifth of the plan, and the largest ratio of a marginal
-  # variance in its second half to the Laplace one (at least 1, at most
-  # auto_max_spread) lengthens the rest. Adult, seeds 1 and 1654: 2.6 times,
-  # smallest ESS 1383 and 1466. A ratio beyond auto_max_spread is no
-  # skewness but the chain running off (a posterior with walls of data that
-  # the unadjusted step cannot follow): Metropolis-adjusted steps then.
-  ran_off <- NA_real_
-  lengthen <- skewed && !any(c("iter", "burnin") %in% given)
+
+# What a run's record holds of its settings (fit$settings of an
+# interrupted run, init = fit's continuation: R/continue.R).
+auto_sgld_settings <- function(plan, coords)
+  list(lr = plan$lr, rule = plan$rule, batch_size = plan$batch,
+       control_variates = plan$cv, temperature = plan$temperature, iter = plan$iter,
+       burnin = plan$burnin, thin = plan$thin, coordinates = coords$settings,
+       method = "sgld",
+       expected_ess = expected_ess(plan$iter, plan$burnin, plan$tau_int * plan$spread,
+                                   plan$chains))
+
+# The burn-in runs on its own, as a warm-up that the run continues exactly
+# (init = fit: the same draws as one run), so that an interrupt during it
+# returns its draws rather than nothing. Far from Gaussian, the Laplace
+# covariance understates some directions and the chain mixes along them
+# more slowly than tau_int says: on Adult (rare levels with no events) the
+# marginal variances were up to 3.0 times the Laplace ones and the planned
+# 2,000 effective draws came out as 540-575 for those levels. There the
+# warm-up is a fifth of the plan, and the largest ratio of a marginal
+# variance in its second half to the Laplace one (at least 1, at most
+# auto_max_spread) lengthens the rest. Adult, seeds 1 and 1654: 2.6 times,
+# smallest ESS 1383 and 1466. A ratio beyond auto_max_spread is no
+# skewness but the chain running off (a posterior with walls of data that
+# the unadjusted step cannot follow): Metropolis-adjusted steps then
+# (to_mala in the result).
+auto_sgld_warmup <- function(model, args, given, made, run, init, pm, step, plan) {
+  chains <- args$chains
+  out <- list(fit = NULL, plan = plan, time = 0, sampling = 0, ran_off = NA_real_,
+              lengthen = step$skewed && !any(c("iter", "burnin") %in% given))
   # a fifth of the planned run: on Adult the second half of a warm-up of a
   # tenth still carried the drift from the mode (0.9 sd along the rare
   # levels) and gave ratios up to 4.9; of a fifth, 2.8-3.5 in 4 seeds,
   # against 3.04 from the 150,000-draw reference
-  if (lengthen) burnin <- max(200, ceiling(0.2 * kept))
-  warm <- NULL
-  warm_time <- warm_sampling <- 0
-  if (burnin > 0 && burnin < iter) {
-    # thinned as the run will be: its draws are what an interrupt returns
-    warm <- auto_phase(made, "warm-up", suppressWarnings(
-      run(burnin, 0, min(thin, burnin), init, pars = if (lengthen || !is.null(coords)) TRUE,
-          checks = FALSE)))
-    warm_time <- warm$time
-    warm_sampling <- warm$sampling_time
-    # a chain that diverged in the warm-up: the run starts afresh, whole
-    if (!all(warm$status == "done")) warm <- NULL
-    # the warm-up's marginal variances against the Laplace ones: beyond
-    # auto_max_spread the chain ran off (walls of data that the unadjusted
-    # steps cannot follow), and Metropolis-adjusted steps take over; far from
-    # Gaussian, the ratio lengthens the rest of the run. Beside coordinates
-    # drawn alone only the rest is judged, nothing is lengthened, and a
-    # warm-up that diverged counts as run off.
-    judged <- if (!is.null(coords)) setdiff(seq_len(d), coords$settings$index + 1L)
-              else if (lengthen && !is.null(warm)) seq_len(d)
-    if (!is.null(judged)) {
-      ratio <- if (is.null(warm)) Inf else warmup_variance_ratio(warm, S, chains, judged)
-      if (!is.finite(ratio) || ratio > auto_max_spread) {
-        if (auto_mala_allowed(model, given))
-          return(auto_sgld_mala(model, args, given, call, made, pm, precondition, curv_all,
-                                departure, start, "warm-up", ratio))
-        ran_off <- ratio
-        ratio <- auto_max_spread
-      }
-    }
-    if (lengthen && !is.null(warm)) {
-      spread <- max(1, ratio)
-      kept <- ceiling(kept * spread)
-      thin <- if ("thin" %in% given) args$thin else max(1, floor(tau_int * spread / 4))
-      iter <- kept + burnin
+  if (out$lengthen) plan$burnin <- max(200, ceiling(0.2 * plan$kept))
+  out$plan <- plan
+  if (!(plan$burnin > 0 && plan$burnin < plan$iter)) return(out)
+  # thinned as the run will be: its draws are what an interrupt returns
+  warm <- auto_phase(made, "warm-up", suppressWarnings(
+    run(plan$burnin, 0, min(plan$thin, plan$burnin), init,
+        pars = if (out$lengthen || !is.null(step$coords)) TRUE, checks = FALSE)))
+  out$time <- warm$time
+  out$sampling <- warm$sampling_time
+  # a chain that diverged in the warm-up: the run starts afresh, whole
+  out$fit <- if (all(warm$status == "done")) warm
+  # the warm-up's marginal variances against the Laplace ones: beyond
+  # auto_max_spread the chain ran off, and Metropolis-adjusted steps take
+  # over; far from Gaussian, the ratio lengthens the rest of the run.
+  # Beside coordinates drawn alone only the rest is judged, nothing is
+  # lengthened, and a warm-up that diverged counts as run off.
+  judged <- if (!is.null(step$coords)) setdiff(seq_len(model$d), step$coords$settings$index + 1L)
+            else if (out$lengthen && !is.null(out$fit)) seq_len(model$d)
+  ratio <- NA_real_
+  if (!is.null(judged)) {
+    ratio <- if (is.null(out$fit)) Inf
+             else warmup_variance_ratio(out$fit, pm$covariance, chains, judged)
+    if (!is.finite(ratio) || ratio > auto_max_spread) {
+      if (auto_mala_allowed(model, given)) return(list(to_mala = TRUE, ratio = ratio))
+      out$ran_off <- ratio
+      ratio <- auto_max_spread
     }
   }
-  record()
-  fit <- if (is.null(warm)) run(iter, burnin, thin, init, args$monitor, args$diagnostics, args$pars)
-         else run(iter - burnin, 0, thin, warm, args$monitor, args$diagnostics, args$pars,
-                  as_run = list(iter = iter, burnin = burnin))
-  fit <- auto_main(made, fit, warm)
-  fit$auto <- list(
-    lr = lr, batch_size = batch, control_variates = !isFALSE(cv), iter = iter,
-    burnin = burnin, thin = thin, temperature = temperature, mode = pm$mode,
-    covariance = S, laplace_precondition = !"precondition" %in% given,
-    alpha = alpha, laplace_departure = departure, target_ess = auto_target_ess,
-    coordinates = coords$names, settings = made$settings,
-    autocorrelation_time = tau_int, warmup_spread = if (lengthen) spread,
-    overdispersed = chains > 1 && !"init" %in% given, setup_time = setup,
-    strategy = "langevin",
-    reason = sprintf(paste0(
-      "lr = \"auto\": preconditioner %s, step %s in its coordinates%s (temperature %s ",
-      "cancels the step's widening), %s; %s iterations planned for about %s effective draws%s%s."),
-      if ("precondition" %in% given) "given" else "= Laplace covariance at the mode",
-      format(eta_top, digits = 3),
-      if (!is.null(coords))
-        sprintf(paste0(" for all but %s, whose posteriors are far from Gaussian (departure %s) ",
-                       "and which are drawn one at a time on their own rows by slice sampling"),
-                paste(coords$names, collapse = ", "), format(departure, digits = 2))
-      else if (departure > 1) sprintf(", small as the posterior is far from Gaussian (%s)",
-                                      format(departure, digits = 2)) else "",
-      format(temperature, digits = 3),
-      if (batch >= n) "full data in every step"
-      else sprintf("batch %d%s (sampling threshold %s)", batch,
-                   if (!isFALSE(cv)) " with control variates at the mode" else "",
-                   format(alpha, digits = 2)),
-      format(iter, big.mark = ","), format(made$settings$expected_ess, big.mark = ","),
-      if (lengthen && spread > 1)
-        sprintf(paste0(" (%s times the plan: in a warm-up some marginal variances were %s ",
-                       "times the Laplace ones)"),
-                format(spread, digits = 2), format(spread, digits = 2)) else "",
-      if (chains > 1 && !"init" %in% given) "; chains start over-dispersed around the mode" else ""))
-  fit$auto$sampling_time <- fit$sampling_time + warm_sampling
-  fit$time <- fit$time + setup + warm_time
-  if (departure > auto_wall_departure || is.finite(ran_off))
-    warn_unadjusted(model, given, departure, ran_off)
-  fit
+  if (out$lengthen && !is.null(out$fit)) {
+    plan$spread <- max(1, ratio)
+    plan$kept <- ceiling(plan$kept * plan$spread)
+    plan$thin <- if ("thin" %in% given) args$thin
+                 else max(1, floor(plan$tau_int * plan$spread / 4))
+    plan$iter <- plan$kept + plan$burnin
+  }
+  out$plan <- plan
+  out
 }
+
+auto_sgld_reason <- function(model, given, step, plan, settings, lengthen, chains)
+  sprintf(paste0(
+    "lr = \"auto\": preconditioner %s, step %s in its coordinates%s (temperature %s ",
+    "cancels the step's widening), %s; %s iterations planned for about %s effective draws%s%s."),
+    if ("precondition" %in% given) "given" else "= Laplace covariance at the mode",
+    format(plan$eta_top, digits = 3),
+    if (!is.null(step$coords))
+      sprintf(paste0(" for all but %s, whose posteriors are far from Gaussian (departure %s) ",
+                     "and which are drawn one at a time on their own rows by slice sampling"),
+              paste(step$coords$names, collapse = ", "), format(step$departure, digits = 2))
+    else if (step$departure > 1) sprintf(", small as the posterior is far from Gaussian (%s)",
+                                         format(step$departure, digits = 2)) else "",
+    format(plan$temperature, digits = 3),
+    if (plan$batch >= model$n) "full data in every step"
+    else sprintf("batch %d%s (sampling threshold %s)", plan$batch,
+                 if (!isFALSE(plan$cv)) " with control variates at the mode" else "",
+                 format(plan$alpha, digits = 2)),
+    format(plan$iter, big.mark = ","), format(settings$expected_ess, big.mark = ","),
+    if (lengthen && plan$spread > 1)
+      sprintf(paste0(" (%s times the plan: in a warm-up some marginal variances were %s ",
+                     "times the Laplace ones)"),
+              format(plan$spread, digits = 2), format(plan$spread, digits = 2)) else "",
+    if (chains > 1 && !"init" %in% given) "; chains start over-dispersed around the mode" else "")
 
 # The unadjusted steps ran where the Laplace approximation fails outright,
 # as the Metropolis-adjusted ones were not allowed: a warning naming what
@@ -626,117 +656,147 @@ auto_mala_allowed <- function(model, given) {
 auto_sgld_mala <- function(model, args, given, call, made, pm, precondition, curv, departure,
                            start, why, ratio = NA_real_) {
   chains <- args$chains
-  d <- model$d
   rule <- mala_rule(precondition, model)
-  run <- function(iter, burnin, thin, init, eta, monitor = NULL, pars = NULL, checks = "auto",
-                  chains = args$chains, as_run = NULL)
+  run <- auto_mala_runner(model, args, call, rule)
+  step <- auto_mala_step(made, run, pm, curv, model$d)
+  warm <- auto_mala_warmup(made, run, args, given, step)
+  span <- auto_mala_length(warm, chains, args, given)
+  iter <- span$iter
+  burnin <- warm$burnin
+  setup <- proc.time()[["elapsed"]] - start - step$time - warm$time
+  made$settings <- list(lr = step$eta, rule = rule, batch_size = model$n,
+                        control_variates = FALSE, temperature = 1, iter = iter,
+                        burnin = burnin, thin = span$thin, method = "mala",
+                        expected_ess = span$expected_ess)
+  as_run <- list(iter = iter, burnin = burnin)
+  fit <- if (is.null(warm$fit)) run(iter, 0, span$thin, warm$init, step$eta, args$monitor,
+                                    args$pars, as_run = as_run)
+         else run(iter - burnin, 0, span$thin, warm$fit, step$eta, args$monitor, args$pars,
+                  as_run = as_run)
+  fit <- auto_main(made, fit, warm$fit)
+  fit$auto <- list(
+    lr = step$eta, iter = iter, burnin = burnin, thin = span$thin, mode = pm$mode,
+    settings = made$settings, covariance = pm$covariance,
+    laplace_precondition = !"precondition" %in% given, laplace_departure = departure,
+    warmup_spread = if (is.finite(ratio)) ratio, pilot_acceptance = step$acceptance,
+    ess_per_iteration = span$rate, target_ess = auto_target_ess, overdispersed = FALSE,
+    setup_time = setup, strategy = "mala",
+    reason = auto_mala_reason(why, departure, ratio, given, step, span, warm))
+  fit$auto$sampling_time <- fit$sampling_time + step$sampling + warm$sampling
+  fit$time <- fit$time + setup + step$time + warm$time
+  fit
+}
+
+auto_mala_runner <- function(model, args, call, rule)
+  function(iter, burnin, thin, init, eta, monitor = NULL, pars = NULL, checks = "auto",
+           chains = args$chains, as_run = NULL)
     run_sampler(model, lr = eta, batch_size = model$n, iter = iter, burnin = burnin,
                 thin = thin, temperature = 1, chains = chains, init = init, replace = FALSE,
                 clip = NULL, monitor = monitor, threads = args$threads, mala = TRUE,
                 rule = rule, method = "mala", call = call, pars = pars,
                 progress = args$progress, parallel = args$parallel, checks = checks,
                 as_run = as_run)
-  # the step: Roberts and Rosenthal's scaling, then pilots of one chain from
-  # the mode that continue each other, halving or growing it until the
-  # acceptance rate is in auto_mala_accept (on the nearly separated
-  # simulation the effective draws per iteration were best at acceptance
-  # 0.41, 234 in 18,000 iterations, against 151 at 0.63 and 69 at 0.79). One
-  # chain from the mode, whatever the number of chains: pilots from
-  # over-dispersed starts near a wall of data chose a step of 0.009, at which
-  # two chains accepted 0.91 and 0.87 of the run's proposals (0.15 from the
-  # mode, accepting 0.57)
+
+# The step: Roberts and Rosenthal's scaling, then pilots of one chain from
+# the mode that continue each other, halving or growing it until the
+# acceptance rate is in auto_mala_accept (on the nearly separated
+# simulation the effective draws per iteration were best at acceptance
+# 0.41, 234 in 18,000 iterations, against 151 at 0.63 and 69 at 0.79). One
+# chain from the mode, whatever the number of chains: pilots from
+# over-dispersed starts near a wall of data chose a step of 0.009, at which
+# two chains accepted 0.91 and 0.87 of the run's proposals (0.15 from the
+# mode, accepting 0.57).
+auto_mala_step <- function(made, run, pm, curv, d) {
   eta <- 1.65^2 / (2 * d^(1 / 3)) / max(curv)
-  pilot_time <- pilot_sampling <- 0
+  time <- sampling <- 0
   acc <- NA_real_
   pilot <- NULL
   for (k in 1:8) {
     pilot <- auto_phase(made, "choice of the step", suppressWarnings(
       run(300, 0, 1, if (is.null(pilot)) pm$mode else pilot, eta, checks = FALSE,
           chains = 1)))
-    pilot_time <- pilot_time + pilot$time
-    pilot_sampling <- pilot_sampling + pilot$sampling_time
+    time <- time + pilot$time
+    sampling <- sampling + pilot$sampling_time
     acc <- pilot$acceptance
     if (acc < auto_mala_accept[1]) eta <- eta / 2
     else if (acc > auto_mala_accept[2]) eta <- eta * 1.5
     else break
   }
-  # a warm-up as long as the Gaussian plan's burn-in, at least 2,000
-  # iterations: its second half measures the effective draws per iteration
-  # of the slowest parameter, which sets the run's length. One chain
-  # continues its pilots. Several start from draws of the first half of
-  # the warm-up, run as one chain and spread over its second half: starts
-  # over-dispersed from the Laplace approximation sit near walls of data
-  # where the chosen step is refused (two and four chains of the nearly
-  # separated simulation accepted none of their proposals, even started
-  # where the log posterior was within 4 d of the mode's)
+  list(eta = eta, acceptance = acc, pilot = pilot, time = time, sampling = sampling)
+}
+
+# A warm-up as long as the Gaussian plan's burn-in, at least 2,000
+# iterations: its second half measures the effective draws per iteration
+# of the slowest parameter, which sets the run's length. One chain
+# continues its pilots. Several start from draws of the first half of
+# the warm-up, run as one chain and spread over its second half: starts
+# over-dispersed from the Laplace approximation sit near walls of data
+# where the chosen step is refused (two and four chains of the nearly
+# separated simulation accepted none of their proposals, even started
+# where the log posterior was within 4 d of the mode's).
+auto_mala_warmup <- function(made, run, args, given, step) {
+  chains <- args$chains
   plan <- ceiling(auto_target_ess * (2 - auto_eta) / auto_eta / chains)
   burnin <- if ("burnin" %in% given) args$burnin else max(2000, ceiling(0.2 * plan))
   if ("iter" %in% given && !is.null(args$iter)) burnin <- min(burnin, args$iter - 1)
-  init <- if ("init" %in% given && !is.null(args$init)) args$init else pilot
-  warm_time <- warm_sampling <- 0
+  init <- if ("init" %in% given && !is.null(args$init)) args$init else step$pilot
+  time <- sampling <- 0
   spread_starts <- chains > 1 && !"init" %in% given && burnin >= 2 * chains
+  first <- 0
   if (spread_starts) {
     first <- floor(burnin / 2)
     one <- auto_phase(made, "warm-up", suppressWarnings(
-      run(first, 0, 1, pilot, eta, pars = TRUE, checks = FALSE, chains = 1)))
-    warm_time <- one$time
-    warm_sampling <- one$sampling_time
+      run(first, 0, 1, step$pilot, step$eta, pars = TRUE, checks = FALSE, chains = 1)))
+    time <- one$time
+    sampling <- one$sampling_time
     x <- as.matrix(one)
     init <- x[round(seq(floor(nrow(x) / 2) + 1, nrow(x), length.out = chains)), , drop = FALSE]
-    burnin <- burnin - first
   }
-  warm_thin <- max(1, floor(burnin / 5000))   # at most 5,000 draws a chain kept
-  warm <- if (burnin > 0) auto_phase(made, "warm-up", suppressWarnings(
-    run(burnin, 0, warm_thin, init, eta, pars = TRUE, checks = FALSE)))
-  if (spread_starts) burnin <- burnin + first
+  rest <- burnin - first
+  thin <- max(1, floor(rest / 5000))   # at most 5,000 draws a chain kept
+  warm <- if (rest > 0) auto_phase(made, "warm-up", suppressWarnings(
+    run(rest, 0, thin, init, step$eta, pars = TRUE, checks = FALSE)))
   if (!is.null(warm)) {
-    warm_time <- warm_time + warm$time
-    warm_sampling <- warm_sampling + warm$sampling_time
+    time <- time + warm$time
+    sampling <- sampling + warm$sampling_time
   }
-  rate <- if (!is.null(warm)) mala_ess_rate(warm, chains) / warm_thin else NA_real_
-  longest <- auto_mala_max_factor * plan
-  kept <- if (is.finite(rate) && rate > 0) min(longest, ceiling(auto_target_ess / (rate * chains)))
-          else longest
-  iter <- if ("iter" %in% given && !is.null(args$iter)) args$iter else kept + burnin
-  thin <- if ("thin" %in% given) args$thin
-          else if (is.finite(rate) && rate > 0) max(1, floor(1 / (4 * rate))) else 1
-  setup <- proc.time()[["elapsed"]] - start - pilot_time - warm_time
-  made$settings <- list(lr = eta, rule = rule, batch_size = model$n, control_variates = FALSE,
-                        temperature = 1, iter = iter, burnin = burnin, thin = thin,
-                        method = "mala", expected_ess = if (is.finite(rate) && rate > 0)
-                          floor(min(auto_target_ess, rate * chains * (iter - burnin)))
-                          else auto_target_ess)
-  fit <- if (is.null(warm)) run(iter, 0, thin, init, eta, args$monitor, args$pars,
-                                as_run = list(iter = iter, burnin = burnin))
-         else run(iter - burnin, 0, thin, warm, eta, args$monitor, args$pars,
-                  as_run = list(iter = iter, burnin = burnin))
-  fit <- auto_main(made, fit, warm)
-  fit$auto <- list(
-    lr = eta, iter = iter, burnin = burnin, thin = thin, mode = pm$mode, settings = made$settings,
-    covariance = pm$covariance, laplace_precondition = !"precondition" %in% given,
-    laplace_departure = departure, warmup_spread = if (is.finite(ratio)) ratio,
-    pilot_acceptance = acc, ess_per_iteration = rate, target_ess = auto_target_ess,
-    overdispersed = FALSE, setup_time = setup, strategy = "mala",
-    reason = sprintf(paste0(
-      "lr = \"auto\": the posterior is far from its Laplace approximation (%s), so the ",
-      "steps are Metropolis-adjusted (MALA, exact whatever the step) with the full data: ",
-      "preconditioner %s, step %s (pilot acceptance %s); %s iterations planned for about %d ",
-      "effective draws (%s per iteration in a warm-up of %s)%s%s."),
-      if (why == "departure")
-        sprintf("its scores at points drawn from it are %s times a Gaussian's",
-                format(departure, digits = 2))
-      else sprintf("in a warm-up of unadjusted steps some marginal variances were %s times the Laplace ones",
-                   format(ratio, digits = 2)),
-      if ("precondition" %in% given) "given" else "= Laplace covariance at the mode",
-      format(eta, digits = 3), format(acc, digits = 2), format(iter, big.mark = ","),
-      auto_target_ess, format(rate, digits = 2), format(burnin, big.mark = ","),
-      if (is.finite(rate) && rate > 0 && kept >= longest && !"iter" %in% given)
-        sprintf(" (capped at %d times the Gaussian plan)", auto_mala_max_factor) else "",
-      if (spread_starts) "; chains start from draws of a one-chain warm-up" else ""))
-  fit$auto$sampling_time <- fit$sampling_time + pilot_sampling + warm_sampling
-  fit$time <- fit$time + setup + pilot_time + warm_time
-  fit
+  list(fit = warm, init = init, burnin = burnin, thin = thin, plan = plan,
+       spread_starts = spread_starts, time = time, sampling = sampling)
 }
+
+# The run's length from the warm-up's effective draws per iteration, at
+# most auto_mala_max_factor times the Gaussian plan.
+auto_mala_length <- function(warm, chains, args, given) {
+  rate <- if (!is.null(warm$fit)) mala_ess_rate(warm$fit, chains) / warm$thin else NA_real_
+  measured <- is.finite(rate) && rate > 0
+  longest <- auto_mala_max_factor * warm$plan
+  kept <- if (measured) min(longest, ceiling(auto_target_ess / (rate * chains))) else longest
+  iter <- if ("iter" %in% given && !is.null(args$iter)) args$iter else kept + warm$burnin
+  thin <- if ("thin" %in% given) args$thin else if (measured) max(1, floor(1 / (4 * rate))) else 1
+  list(rate = rate, kept = kept, longest = longest, iter = iter, thin = thin,
+       capped = measured && kept >= longest && !"iter" %in% given,
+       expected_ess = if (measured)
+         floor(min(auto_target_ess, rate * chains * (iter - warm$burnin))) else auto_target_ess)
+}
+
+auto_mala_reason <- function(why, departure, ratio, given, step, span, warm)
+  sprintf(paste0(
+    "lr = \"auto\": the posterior is far from its Laplace approximation (%s), so the ",
+    "steps are Metropolis-adjusted (MALA, exact whatever the step) with the full data: ",
+    "preconditioner %s, step %s (pilot acceptance %s); %s iterations planned for about %d ",
+    "effective draws (%s per iteration in a warm-up of %s)%s%s."),
+    if (why == "departure")
+      sprintf("its scores at points drawn from it are %s times a Gaussian's",
+              format(departure, digits = 2))
+    else sprintf("in a warm-up of unadjusted steps some marginal variances were %s times the Laplace ones",
+                 format(ratio, digits = 2)),
+    if ("precondition" %in% given) "given" else "= Laplace covariance at the mode",
+    format(step$eta, digits = 3), format(step$acceptance, digits = 2),
+    format(span$iter, big.mark = ","), auto_target_ess, format(span$rate, digits = 2),
+    format(warm$burnin, big.mark = ","),
+    if (span$capped) sprintf(" (capped at %d times the Gaussian plan)", auto_mala_max_factor)
+    else "",
+    if (warm$spread_starts) "; chains start from draws of a one-chain warm-up" else "")
 
 # Effective draws per kept draw (per chain) of the slowest parameter, from
 # the second half of each chain of a warm-up.
