@@ -22,10 +22,12 @@
 #include "sgld.h"
 #include "rows.h"
 #include "prior_centred.h"
+#include "dense.h"
 
 typedef struct negbin_data {
   int p;
   R_xlen_t n;
+  int table_len;              /* 1 + the largest count, at most table_max (digamma_table()) */
   design_rows X;              /* covariates and counts, dense or sparse (rows.h) */
   const double *log_fact;     /* log y_i!, per row */
   const double *offset, *wt;  /* per row, or NULL */
@@ -36,12 +38,12 @@ typedef struct negbin_data {
 
 /* the per-draw quantities of the dispersion */
 typedef struct dispersion {
-  double u, phi, lgamma_phi, digamma_phi;
+  double u, phi, lgamma_phi, digamma_phi, inv_phi;
 } dispersion;
 
 static inline dispersion dispersion_of(double u, int derivatives) {
   const double phi = exp(u);
-  return (dispersion) {u, phi, lgammafn(phi), derivatives ? digamma(phi) : 0.0};
+  return (dispersion) {u, phi, lgammafn(phi), derivatives ? digamma(phi) : 0.0, exp(-u)};
 }
 
 static inline double eta_of(const negbin_data *L, R_xlen_t i, const double *w) {
@@ -84,33 +86,110 @@ static inline double digamma_step(double y, const dispersion *D) {
   return s;
 }
 
-/* its derivatives in eta (*c) and in u (*du), without the case weight */
+/* The same steps for every count below table_len at once, T[k] = psi(k +
+   phi) - psi(phi) = T[k - 1] + 1 / (phi + k - 1), into `work`: phi is one
+   number for the whole batch, so where the batch's rows outnumber half the
+   counts the table (one division per count) costs less than a sum per row
+   (one division per unit of each row's count: quine's mean count is 16,
+   NMES1988's largest 89). NULL where it would not pay. The sums are the
+   same terms in the same order as digamma_step()'s, so they agree with it
+   to the last bit below digamma_sum_max, and to rounding above it. */
+#define table_max 4096
+static inline const double *digamma_table(const negbin_data *L, const dispersion *D, int m,
+                                          double *work) {
+  if (L->table_len < 2 || L->table_len > 2 * m) return NULL;
+  work[0] = 0.0;
+  for (int k = 1; k < L->table_len; k++) work[k] = work[k - 1] + 1.0 / (D->phi + (k - 1));
+  return work;
+}
+
+static inline double digamma_step_from(double y, const dispersion *D, const double *T,
+                                       int table_len) {
+  return T && y < table_len ? T[(int) y] : digamma_step(y, D);
+}
+
+/* its derivatives in eta (*c) and in u (*du), without the case weight, T a
+   digamma_table() or NULL */
 static inline void nb_slopes(const negbin_data *L, R_xlen_t i, double eta, const dispersion *D,
-                             double *c, double *du) {
+                             const double *T, double *c, double *du) {
   const double y = y_of(L, i);
-  /* log(phi + mu) = top + log1p(t), t = e^-|u - eta|: one exp, one log1p,
-     and mu / (phi + mu), 1 / (phi + mu) from t without overflow */
-  const double top = fmax(D->u, eta), t = exp(-fabs(D->u - eta)), lse = top + log1p(t);
-  const double share_mu = (eta >= D->u ? 1.0 : t) / (1.0 + t);   /* mu / (phi + mu) */
-  const double r = (y + D->phi) * exp(-top) / (1.0 + t);         /* (y + phi) / (phi + mu) */
+  /* log(phi + mu) = top + log1p(t), t = e^-|u - eta|: one exp, one log1p;
+     mu / (phi + mu) and 1 / (phi + mu) = e^-top / (1 + t) from t without
+     overflow, e^-top being 1 / phi where phi is on top and t / phi where
+     mu is (e^-eta = e^-u e^(u - eta)) */
+  const int mu_top = eta >= D->u;
+  const double t = exp(-fabs(D->u - eta)), lse = (mu_top ? eta : D->u) + log1p(t);
+  const double inv = 1.0 / (1.0 + t);
+  const double share_mu = (mu_top ? 1.0 : t) * inv;                  /* mu / (phi + mu) */
+  const double r = (y + D->phi) * (mu_top ? t : 1.0) * D->inv_phi * inv;  /* (y + phi) / (phi + mu) */
   *c = y - (y + D->phi) * share_mu;
-  *du = D->phi * (digamma_step(y, D) + D->u - lse + 1.0 - r);
+  *du = D->phi * (digamma_step_from(y, D, T, L->table_len) + D->u - lse + 1.0 - r);
+}
+
+/* g += the likelihood gradient summed over the rows idx[0..m), or with `at`
+   (control variates, negbin_cv_fill()) its differences from the gradient at
+   the control variates' point, whose slopes `at` holds per row: one pass,
+   one set of transcendental functions per row instead of two. Dense rows go
+   four at a time through dense.h's kernels (the dot products' four partial
+   sums, the update of g by four rows at once). */
+static inline void negbin_rows(const negbin_data *L, const double *w, const R_xlen_t *idx,
+                               int m, double *g, double *work, const double *at) {
+  const int p = L->p;
+  const dispersion D = dispersion_of(w[p], 1);
+  const double *T = digamma_table(L, &D, m, work);
+  double G = 0.0;
+  int k = 0;
+  if (L->X.z && p >= DENSE_MIN_P) {
+    const R_xlen_t stride = p + 1;
+    for (; k + DENSE_BLOCK <= m; k += DENSE_BLOCK) {
+      const double *z[DENSE_BLOCK];
+      double eta[DENSE_BLOCK], c[DENSE_BLOCK];
+      for (int b = 0; b < DENSE_BLOCK; b++) z[b] = L->X.z + idx[k + b] * stride;
+      dense_dots4(z, z, w, p, eta);
+      for (int b = 0; b < DENSE_BLOCK; b++) {
+        const R_xlen_t i = idx[k + b];
+        const double c_i = wt_of(L, i);
+        double s, du;
+        nb_slopes(L, i, eta[b] + (L->offset ? L->offset[i] : 0.0), &D, T, &s, &du);
+        c[b] = c_i * s - (at ? at[2 * i] : 0.0);
+        G += c_i * du - (at ? at[2 * i + 1] : 0.0);
+      }
+      dense_axpy4(g, z, c, p);
+    }
+  }
+  for (; k < m; k++) {
+    const R_xlen_t i = idx[k];
+    const double c_i = wt_of(L, i);
+    double s, du;
+    nb_slopes(L, i, eta_of(L, i, w), &D, T, &s, &du);
+    rows_axpy(&L->X, i, c_i * s - (at ? at[2 * i] : 0.0), g);
+    G += c_i * du - (at ? at[2 * i + 1] : 0.0);
+  }
+  g[p] += G;
 }
 
 static void negbin_grad_loglik(const void *data, const double *w, const R_xlen_t *idx,
                                int m, double *g, double *work) {
-  (void) work;
+  negbin_rows(data, w, idx, m, g, work, NULL);
+}
+
+/* Control variates (sgld.h: cv_width): each row's slopes at w0, case weight
+   included, two numbers a row; then the batch's gradient differences from
+   them (gradient.c) */
+static void negbin_cv_fill(const void *data, const double *w0, double *at) {
   const negbin_data *L = data;
-  const int p = L->p;
-  const dispersion D = dispersion_of(w[p], 1);
-  for (int k = 0; k < m; k++) {
-    const R_xlen_t i = idx[k];
-    const double c_i = wt_of(L, i);
-    double c, du;
-    nb_slopes(L, i, eta_of(L, i, w), &D, &c, &du);
-    rows_axpy(&L->X, i, c_i * c, g);
-    g[p] += c_i * du;
+  const dispersion D = dispersion_of(w0[L->p], 1);
+  for (R_xlen_t i = 0; i < L->n; i++) {
+    double s, du;
+    nb_slopes(L, i, eta_of(L, i, w0), &D, NULL, &s, &du);
+    at[2 * i] = wt_of(L, i) * s;
+    at[2 * i + 1] = wt_of(L, i) * du;
   }
+}
+
+static void negbin_grad_loglik_diff(const void *data, const double *at, const double *w,
+                                    const R_xlen_t *idx, int m, double *g, double *work) {
+  negbin_rows(data, w, idx, m, g, work, at);
 }
 
 static double negbin_loglik(const void *data, const double *w, const R_xlen_t *idx,
@@ -199,7 +278,7 @@ static double negbin_grad_loglik_local(const void *data, const double *mu, const
     rows_moments(&L->X, i, mu, sd, L->offset ? L->offset[i] : 0.0, &a, &v);
     const double s = sqrt(v), e = rng_norm(rng), eta = a + s * e;
     double c, du;
-    nb_slopes(L, i, eta, &D, &c, &du);
+    nb_slopes(L, i, eta, &D, NULL, &c, &du);
     c *= c_i;
     const double f = s > 0 ? c * e / s : 0.0;
     rows_add_gradients(&L->X, i, c, f, sd, g_mu, g_sd);
@@ -220,6 +299,9 @@ sgld_model model_negbin_build(SEXP spec) {
   double *lf = (double *) R_alloc((size_t) L->n, sizeof(double));
   for (R_xlen_t i = 0; i < L->n; i++) lf[i] = lgammafn(y_of(L, i) + 1.0);
   L->log_fact = lf;
+  double y_max = 0.0;
+  for (R_xlen_t i = 0; i < L->n; i++) y_max = fmax(y_max, y_of(L, i));
+  L->table_len = (int) fmin(y_max + 1.0, table_max);
   L->offset = list_optional_doubles(spec, "obs_offset", L->n);
   L->wt = list_optional_doubles(spec, "obs_weight", L->n);
   coef_prior_read(&L->prior, spec, L->p);
@@ -241,6 +323,10 @@ sgld_model model_negbin_build(SEXP spec) {
     .logprior = negbin_logprior,
     .in_domain = negbin_in_domain,
     .metrics = negbin_metrics,
-    .grad_loglik_local = negbin_grad_loglik_local
+    .grad_loglik_local = negbin_grad_loglik_local,
+    .work_size = table_max,   /* not the data's own table_len: a held-out set shares the scratch */
+    .cv_width = 2,
+    .cv_fill = negbin_cv_fill,
+    .grad_loglik_diff = negbin_grad_loglik_diff
   };
 }
