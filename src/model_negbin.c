@@ -22,7 +22,6 @@
 #include "sgld.h"
 #include "rows.h"
 #include "prior_centred.h"
-#include "dense.h"
 
 typedef struct negbin_data {
   int p;
@@ -129,9 +128,9 @@ static inline void nb_slopes(const negbin_data *L, R_xlen_t i, double eta, const
 /* g += the likelihood gradient summed over the rows idx[0..m), or with `at`
    (control variates, negbin_cv_fill()) its differences from the gradient at
    the control variates' point, whose slopes `at` holds per row: one pass,
-   one set of transcendental functions per row instead of two. Dense rows go
-   four at a time through dense.h's kernels (the dot products' four partial
-   sums, the update of g by four rows at once). */
+   one set of transcendental functions per row instead of two. Every sum
+   as rows.h takes it, so that dense and sparse storage give the same bits
+   (test-sparse-design.R; dense.h's kernels, whose partial sums would not). */
 static inline void negbin_rows(const negbin_data *L, const double *w, const R_xlen_t *idx,
                                int m, double *g, double *work, const double *at) {
   const int p = L->p;
@@ -139,22 +138,36 @@ static inline void negbin_rows(const negbin_data *L, const double *w, const R_xl
   const double *T = digamma_table(L, &D, m, work);
   double G = 0.0;
   int k = 0;
-  if (L->X.z && p >= DENSE_MIN_P) {
+  if (L->X.z) {
+    /* dense rows four at a time: their dot products side by side, each the
+       same sum in the same order as rows_dot()'s (the same bits), so the
+       four chains of additions overlap; then row by row as below */
     const R_xlen_t stride = p + 1;
-    for (; k + DENSE_BLOCK <= m; k += DENSE_BLOCK) {
-      const double *z[DENSE_BLOCK];
-      double eta[DENSE_BLOCK], c[DENSE_BLOCK];
-      for (int b = 0; b < DENSE_BLOCK; b++) z[b] = L->X.z + idx[k + b] * stride;
-      dense_dots4(z, z, w, p, eta);
-      for (int b = 0; b < DENSE_BLOCK; b++) {
+    for (; k + 4 <= m; k += 4) {
+      const R_xlen_t i0 = idx[k], i1 = idx[k + 1], i2 = idx[k + 2], i3 = idx[k + 3];
+      const double *z0 = L->X.z + i0 * stride, *z1 = L->X.z + i1 * stride,
+        *z2 = L->X.z + i2 * stride, *z3 = L->X.z + i3 * stride;
+      double eta[4] = {L->offset ? L->offset[i0] : 0.0, L->offset ? L->offset[i1] : 0.0,
+                       L->offset ? L->offset[i2] : 0.0, L->offset ? L->offset[i3] : 0.0};
+      double e0 = eta[0], e1 = eta[1], e2 = eta[2], e3 = eta[3];
+      for (int j = 0; j < p; j++) {
+        e0 += z0[j] * w[j];
+        e1 += z1[j] * w[j];
+        e2 += z2[j] * w[j];
+        e3 += z3[j] * w[j];
+      }
+      eta[0] = e0;
+      eta[1] = e1;
+      eta[2] = e2;
+      eta[3] = e3;
+      for (int b = 0; b < 4; b++) {
         const R_xlen_t i = idx[k + b];
         const double c_i = wt_of(L, i);
         double s, du;
-        nb_slopes(L, i, eta[b] + (L->offset ? L->offset[i] : 0.0), &D, T, &s, &du);
-        c[b] = c_i * s - (at ? at[2 * i] : 0.0);
+        nb_slopes(L, i, eta[b], &D, T, &s, &du);
+        rows_axpy(&L->X, i, c_i * s - (at ? at[2 * i] : 0.0), g);
         G += c_i * du - (at ? at[2 * i + 1] : 0.0);
       }
-      dense_axpy4(g, z, c, p);
     }
   }
   for (; k < m; k++) {
