@@ -42,9 +42,12 @@ test_that("control variates from the stored slopes at the mode are exact and unb
   # they average to it. Dense rows four at a time (quine, p = 8), the
   # scalar rows (p = 3), offsets and weights, a sparse design, and counts
   # beyond the digamma table (4,096) and beyond its sums (32)
+  # (the table covers counts below 4,096 and is built where the batch has
+  # at least half as many rows: over all 2,100 rows of `big`, whose count
+  # of 5,000 then takes digamma() beside the table)
   set.seed(3)
   d <- MASS::epil
-  n <- 400
+  n <- 2100
   X <- cbind(1, matrix(rnorm(n * 8), n))
   big <- rnbinom(n, size = 2, mu = exp(1 + X[, 2]))
   big[1:3] <- c(5000L, 40L, 33L)
