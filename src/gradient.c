@@ -98,10 +98,12 @@ static int last_thread(void) {
    one thread, which the other thread could not share when they were drawn
    after the region (in the step). */
 static void batch_grad_loglik(const sgld_estimator *e, const double *w, const R_xlen_t *idx,
-                              double *g, double *work, const sgld_noise *noise) {
+                              double *g, double *work, const sgld_noise *noise,
+                              const double *store) {
   const sgld_model *model = e->model;
   if (e->blocks == 1) {
-    model->grad_loglik(model->data, w, idx, e->m, g, work);
+    if (store) model->grad_loglik_diff(model->data, store, w, idx, e->m, g, work);
+    else model->grad_loglik(model->data, w, idx, e->m, g, work);
     return;
   }
   const int d = model->d, nb = e->blocks;
@@ -119,8 +121,12 @@ static void batch_grad_loglik(const sgld_estimator *e, const double *w, const R_
     for (int b = 0; b < nb; b++) {
       double *gb = b == 0 ? g : part + (size_t) (b - 1) * d;
       if (b > 0) memset(gb, 0, (size_t) d * sizeof(double));
-      model->grad_loglik(model->data, w, idx + from[b], from[b + 1] - from[b], gb,
-                         work + (size_t) b * ws);
+      if (store)
+        model->grad_loglik_diff(model->data, store, w, idx + from[b], from[b + 1] - from[b],
+                                gb, work + (size_t) b * ws);
+      else
+        model->grad_loglik(model->data, w, idx + from[b], from[b + 1] - from[b], gb,
+                           work + (size_t) b * ws);
     }
     if (noise && last_thread())
       for (int j = 0; j < d; j++) noise->z[j] = rng_norm(noise->rng);
@@ -146,7 +152,15 @@ void estimate_gradient(const sgld_estimator *e, const double *w, const R_xlen_t 
     return;
   }
   for (int j = 0; j < d; j++) g[j] = 0.0;
-  batch_grad_loglik(e, w, idx, g, work, noise);
+  /* control variates from the model's store at the mode: the differences
+     in one pass. Not where g_bar is asked for, which needs the plain sum */
+  if (e->cv_mode && e->cv_store && !g_bar) {
+    batch_grad_loglik(e, w, idx, g, work, noise, e->cv_store);
+    for (int j = 0; j < d; j++) g[j] = e->cv_grad[j] + scale * g[j];
+    model->grad_logprior(model->data, w, g);
+    return;
+  }
+  batch_grad_loglik(e, w, idx, g, work, noise, NULL);
   /* g_bar is the plain minibatch mean even with control variates: it feeds
      preconditioners that estimate the scale of per-item gradients at w. The
      control-variate version vanishes at the mode, which would make such a
@@ -156,7 +170,7 @@ void estimate_gradient(const sgld_estimator *e, const double *w, const R_xlen_t 
     for (int j = 0; j < d; j++) g_bar[j] = g[j] / m;
   if (e->cv_mode) {
     for (int j = 0; j < d; j++) tmp[j] = 0.0;
-    batch_grad_loglik(e, e->cv_mode, idx, tmp, work, NULL);
+    batch_grad_loglik(e, e->cv_mode, idx, tmp, work, NULL, NULL);
     for (int j = 0; j < d; j++) g[j] = e->cv_grad[j] + scale * (g[j] - tmp[j]);
   } else {
     for (int j = 0; j < d; j++) g[j] *= scale;
@@ -250,6 +264,21 @@ const double *cv_gradient(const sgld_model *model, const double *mode) {
   return G;
 }
 
+/* The model's per-item store at the control variates' mode (sgld.h:
+   cv_fill), or NULL where the model has none or it would be large: 2^24
+   doubles (128 MB) at most, beyond which the two evaluations per item cost
+   less than the memory */
+#define CV_STORE_MAX 16777216.0
+const double *cv_store(const sgld_model *model, const double *mode) {
+  if (!model->cv_fill || !model->grad_loglik_diff || model->cv_width < 1 ||
+      (double) model->n * model->cv_width > CV_STORE_MAX)
+    return NULL;
+  double *store = (double *) R_alloc((size_t) model->n * (size_t) model->cv_width,
+                                     sizeof(double));
+  model->cv_fill(model->data, mode, store);
+  return store;
+}
+
 /* settings$times independent estimates g_hat(w) at w = settings$w, with
    batches of settings$batch_size, one per row; settings$cv_mode is NULL or a
    mode for control variates */
@@ -261,13 +290,14 @@ SEXP sgld_gradient_draws(SEXP model_spec, SEXP settings) {
   const int times = list_int(settings, "times");
   const int replace = list_int(settings, "replace");
   if (m < 1 || m > model.n || times < 1) error("internal: bad batch size or count");
-  sgld_estimator e = {&model, m, NULL, NULL, 1, 1};
+  sgld_estimator e = {&model, m, NULL, NULL, 1, 1, NULL};
   estimator_split(&e, 1);      /* the same pieces as a run's, so the same numbers */
   double *work = (double *) R_alloc(estimator_work_length(&e) + 1, sizeof(double));
   double *tmp = (double *) R_alloc(d, sizeof(double));
   if (list_elt(settings, "cv_mode") != R_NilValue) {
     e.cv_mode = list_doubles(settings, "cv_mode", d);
     e.cv_grad = cv_gradient(&model, e.cv_mode);
+    e.cv_store = cv_store(&model, e.cv_mode);
   }
   sgld_minibatch mb;
   minibatch_init(&mb, model.n, m, replace, R_alloc(minibatch_bytes(model.n, m, replace) + 1, 1));

@@ -26,6 +26,7 @@
 typedef struct negbin_data {
   int p;
   R_xlen_t n;
+  int table_len;              /* 1 + the largest count, at most table_max (digamma_table()) */
   design_rows X;              /* covariates and counts, dense or sparse (rows.h) */
   const double *log_fact;     /* log y_i!, per row */
   const double *offset, *wt;  /* per row, or NULL */
@@ -36,12 +37,12 @@ typedef struct negbin_data {
 
 /* the per-draw quantities of the dispersion */
 typedef struct dispersion {
-  double u, phi, lgamma_phi, digamma_phi;
+  double u, phi, lgamma_phi, digamma_phi, inv_phi;
 } dispersion;
 
 static inline dispersion dispersion_of(double u, int derivatives) {
   const double phi = exp(u);
-  return (dispersion) {u, phi, lgammafn(phi), derivatives ? digamma(phi) : 0.0};
+  return (dispersion) {u, phi, lgammafn(phi), derivatives ? digamma(phi) : 0.0, exp(-u)};
 }
 
 static inline double eta_of(const negbin_data *L, R_xlen_t i, const double *w) {
@@ -84,33 +85,124 @@ static inline double digamma_step(double y, const dispersion *D) {
   return s;
 }
 
-/* its derivatives in eta (*c) and in u (*du), without the case weight */
+/* The same steps for every count below table_len at once, T[k] = psi(k +
+   phi) - psi(phi) = T[k - 1] + 1 / (phi + k - 1), into `work`: phi is one
+   number for the whole batch, so where the batch's rows outnumber half the
+   counts the table (one division per count) costs less than a sum per row
+   (one division per unit of each row's count: quine's mean count is 16,
+   NMES1988's largest 89). NULL where it would not pay. The sums are the
+   same terms in the same order as digamma_step()'s, so they agree with it
+   to the last bit below digamma_sum_max, and to rounding above it. */
+#define table_max 4096
+static inline const double *digamma_table(const negbin_data *L, const dispersion *D, int m,
+                                          double *work) {
+  if (L->table_len < 2 || L->table_len > 2 * m) return NULL;
+  work[0] = 0.0;
+  for (int k = 1; k < L->table_len; k++) work[k] = work[k - 1] + 1.0 / (D->phi + (k - 1));
+  return work;
+}
+
+static inline double digamma_step_from(double y, const dispersion *D, const double *T,
+                                       int table_len) {
+  return T && y < table_len ? T[(int) y] : digamma_step(y, D);
+}
+
+/* its derivatives in eta (*c) and in u (*du), without the case weight, T a
+   digamma_table() or NULL */
 static inline void nb_slopes(const negbin_data *L, R_xlen_t i, double eta, const dispersion *D,
-                             double *c, double *du) {
+                             const double *T, double *c, double *du) {
   const double y = y_of(L, i);
-  /* log(phi + mu) = top + log1p(t), t = e^-|u - eta|: one exp, one log1p,
-     and mu / (phi + mu), 1 / (phi + mu) from t without overflow */
-  const double top = fmax(D->u, eta), t = exp(-fabs(D->u - eta)), lse = top + log1p(t);
-  const double share_mu = (eta >= D->u ? 1.0 : t) / (1.0 + t);   /* mu / (phi + mu) */
-  const double r = (y + D->phi) * exp(-top) / (1.0 + t);         /* (y + phi) / (phi + mu) */
+  /* log(phi + mu) = top + log1p(t), t = e^-|u - eta|: one exp, one log1p;
+     mu / (phi + mu) and 1 / (phi + mu) = e^-top / (1 + t) from t without
+     overflow, e^-top being 1 / phi where phi is on top and t / phi where
+     mu is (e^-eta = e^-u e^(u - eta)) */
+  const int mu_top = eta >= D->u;
+  const double t = exp(-fabs(D->u - eta)), lse = (mu_top ? eta : D->u) + log1p(t);
+  const double inv = 1.0 / (1.0 + t);
+  const double share_mu = (mu_top ? 1.0 : t) * inv;                  /* mu / (phi + mu) */
+  const double r = (y + D->phi) * (mu_top ? t : 1.0) * D->inv_phi * inv;  /* (y + phi) / (phi + mu) */
   *c = y - (y + D->phi) * share_mu;
-  *du = D->phi * (digamma_step(y, D) + D->u - lse + 1.0 - r);
+  *du = D->phi * (digamma_step_from(y, D, T, L->table_len) + D->u - lse + 1.0 - r);
+}
+
+/* g += the likelihood gradient summed over the rows idx[0..m), or with `at`
+   (control variates, negbin_cv_fill()) its differences from the gradient at
+   the control variates' point, whose slopes `at` holds per row: one pass,
+   one set of transcendental functions per row instead of two. Every sum
+   as rows.h takes it, so that dense and sparse storage give the same bits
+   (test-sparse-design.R; dense.h's kernels, whose partial sums would not). */
+static inline void negbin_rows(const negbin_data *L, const double *w, const R_xlen_t *idx,
+                               int m, double *g, double *work, const double *at) {
+  const int p = L->p;
+  const dispersion D = dispersion_of(w[p], 1);
+  const double *T = digamma_table(L, &D, m, work);
+  double G = 0.0;
+  int k = 0;
+  if (L->X.z) {
+    /* dense rows four at a time: their dot products side by side, each the
+       same sum in the same order as rows_dot()'s (the same bits), so the
+       four chains of additions overlap; then row by row as below */
+    const R_xlen_t stride = p + 1;
+    for (; k + 4 <= m; k += 4) {
+      const R_xlen_t i0 = idx[k], i1 = idx[k + 1], i2 = idx[k + 2], i3 = idx[k + 3];
+      const double *z0 = L->X.z + i0 * stride, *z1 = L->X.z + i1 * stride,
+        *z2 = L->X.z + i2 * stride, *z3 = L->X.z + i3 * stride;
+      double eta[4] = {L->offset ? L->offset[i0] : 0.0, L->offset ? L->offset[i1] : 0.0,
+                       L->offset ? L->offset[i2] : 0.0, L->offset ? L->offset[i3] : 0.0};
+      double e0 = eta[0], e1 = eta[1], e2 = eta[2], e3 = eta[3];
+      for (int j = 0; j < p; j++) {
+        e0 += z0[j] * w[j];
+        e1 += z1[j] * w[j];
+        e2 += z2[j] * w[j];
+        e3 += z3[j] * w[j];
+      }
+      eta[0] = e0;
+      eta[1] = e1;
+      eta[2] = e2;
+      eta[3] = e3;
+      for (int b = 0; b < 4; b++) {
+        const R_xlen_t i = idx[k + b];
+        const double c_i = wt_of(L, i);
+        double s, du;
+        nb_slopes(L, i, eta[b], &D, T, &s, &du);
+        rows_axpy(&L->X, i, c_i * s - (at ? at[2 * i] : 0.0), g);
+        G += c_i * du - (at ? at[2 * i + 1] : 0.0);
+      }
+    }
+  }
+  for (; k < m; k++) {
+    const R_xlen_t i = idx[k];
+    const double c_i = wt_of(L, i);
+    double s, du;
+    nb_slopes(L, i, eta_of(L, i, w), &D, T, &s, &du);
+    rows_axpy(&L->X, i, c_i * s - (at ? at[2 * i] : 0.0), g);
+    G += c_i * du - (at ? at[2 * i + 1] : 0.0);
+  }
+  g[p] += G;
 }
 
 static void negbin_grad_loglik(const void *data, const double *w, const R_xlen_t *idx,
                                int m, double *g, double *work) {
-  (void) work;
+  negbin_rows(data, w, idx, m, g, work, NULL);
+}
+
+/* Control variates (sgld.h: cv_width): each row's slopes at w0, case weight
+   included, two numbers a row; then the batch's gradient differences from
+   them (gradient.c) */
+static void negbin_cv_fill(const void *data, const double *w0, double *at) {
   const negbin_data *L = data;
-  const int p = L->p;
-  const dispersion D = dispersion_of(w[p], 1);
-  for (int k = 0; k < m; k++) {
-    const R_xlen_t i = idx[k];
-    const double c_i = wt_of(L, i);
-    double c, du;
-    nb_slopes(L, i, eta_of(L, i, w), &D, &c, &du);
-    rows_axpy(&L->X, i, c_i * c, g);
-    g[p] += c_i * du;
+  const dispersion D = dispersion_of(w0[L->p], 1);
+  for (R_xlen_t i = 0; i < L->n; i++) {
+    double s, du;
+    nb_slopes(L, i, eta_of(L, i, w0), &D, NULL, &s, &du);
+    at[2 * i] = wt_of(L, i) * s;
+    at[2 * i + 1] = wt_of(L, i) * du;
   }
+}
+
+static void negbin_grad_loglik_diff(const void *data, const double *at, const double *w,
+                                    const R_xlen_t *idx, int m, double *g, double *work) {
+  negbin_rows(data, w, idx, m, g, work, at);
 }
 
 static double negbin_loglik(const void *data, const double *w, const R_xlen_t *idx,
@@ -199,7 +291,7 @@ static double negbin_grad_loglik_local(const void *data, const double *mu, const
     rows_moments(&L->X, i, mu, sd, L->offset ? L->offset[i] : 0.0, &a, &v);
     const double s = sqrt(v), e = rng_norm(rng), eta = a + s * e;
     double c, du;
-    nb_slopes(L, i, eta, &D, &c, &du);
+    nb_slopes(L, i, eta, &D, NULL, &c, &du);
     c *= c_i;
     const double f = s > 0 ? c * e / s : 0.0;
     rows_add_gradients(&L->X, i, c, f, sd, g_mu, g_sd);
@@ -220,6 +312,9 @@ sgld_model model_negbin_build(SEXP spec) {
   double *lf = (double *) R_alloc((size_t) L->n, sizeof(double));
   for (R_xlen_t i = 0; i < L->n; i++) lf[i] = lgammafn(y_of(L, i) + 1.0);
   L->log_fact = lf;
+  double y_max = 0.0;
+  for (R_xlen_t i = 0; i < L->n; i++) y_max = fmax(y_max, y_of(L, i));
+  L->table_len = (int) fmin(y_max + 1.0, table_max);
   L->offset = list_optional_doubles(spec, "obs_offset", L->n);
   L->wt = list_optional_doubles(spec, "obs_weight", L->n);
   coef_prior_read(&L->prior, spec, L->p);
@@ -241,6 +336,10 @@ sgld_model model_negbin_build(SEXP spec) {
     .logprior = negbin_logprior,
     .in_domain = negbin_in_domain,
     .metrics = negbin_metrics,
-    .grad_loglik_local = negbin_grad_loglik_local
+    .grad_loglik_local = negbin_grad_loglik_local,
+    .work_size = table_max,   /* not the data's own table_len: a held-out set shares the scratch */
+    .cv_width = 2,
+    .cv_fill = negbin_cv_fill,
+    .grad_loglik_diff = negbin_grad_loglik_diff
   };
 }

@@ -342,7 +342,8 @@ SEXP sgld_run(SEXP model_spec, SEXP settings) {
   full_data_items(&s, &model);
   if (s.cv_mode) s.cv_grad = cv_gradient(&model, s.cv_mode);
 
-  sgld_estimator estimator = {&model, s.m, s.cv_mode, s.cv_grad, 1, 1};
+  sgld_estimator estimator = {&model, s.m, s.cv_mode, s.cv_grad, 1, 1,
+                              s.cv_mode ? cv_store(&model, s.cv_mode) : NULL};
   estimator_split(&estimator, gradient_threads(&s));
   SEXP out = PROTECT(alloc_outputs(&s, model.d, s.rule_state + s.grad_state));
   chain *chains = setup_chains(out, &s, &model, rule, grad, &estimator);

@@ -217,6 +217,17 @@ typedef struct sgld_model {
      reads nothing but data and w. */
   double (*logpost_coordinate)(const void *data, const double *w, int j, double v,
                                const R_xlen_t *idx, R_xlen_t m);
+  /* Optional (0 / NULL: none), for control variates around w0 (gradient.c):
+     cv_fill writes what each item's likelihood gradient at w0 needs,
+     cv_width doubles an item (n cv_width in all), once before a run; then
+     grad_loglik_diff adds into g the sum over idx[0..m) of
+     grad log f(z_i | w) - grad log f(z_i | w0), reading w0's part from that
+     store: one evaluation per item instead of two (negative binomial:
+     exp, log1p and digamma's steps). work as for grad_loglik. */
+  int cv_width;
+  void (*cv_fill)(const void *data, const double *w0, double *store);
+  void (*grad_loglik_diff)(const void *data, const double *store, const double *w,
+                           const R_xlen_t *idx, int m, double *g, double *work);
 } sgld_model;
 
 enum { MODEL_OK = 0, MODEL_FAILED = 1, MODEL_INTERRUPTED = 2 };
@@ -394,6 +405,9 @@ typedef struct sgld_estimator {
      summed in a fixed order, so the bits do not depend on `threads`, the
      threads that share the pieces (gradient.c: estimator_split()). */
   int blocks, threads;
+  /* the model's cv_fill at w_hat (cv_store()), or NULL: then the
+     differences come from grad_loglik_diff in one pass */
+  const double *cv_store;
 } sgld_estimator;
 
 /* blocks and threads for a run of this model at batch size m, with `threads`
@@ -420,6 +434,7 @@ void estimate_gradient(const sgld_estimator *e, const double *w, const R_xlen_t 
 /* G(w_hat): the full-data likelihood gradient at a mode, in one pass by
    chunks; main thread only (allocates with R_alloc, errors if not finite) */
 const double *cv_gradient(const sgld_model *model, const double *mode);
+const double *cv_store(const sgld_model *model, const double *mode);
 /* the likelihood gradient over all items, added into g (in chunks of items) */
 void full_grad_loglik(const sgld_model *model, const double *w, double *g, double *work);
 

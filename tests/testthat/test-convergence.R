@@ -147,3 +147,29 @@ test_that("a default fit has several chains: gelman.diag works, summary has Rhat
   expect_true(all(s[, "n_eff"] > 400))
   expect_output(print(fit), "Effective sample size of the stored draws: smallest [0-9]+")
 })
+
+test_that("the effective sample sizes are coda's, computed for all variables at once", {
+  # R/fit.R: ess_ar() fits coda's spectrum0.ar() autoregressions to every
+  # column together; the numbers must be coda's to rounding, including its
+  # zero for a constant or straight-line column and its order choice on
+  # short and long, weakly and strongly correlated chains
+  set.seed(8)
+  for (N in c(40, 900, 5000)) {
+    rho <- c(-0.4, 0, 0.5, 0.9, 0.99)
+    chains <- lapply(1:3, function(k) {
+      x <- matrix(rnorm(N * 5), N)
+      for (t in 2:N) x[t, ] <- rho * x[t - 1, ] + x[t, ]
+      coda::mcmc(cbind(x * 10^(k - 2), flat = 2, line = seq_len(N) / 7))
+    })
+    draws <- coda::mcmc.list(chains)
+    coda_ess <- vapply(seq_len(7), function(j) unname(coda::effectiveSize(draws[, j, drop = TRUE])), 1)
+    ours <- sgld:::ess(draws)
+    expect_equal(ours[1:5] / coda_ess[1:5], rep(1, 5), tolerance = 1e-10)
+    expect_identical(coda_ess[6:7], c(0, 0))
+    expect_identical(ours[6:7], c(0, 0))
+  }
+  # a non-finite draw: coda's own answer, here an error, so NA
+  bad <- coda::mcmc.list(list(coda::mcmc(cbind(a = rnorm(50), b = c(rnorm(49), Inf)))))
+  expect_true(is.na(sgld:::ess(bad)[2]))
+  expect_equal(sgld:::ess(bad)[1], unname(coda::effectiveSize(bad[, 1, drop = TRUE])))
+})

@@ -36,6 +36,47 @@ test_that("gradients agree with finite differences, offsets and weights included
   }
 })
 
+test_that("control variates from the stored slopes at the mode are exact and unbiased", {
+  # the one-pass differences (src/model_negbin.c, negbin_cv_fill()): over
+  # the whole data they give the full gradient to rounding; over batches
+  # they average to it. Dense rows four at a time (quine, p = 8), the
+  # scalar rows (p = 3), offsets and weights, a sparse design, and counts
+  # beyond the digamma table (4,096) and beyond its sums (32)
+  # (the table covers counts below 4,096 and is built where the batch has
+  # at least half as many rows: over all 2,100 rows of `big`, whose count
+  # of 5,000 then takes digamma() beside the table)
+  set.seed(3)
+  d <- MASS::epil
+  n <- 2100
+  X <- cbind(1, matrix(rnorm(n * 8), n))
+  big <- rnbinom(n, size = 2, mu = exp(1 + X[, 2]))
+  big[1:3] <- c(5000L, 40L, 33L)
+  models <- list(
+    quine = quine_model(),
+    weighted = model_negbin(y ~ trt + lage, data = d, offset = log(d$base + 1),
+                            weights = rep(1:2, length.out = nrow(d)),
+                            prior = prior_normal(0, 10), prior_intercept = NULL,
+                            prior_overdispersion = 1),
+    sparse = model_negbin(Matrix::Matrix(X * (abs(X) > 0.7), sparse = TRUE), big),
+    large_counts = model_negbin(X, big))
+  for (nm in names(models)) {
+    m <- models[[nm]]
+    pm <- posterior_mode(m)
+    w0 <- pm$mode
+    ws <- pm$sampler + rnorm(m$d, 0, 0.05)       # the sampler's scale (log phi)
+    w <- sgld:::to_user_scale.default(m, matrix(ws, 1))[1, ]
+    exact <- log_posterior(m, ws)$grad_logpost
+    all_rows <- stochastic_gradients(m, w, batch_size = m$n, times = 1, control_variates = w0)
+    expect_equal(drop(all_rows), exact, tolerance = 1e-9, label = paste(nm, "over every row"))
+    G <- stochastic_gradients(m, w, batch_size = floor(m$n / 4), times = 2000,
+                              control_variates = w0)
+    # within 4.5 Monte Carlo standard errors (times 2,000: d of them, so
+    # about 1 in 10^4 per coordinate by chance)
+    z <- (colMeans(G) - exact) / (apply(G, 2, sd) / sqrt(nrow(G)) + 1e-9 * abs(exact))
+    expect_lt(max(abs(z)), 4.5, label = paste(nm, "over batches"))
+  }
+})
+
 test_that("sgld(m) at its defaults is within 0.15 sd and 10% of NUTS on two data sets", {
   # measured (seed 1): quine 0.045 sd and 2.9%, epil 0.049 sd and 1.7%; seeds 2
   # and 3 at most 0.056 sd and 3.7%
