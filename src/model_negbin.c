@@ -17,20 +17,11 @@
  *   d/d eta_i = y_i - r_i mu_i,
  *   d/d u = phi [psi(y_i + phi) - psi(phi) + log phi - log(phi + mu_i) + 1 - r_i].
  */
-#include <R.h>
-#include <Rmath.h>
-#include "sgld.h"
-#include "rows.h"
-#include "prior_centred.h"
+#include "count_rows.h"
 
 typedef struct negbin_data {
-  int p;
-  R_xlen_t n;
+  count_rows rows;            /* design, counts, log y!, offsets, weights, prior */
   int table_len;              /* 1 + the largest count, at most table_max (digamma_table()) */
-  design_rows X;              /* covariates and counts, dense or sparse (rows.h) */
-  const double *log_fact;     /* log y_i!, per row */
-  const double *offset, *wt;  /* per row, or NULL */
-  coef_prior prior;           /* prior_centred.h */
   double aux_scale;           /* s: 1/phi ~ half-normal(0, s); or 0 and */
   double aux_rate;            /* r: phi ~ exponential(r) */
 } negbin_data;
@@ -46,15 +37,15 @@ static inline dispersion dispersion_of(double u, int derivatives) {
 }
 
 static inline double eta_of(const negbin_data *L, R_xlen_t i, const double *w) {
-  return rows_dot(&L->X, i, w, L->offset ? L->offset[i] : 0.0);
+  return rows_dot(&L->rows.X, i, w, L->rows.offset ? L->rows.offset[i] : 0.0);
 }
 
 static inline double y_of(const negbin_data *L, R_xlen_t i) {
-  return rows_y(&L->X, i);
+  return rows_y(&L->rows.X, i);
 }
 
 static inline double wt_of(const negbin_data *L, R_xlen_t i) {
-  return L->wt ? L->wt[i] : 1.0;
+  return L->rows.wt ? L->rows.wt[i] : 1.0;
 }
 
 /* log(e^a + e^b) without overflow, for finite a and b; written here rather
@@ -67,7 +58,7 @@ static inline double log_sum_exp(double a, double b) {
 /* row i's log likelihood at linear predictor eta, without its case weight */
 static inline double nb_loglik(const negbin_data *L, R_xlen_t i, double eta, const dispersion *D) {
   const double y = y_of(L, i), lse = log_sum_exp(D->u, eta);
-  return lgammafn(y + D->phi) - D->lgamma_phi - L->log_fact[i] + D->phi * (D->u - lse)
+  return lgammafn(y + D->phi) - D->lgamma_phi - L->rows.log_fact[i] + D->phi * (D->u - lse)
          + y * (eta - lse);
 }
 
@@ -133,22 +124,22 @@ static inline void nb_slopes(const negbin_data *L, R_xlen_t i, double eta, const
    (test-sparse-design.R; dense.h's kernels, whose partial sums would not). */
 static inline void negbin_rows(const negbin_data *L, const double *w, const R_xlen_t *idx,
                                int m, double *g, double *work, const double *at) {
-  const int p = L->p;
+  const int p = L->rows.p;
   const dispersion D = dispersion_of(w[p], 1);
   const double *T = digamma_table(L, &D, m, work);
   double G = 0.0;
   int k = 0;
-  if (L->X.z) {
+  if (L->rows.X.z) {
     /* dense rows four at a time: their dot products side by side, each the
        same sum in the same order as rows_dot()'s (the same bits), so the
        four chains of additions overlap; then row by row as below */
     const R_xlen_t stride = p + 1;
     for (; k + 4 <= m; k += 4) {
       const R_xlen_t i0 = idx[k], i1 = idx[k + 1], i2 = idx[k + 2], i3 = idx[k + 3];
-      const double *z0 = L->X.z + i0 * stride, *z1 = L->X.z + i1 * stride,
-        *z2 = L->X.z + i2 * stride, *z3 = L->X.z + i3 * stride;
-      double eta[4] = {L->offset ? L->offset[i0] : 0.0, L->offset ? L->offset[i1] : 0.0,
-                       L->offset ? L->offset[i2] : 0.0, L->offset ? L->offset[i3] : 0.0};
+      const double *z0 = L->rows.X.z + i0 * stride, *z1 = L->rows.X.z + i1 * stride,
+        *z2 = L->rows.X.z + i2 * stride, *z3 = L->rows.X.z + i3 * stride;
+      double eta[4] = {L->rows.offset ? L->rows.offset[i0] : 0.0, L->rows.offset ? L->rows.offset[i1] : 0.0,
+                       L->rows.offset ? L->rows.offset[i2] : 0.0, L->rows.offset ? L->rows.offset[i3] : 0.0};
       double e0 = eta[0], e1 = eta[1], e2 = eta[2], e3 = eta[3];
       for (int j = 0; j < p; j++) {
         e0 += z0[j] * w[j];
@@ -165,7 +156,7 @@ static inline void negbin_rows(const negbin_data *L, const double *w, const R_xl
         const double c_i = wt_of(L, i);
         double s, du;
         nb_slopes(L, i, eta[b], &D, T, &s, &du);
-        rows_axpy(&L->X, i, c_i * s - (at ? at[2 * i] : 0.0), g);
+        rows_axpy(&L->rows.X, i, c_i * s - (at ? at[2 * i] : 0.0), g);
         G += c_i * du - (at ? at[2 * i + 1] : 0.0);
       }
     }
@@ -175,7 +166,7 @@ static inline void negbin_rows(const negbin_data *L, const double *w, const R_xl
     const double c_i = wt_of(L, i);
     double s, du;
     nb_slopes(L, i, eta_of(L, i, w), &D, T, &s, &du);
-    rows_axpy(&L->X, i, c_i * s - (at ? at[2 * i] : 0.0), g);
+    rows_axpy(&L->rows.X, i, c_i * s - (at ? at[2 * i] : 0.0), g);
     G += c_i * du - (at ? at[2 * i + 1] : 0.0);
   }
   g[p] += G;
@@ -191,8 +182,8 @@ static void negbin_grad_loglik(const void *data, const double *w, const R_xlen_t
    them (gradient.c) */
 static void negbin_cv_fill(const void *data, const double *w0, double *at) {
   const negbin_data *L = data;
-  const dispersion D = dispersion_of(w0[L->p], 1);
-  for (R_xlen_t i = 0; i < L->n; i++) {
+  const dispersion D = dispersion_of(w0[L->rows.p], 1);
+  for (R_xlen_t i = 0; i < L->rows.n; i++) {
     double s, du;
     nb_slopes(L, i, eta_of(L, i, w0), &D, NULL, &s, &du);
     at[2 * i] = wt_of(L, i) * s;
@@ -209,8 +200,8 @@ static double negbin_loglik(const void *data, const double *w, const R_xlen_t *i
                             R_xlen_t m, double *work) {
   (void) work;
   const negbin_data *L = data;
-  const dispersion D = dispersion_of(w[L->p], 0);
-  if (!idx) m = L->n;
+  const dispersion D = dispersion_of(w[L->rows.p], 0);
+  if (!idx) m = L->rows.n;
   double ll = 0.0;
   for (R_xlen_t k = 0; k < m; k++) {
     const R_xlen_t i = idx ? idx[k] : k;
@@ -222,7 +213,7 @@ static double negbin_loglik(const void *data, const double *w, const R_xlen_t *i
 static void negbin_loglik_rows(const void *data, const double *w, R_xlen_t from,
                                R_xlen_t to, double *out) {
   const negbin_data *L = data;
-  const dispersion D = dispersion_of(w[L->p], 0);
+  const dispersion D = dispersion_of(w[L->rows.p], 0);
   for (R_xlen_t i = from; i < to; i++)
     out[i - from] = wt_of(L, i) * nb_loglik(L, i, eta_of(L, i, w), &D);
 }
@@ -234,7 +225,7 @@ static void negbin_loglik_rows(const void *data, const double *w, R_xlen_t from,
    Jacobian phi: log r - r phi + u, whose derivative is 1 - r phi. */
 static double negbin_logprior(const void *data, const double *w) {
   const negbin_data *L = data;
-  const double lp = coef_prior_log(&L->prior, w), u = w[L->p];
+  const double lp = coef_prior_log(&L->rows.prior, w), u = w[L->rows.p];
   if (L->aux_scale == 0.0) return lp + log(L->aux_rate) - L->aux_rate * exp(u) + u;
   const double a = exp(-u) / L->aux_scale;
   return lp + M_LN2 - log(L->aux_scale) - M_LN_SQRT_2PI - 0.5 * a * a - u;
@@ -242,13 +233,13 @@ static double negbin_logprior(const void *data, const double *w) {
 
 static void negbin_grad_logprior(const void *data, const double *w, double *g) {
   const negbin_data *L = data;
-  coef_prior_grad(&L->prior, w, g);
+  coef_prior_grad(&L->rows.prior, w, g);
   if (L->aux_scale == 0.0) {
-    g[L->p] += 1.0 - L->aux_rate * exp(w[L->p]);
+    g[L->rows.p] += 1.0 - L->aux_rate * exp(w[L->rows.p]);
     return;
   }
-  const double a = exp(-w[L->p]) / L->aux_scale;
-  g[L->p] += a * a - 1.0;
+  const double a = exp(-w[L->rows.p]) / L->aux_scale;
+  g[L->rows.p] += a * a - 1.0;
 }
 
 /* No logpost_coordinate (sgld.h) for coordinate updates: beside them the
@@ -261,14 +252,14 @@ static void negbin_grad_logprior(const void *data, const double *w, double *g) {
 /* phi = e^u must be a positive finite number whose lgamma is finite */
 static int negbin_in_domain(const void *data, const double *w) {
   const negbin_data *L = data;
-  return fabs(w[L->p]) < 700.0;
+  return fabs(w[L->rows.p]) < 700.0;
 }
 
 const char *const model_negbin_metrics[] = {"test_loglik", NULL};
 
 static void negbin_metrics(const void *data, const double *w, double *out, double *work) {
   const negbin_data *L = data;
-  out[0] = negbin_loglik(data, w, NULL, 0, work) / (double) L->n;
+  out[0] = negbin_loglik(data, w, NULL, 0, work) / (double) L->rows.n;
 }
 
 /* Local reparameterisation (sgld.h: grad_loglik_local): each row's linear
@@ -280,7 +271,7 @@ static double negbin_grad_loglik_local(const void *data, const double *mu, const
                                        double *g_mu, double *g_sd, double *work) {
   (void) work;
   const negbin_data *L = data;
-  const int p = L->p;
+  const int p = L->rows.p;
   const double e_u = rng_norm(rng);
   const dispersion D = dispersion_of(mu[p] + sd[p] * e_u, 1);
   double ll = 0.0, G = 0.0;
@@ -288,13 +279,13 @@ static double negbin_grad_loglik_local(const void *data, const double *mu, const
     const R_xlen_t i = idx[k];
     const double c_i = wt_of(L, i);
     double a, v;
-    rows_moments(&L->X, i, mu, sd, L->offset ? L->offset[i] : 0.0, &a, &v);
+    rows_moments(&L->rows.X, i, mu, sd, L->rows.offset ? L->rows.offset[i] : 0.0, &a, &v);
     const double s = sqrt(v), e = rng_norm(rng), eta = a + s * e;
     double c, du;
     nb_slopes(L, i, eta, &D, NULL, &c, &du);
     c *= c_i;
     const double f = s > 0 ? c * e / s : 0.0;
-    rows_add_gradients(&L->X, i, c, f, sd, g_mu, g_sd);
+    rows_add_gradients(&L->rows.X, i, c, f, sd, g_mu, g_sd);
     G += c_i * du;
     ll += c_i * nb_loglik(L, i, eta, &D);
   }
@@ -305,19 +296,10 @@ static double negbin_grad_loglik_local(const void *data, const double *mu, const
 
 sgld_model model_negbin_build(SEXP spec) {
   negbin_data *L = (negbin_data *) R_alloc(1, sizeof(negbin_data));
-  L->p = list_int(spec, "p");
-  L->n = (R_xlen_t) list_real(spec, "n");
-  if (L->p < 1 || L->n < 1) error("internal: negative-binomial model needs p >= 1 and n >= 1");
-  rows_from_spec(&L->X, spec, L->p, L->n);
-  double *lf = (double *) R_alloc((size_t) L->n, sizeof(double));
-  for (R_xlen_t i = 0; i < L->n; i++) lf[i] = lgammafn(y_of(L, i) + 1.0);
-  L->log_fact = lf;
+  count_rows_read(&L->rows, spec, "negative-binomial");
   double y_max = 0.0;
-  for (R_xlen_t i = 0; i < L->n; i++) y_max = fmax(y_max, y_of(L, i));
+  for (R_xlen_t i = 0; i < L->rows.n; i++) y_max = fmax(y_max, y_of(L, i));
   L->table_len = (int) fmin(y_max + 1.0, table_max);
-  L->offset = list_optional_doubles(spec, "obs_offset", L->n);
-  L->wt = list_optional_doubles(spec, "obs_weight", L->n);
-  coef_prior_read(&L->prior, spec, L->p);
   L->aux_scale = list_real(spec, "prior_aux_scale");
   /* a model saved before the exponential prior existed has the half-normal */
   L->aux_rate = list_optional(spec, "prior_aux_rate") == R_NilValue
@@ -326,8 +308,8 @@ sgld_model model_negbin_build(SEXP spec) {
     error("internal: 'prior_aux_scale' or 'prior_aux_rate' must be positive");
 
   return (sgld_model) {
-    .d = L->p + 1,
-    .n = L->n,
+    .d = L->rows.p + 1,
+    .n = L->rows.n,
     .data = L,
     .grad_loglik = negbin_grad_loglik,
     .loglik = negbin_loglik,

@@ -9,20 +9,9 @@
  * log likelihood is c_i (y_i eta_i - e^eta_i - log y_i!); log y_i! is
  * computed once, when the model is built.
  */
-#include <R.h>
-#include <Rmath.h>
-#include "sgld.h"
-#include "rows.h"
-#include "prior_centred.h"
+#include "count_rows.h"
 
-typedef struct poisson_data {
-  int p;
-  R_xlen_t n;
-  design_rows X;              /* covariates and counts, dense or sparse */
-  const double *log_fact;     /* log y_i!, per row */
-  const double *offset, *wt;  /* per row, or NULL */
-  coef_prior prior;        /* prior_centred.h */
-} poisson_data;
+typedef count_rows poisson_data;
 
 static inline double eta_of(const poisson_data *L, R_xlen_t i, const double *w) {
   return rows_dot(&L->X, i, w, L->offset ? L->offset[i] : 0.0);
@@ -161,16 +150,7 @@ static double poisson_expected_logprior(const void *data, const double *mu, cons
 
 sgld_model model_poisson_build(SEXP spec) {
   poisson_data *L = (poisson_data *) R_alloc(1, sizeof(poisson_data));
-  L->p = list_int(spec, "p");
-  L->n = (R_xlen_t) list_real(spec, "n");
-  if (L->p < 1 || L->n < 1) error("internal: Poisson model needs p >= 1 and n >= 1");
-  rows_from_spec(&L->X, spec, L->p, L->n);
-  double *lf = (double *) R_alloc((size_t) L->n, sizeof(double));
-  for (R_xlen_t i = 0; i < L->n; i++) lf[i] = lgammafn(y_of(L, i) + 1.0);
-  L->log_fact = lf;
-  L->offset = list_optional_doubles(spec, "obs_offset", L->n);
-  L->wt = list_optional_doubles(spec, "obs_weight", L->n);
-  coef_prior_read(&L->prior, spec, L->p);
+  count_rows_read(L, spec, "Poisson");
 
   return (sgld_model) {
     .d = L->p,
