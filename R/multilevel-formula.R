@@ -48,6 +48,10 @@
 #'   [glm()]: evaluated in `data` (e.g. `offset = log(exposure)`), added to
 #'   any `offset()` term of the formula, and evaluated again in `newdata`
 #'   by the prediction methods.
+#' @param subset Rows of `data` to fit, as in [glm()]: a logical
+#'   expression evaluated in `data` (`subset = year > 2000`) or row
+#'   numbers; levels of a grouping factor left without rows are dropped, as
+#'   `lme4::glmer()` drops them.
 #' @return A model of class `sgld_model_glmm`.
 #' @seealso [sgld_formula] for the formula face; [fixef.sgld_fit] for the methods.
 #' @examples
@@ -61,9 +65,16 @@ model_glmer <- function(formula, data, family = stats::gaussian(),
                         prior = prior_normal(0, 2.5, autoscale = TRUE),
                         prior_intercept = prior_normal(NULL, 2.5, autoscale = TRUE),
                         prior_aux = prior_exponential(1, autoscale = TRUE),
-                        prior_covariance = prior_decov(), offset = NULL) {
+                        prior_covariance = prior_decov(), offset = NULL, subset = NULL) {
   if (missing(formula)) abort("`formula` is missing: give y ~ x + (1 | g).")
   if (missing(data)) abort("`data` is missing: give the data frame of the formula's variables.")
+  subset_expr <- substitute(subset)
+  if (!is.null(subset_expr)) {
+    if (!is.data.frame(data)) abort("`data` must be a data frame, not ", describe(data), ".")
+    keep <- check_subset(subset_expr, data, formula)   # R/design.R
+    data <- data[keep, , drop = FALSE]
+    if (nrow(data) < 1L) abort("`subset` leaves no rows of `data`.")
+  }
   kind <- formula_family(family)
   if (kind == "negbin")
     abort("`family`: the negative binomial has no multilevel model in sgld yet; its ",

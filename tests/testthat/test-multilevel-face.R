@@ -59,6 +59,29 @@ test_that("lme4's syntax gives lme4's fixed design and Z for every variant and f
   }
 })
 
+test_that("`subset` fits the rows lme4 fits, dropping levels left without rows", {
+  d <- face_data()
+  keep <- d$x > 0 & d$a != levels(d$a)[1]
+  f <- k ~ x + (1 + x | a) + (1 | b) + offset(log(expo))
+  m <- model_glmer(f, d, family = poisson(), subset = x > 0 & a != levels(a)[1])
+  lf <- lme4::lFormula(f, d, subset = x > 0 & a != levels(a)[1])
+  expect_equal(m$n, sum(keep))
+  expect_equal(face_Z(m), t(as.matrix(lf$reTrms$Zt)), ignore_attr = TRUE)
+  expect_equal(t(m$x + m$x_means), unclass(lf$X), ignore_attr = TRUE)
+  expect_equal(m$obs_offset, log(d$expo[keep]))
+  # the same model as on the rows taken out by hand
+  expect_identical(m$names, model_glmer(f, droplevels(d[keep, ]), family = poisson())$names)
+  expect_false(any(grepl(paste0(" a:", levels(d$a)[1], "]"), m$names, fixed = TRUE)))
+  # through the formula face, row numbers
+  rows <- which(keep)
+  fit <- suppressWarnings(sgld(f, data = d, family = poisson(), subset = rows, lr = 1e-4,
+                               iter = 20, chains = 1, progress = FALSE))
+  expect_equal(nobs(fit), length(rows))
+  expect_error(model_glmer(f, d, family = poisson(), subset = x > 100), "`subset` leaves no rows")
+  expect_error(model_glmer(f, d, family = poisson(), subset = c(TRUE, NA)),
+               "`subset` must be TRUE/FALSE for each of the")
+})
+
 # The calls data-raw/multilevel-face-reference.R ran stan_glmer on: data and
 # family by case, and the model of each with the stored formula.
 face_cases <- list(sleepstudy = list(lme4::sleepstudy, gaussian()),
