@@ -28,6 +28,10 @@ if (!length(which)) which <- names(cases)
 for (nm in which) {
   case <- cases[[nm]]
   ref <- refs[[nm]]
+  if (is.null(ref)) {
+    cat(nm, ": no stored reference (data-raw/glmm-reference.R makes it)\n")
+    next
+  }
   m <- glmm_reference_model(case$formula, case$data, case$family, ref)
   for (seed in seeds) cat(glmm_default_line(nm, m, ref, seed))
 }
