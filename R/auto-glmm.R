@@ -33,7 +33,18 @@
 #      posteriors are skewed and the funnel's curvature varies with the sd,
 #      where a fixed-step Euler chain is biased (the variance parameters
 #      diverge in the papers cited in issue 50); the checks of R-hat and ESS
-#      run on the result as for every fit.
+#      run on the result as for every fit;
+#  (e) for binomial and poisson with two or more terms, after each of
+#      those steps (pilots included)
+#      exact moves of the model's own (src/model_glmm.c): each term's
+#      covariance parameters drawn from their conditional in the centred
+#      form (group effects b held, Yu and Meng's interweaving), then each
+#      group's effects by Metropolis-Hastings with Newton's proposal. One
+#      fixed metric cannot follow the funnel between a sd and its group
+#      effects (grouseticks: LOCATION's sd 25% off, ESS 99 after 250,000
+#      iterations); with these moves at most 0.11 sd and 6.8% over seeds
+#      1-3 (bench/glmm-defaults.md). Gaussian models and one-term models
+#      keep (a)-(d) (the choice is below, with its measurements).
 auto_glmm_pilot_rounds <- 2
 auto_glmm_max_iter <- 250000  # longest run per chain, after its warm-up
 auto_glmm_floor_sd <- 0.05   # sd floor for a start, relative to the data's scale
@@ -60,6 +71,18 @@ auto_glmm_phases <- function(model, args, given, call, made, what) {
   # gradients are exact (run_sampler() refuses it for models flagged as
   # having local parameters, written for model_sv()'s per-day latents)
   model$local_parameters <- FALSE
+  # binomial and poisson with two or more terms: after each
+  # Metropolis-adjusted step, each term's covariance parameters drawn again
+  # in the centred form and each group's effects by a Metropolis-Hastings
+  # step with Newton's proposal (src/model_glmm.c, "the exact moves"),
+  # pilots included, so that their metric is measured on a chain that mixes
+  # along the funnels. An iteration then reads the data 3 + 2K times, not
+  # once: with one term the fixed metric already mixed and the moves cost
+  # more than they gained (effective draws per CPU second 0.5x on cbpp and
+  # on 10^4 binary rows in 200 groups, 1.25x on binary200, even on the
+  # held-out bacteria); with grouseticks' two terms they turned 0.20 sd and
+  # 25% off (ESS 99) into at most 0.11 sd and 6.8% (bench/glmm-defaults.md)
+  if (model$family != "gaussian" && model$K >= 2) model$exact_moves <- 1L
   init0 <- if ("init" %in% given && is.numeric(args$init) && is.null(dim(args$init)))
              to_sampler_scale(model, matrix(args$init, 1))[1, ] else glmm_start(model)
   P <- if ("precondition" %in% given && is.matrix(args$precondition)) args$precondition
@@ -89,14 +112,19 @@ auto_glmm_phases <- function(model, args, given, call, made, what) {
   fit$auto$start <- "lme4"
   fit$auto$pilot_rounds <- pilot$rounds
   fit$auto$laplace_precondition <- FALSE
+  fit$auto$exact_moves <- isTRUE(model$exact_moves > 0)
   fit$auto$reason <- sprintf(paste0(
     "lr = \"auto\" for a multilevel model: chains start from lme4's fit, the preconditioner ",
     "is the covariance of %d adaptive pilot runs (%s draws; the joint mode of the ",
     "non-centred parameters is no summary of this posterior), and the steps are ",
-    "Metropolis-adjusted (MALA) on the full data: step %s (pilot acceptance %s); %s ",
+    "Metropolis-adjusted (MALA) on the full data: step %s (pilot acceptance %s)%s; %s ",
     "iterations planned for about %d effective draws (%s per iteration in the last pilot)."),
     pilot$rounds, format(pilot$draws, big.mark = ","), format(fit$auto$lr, digits = 3),
-    format(fit$auto$pilot_acceptance, digits = 2), format(fit$auto$iter, big.mark = ","),
+    format(fit$auto$pilot_acceptance, digits = 2),
+    if (fit$auto$exact_moves) paste0(", each followed by exact moves: every sd drawn in the ",
+                                     "centred form, every group's effects by Newton-proposal ",
+                                     "Metropolis-Hastings") else "",
+    format(fit$auto$iter, big.mark = ","),
     auto_target_ess, format(pilot$rate, digits = 2))
   fit$auto$ess_per_iteration <- pilot$rate
   fit$time <- fit$time + pilot$time

@@ -1,24 +1,38 @@
-# The held-out multilevel data set (not used while designing R/auto-glmm.R):
-# lme4::Penicillin, diameter ~ 1 + (1 | plate) + (1 | sample), crossed
-# (24 plates x 6 samples, 144 rows), gaussian; sgld(model) at its defaults,
-# seeds 1-3, against stan_glmer's NUTS (bench/glmm-heldout-reference.rds from
-# data-raw/glmm-reference.R). Results in bench/glmm-defaults.md.
+# The held-out multilevel data sets (not used while designing R/auto-glmm.R):
+#  penicillin: lme4::Penicillin, diameter ~ 1 + (1 | plate) + (1 | sample),
+#    crossed (24 plates x 6 samples, 144 rows), gaussian;
+#  bacteria: MASS::bacteria, y ~ trt + late + (1 | ID), binomial (50 children,
+#    220 rows; late = week > 2), held out from the exact moves' design;
+#  crossed_poisson: simulated, y ~ x + (1 | a) + (1 | b), 30 x 10 crossed
+#    levels, 300 rows (data-raw/glmm-reference.R; seed fixed before any run),
+#    two terms, so the default call makes the exact moves.
+# sgld(model) at its defaults, seeds 1-3, against stan_glmer's NUTS
+# (bench/glmm-heldout-reference.rds from data-raw/glmm-reference.R). Results
+# in bench/glmm-defaults.md.
+#   Rscript bench/glmm-heldout.R [penicillin] [bacteria] [crossed_poisson]
 suppressMessages(library(sgld))
 source("tests/testthat/helper-glmm-auto.R")
-ref <- readRDS("bench/glmm-heldout-reference.rds")$penicillin
-m <- glmm_reference_model(diameter ~ 1 + (1 | plate) + (1 | sample), lme4::Penicillin,
-                          "gaussian", ref)
-for (seed in 1:3) {
-  set.seed(seed)
-  warned <- character()
-  t <- system.time(fit <- withCallingHandlers(sgld(m, pars = TRUE), warning = function(w) {
-    warned <<- c(warned, conditionMessage(w))
-    invokeRestart("muffleWarning")
-  }))
-  e <- glmm_reference_errors(glmm_reference_draws(m, fit), ref)
-  cat(sprintf("penicillin seed %d d %d: mean %.3f sd (%s), sd %.1f%% (%s), %d quantities; ESS %.0f; %.1f s CPU; %s\n",
-              seed, m$d, e$mean, e$mean_at, 100 * e$sd, e$sd_at, e$quantities,
-              fit$checks$convergence$ess_min, t[["user.self"]] + t[["sys.self"]],
-              if (length(warned)) paste("WARNING:", warned, collapse = " | ") else "no warning"))
+refs <- readRDS("bench/glmm-heldout-reference.rds")
+bacteria <- MASS::bacteria
+cases <- list(
+  penicillin = list(formula = diameter ~ 1 + (1 | plate) + (1 | sample), family = "gaussian",
+                    data = lme4::Penicillin),
+  bacteria = list(formula = y ~ trt + late + (1 | ID), family = "binomial",
+                  data = data.frame(y = as.integer(bacteria$y == "y"), trt = bacteria$trt,
+                                    late = as.integer(bacteria$week > 2), ID = bacteria$ID)),
+  crossed_poisson = list(formula = y ~ x + (1 | a) + (1 | b), family = "poisson",
+                         data = refs$crossed_poisson$data))
+seeds <- as.integer(Sys.getenv("SEEDS", "1,2,3") |> strsplit(",") |> unlist())
+which <- commandArgs(TRUE)
+if (!length(which)) which <- names(cases)
+for (nm in which) {
+  case <- cases[[nm]]
+  ref <- refs[[nm]]
+  if (is.null(ref)) {
+    cat(nm, ": no stored reference (data-raw/glmm-reference.R makes it)\n")
+    next
+  }
+  m <- glmm_reference_model(case$formula, case$data, case$family, ref)
+  for (seed in seeds) cat(glmm_default_line(nm, m, ref, seed))
 }
 cat(format(Sys.time(), tz = "UTC", usetz = TRUE), "load", readLines("/proc/loadavg"), "\n")

@@ -265,6 +265,9 @@ static int iterate(const run_context *ctx, chain *ch, R_xlen_t t) {
   memcpy(sc->w_prev, sc->w, p * sizeof(double));
   if (s->mala) {
     if (!mala_step(ctx, ch, eta, t_abs)) return 0;
+    /* the model's own exact moves keep the untempered posterior only */
+    if (model->exact_moves && s->tau == 1.0)
+      model->exact_moves(model->data, sc->w, &ch->U, sc->g, &ch->rng, sc->work);
   } else if (drawn) {
     ctx->rule->step_drawn(sc->w, sc->g, ctx->rule->needs_g_bar ? sc->g_bar : NULL, eta, tau,
                           sc->state, sc->noise, p, s->opts);

@@ -8,6 +8,7 @@
 
 SEXP sgld_run(SEXP model, SEXP settings);
 SEXP sgld_model_eval(SEXP model, SEXP w);
+SEXP sgld_model_moves(SEXP model, SEXP w, SEXP times);
 SEXP sgld_log_joint_draws(SEXP model, SEXP draws);
 SEXP sgld_model_expected(SEXP model, SEXP mu, SEXP sd);
 SEXP sgld_loglik_draws(SEXP model, SEXP W, SEXP items);
@@ -46,6 +47,7 @@ int compiled_abi_version(void);
 static const R_CallMethodDef call_methods[] = {
   CALLDEF(sgld_run, 2),
   CALLDEF(sgld_model_eval, 2),
+  CALLDEF(sgld_model_moves, 3),
   CALLDEF(sgld_log_joint_draws, 2),
   CALLDEF(sgld_model_expected, 3),
   CALLDEF(sgld_loglik_draws, 3),

@@ -6,6 +6,8 @@
  * ratios and ELBO, R/vi.R).
  */
 #include <R.h>
+#include <string.h>
+#include <limits.h>
 #include "sgld.h"
 
 SEXP sgld_model_eval(SEXP model_spec, SEXP w_) {
@@ -132,6 +134,46 @@ SEXP sgld_loglik_draws(SEXP model_spec, SEXP W_, SEXP items) {
     if (k % 64 == 63) R_CheckUserInterrupt();   /* R_alloc'd scratch is freed on a jump */
     REAL(out)[k] = model.loglik(model.data, REAL(W_) + (R_xlen_t) k * d, idx, m, work);
   }
+  UNPROTECT(1);
+  return out;
+}
+
+/* The model's exact moves (sgld.h: exact_moves) made `times` times from w,
+   on a stream seeded from R's, carrying the log posterior and its gradient
+   as a chain does: w after each move (a d x times matrix), and the carried
+   log posterior and gradient at the end, which the tests compare with a
+   fresh evaluation. */
+SEXP sgld_model_moves(SEXP model_spec, SEXP w_, SEXP times_) {
+  sgld_model model = find_model(model_spec);
+  const int d = model.d;
+  if (!model.exact_moves) error("internal: the model has no exact moves");
+  if (TYPEOF(w_) != REALSXP || XLENGTH(w_) != d)
+    error("internal: 'w' must be a double vector of length %d", d);
+  const int times = asInteger(times_);
+  if (times == NA_INTEGER || times < 0 || (double) times * d > 1e8)
+    error("internal: 'times' must be a count with times * d at most 1e8");
+  if (model.n > INT_MAX) error("internal: full-data evaluations need n <= %d", INT_MAX);
+  R_xlen_t *all = (R_xlen_t *) R_alloc(model.n, sizeof(R_xlen_t));
+  for (R_xlen_t i = 0; i < model.n; i++) all[i] = i;
+  double *work = (double *) R_alloc(model.work_size + 1, sizeof(double));
+  double *w = (double *) R_alloc(d, sizeof(double)), *g = (double *) R_alloc(d, sizeof(double));
+  memcpy(w, REAL(w_), (size_t) d * sizeof(double));
+  double log_post = full_log_post(&model, w, g, all, work);
+  sgld_rng rng;
+  rng_seed_from_r(&rng);
+  const char *names[] = {"draws", "log_post", "grad", ""};
+  SEXP out = PROTECT(mkNamed(VECSXP, names));
+  SEXP draws = allocMatrix(REALSXP, d, times);
+  SET_VECTOR_ELT(out, 0, draws);
+  for (int t = 0; t < times; t++) {
+    model.exact_moves(model.data, w, &log_post, g, &rng, work);
+    memcpy(REAL(draws) + (R_xlen_t) t * d, w, (size_t) d * sizeof(double));
+    if ((t & 1023) == 1023) R_CheckUserInterrupt();
+  }
+  SET_VECTOR_ELT(out, 1, ScalarReal(log_post));
+  SEXP gr = allocVector(REALSXP, d);
+  SET_VECTOR_ELT(out, 2, gr);
+  memcpy(REAL(gr), g, (size_t) d * sizeof(double));
   UNPROTECT(1);
   return out;
 }

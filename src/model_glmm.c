@@ -64,6 +64,7 @@
 #include "sgld.h"
 
 enum { GLMM_GAUSSIAN = 0, GLMM_BINOMIAL = 1, GLMM_POISSON = 2 };
+enum { MOVES_NONE = 0, MOVES_ALL = 1, MOVES_GROUPS = 2, MOVES_COVARIANCE = 3 };
 #define GLMM_RMAX 32    /* most coefficients per group in a term (the R side says so) */
 
 typedef struct glmm_data {
@@ -81,6 +82,8 @@ typedef struct glmm_data {
   const double *prior_loc, *prior_scale;
   double aux_rate;
   const double *reg, *conc, *shape, *scale;   /* decov, per term */
+  int moves;                          /* which exact moves (MOVES_*) */
+  R_xlen_t **grp_start, **grp_rows;   /* per term, its rows by group (exact moves only) */
 } glmm_data;
 
 /* log(1 + e^x) without overflow */
@@ -94,11 +97,10 @@ static inline double log_sech2(double y) {
   return M_LN2 * 2.0 - 2.0 * a - 2.0 * log1p(exp(-2.0 * a));
 }
 
-/* Term k's factor L = diag(s) C (r x r, row-major, zero above the diagonal),
-   from its parameters theta = (log s, y). */
-static void term_factor(const glmm_data *M, int k, const double *w, double *L) {
-  const int r = M->r[k];
-  const double *theta = w + M->t_off[k], *y = theta + r;
+/* A factor L = diag(s) C (r x r, row-major, zero above the diagonal) from
+   its term's parameters theta = (log s, y). */
+static void factor_of(int r, const double *theta, double *L) {
+  const double *y = theta + r;
   int c = 0;
   for (int i = 0; i < r; i++) {
     const double s = exp(theta[i]);
@@ -111,6 +113,11 @@ static void term_factor(const glmm_data *M, int k, const double *w, double *L) {
     L[i * r + i] = s * sqrt(rem > 0 ? rem : 0.0);
     for (int j = i + 1; j < r; j++) L[i * r + j] = 0.0;
   }
+}
+
+/* term k's factor from w */
+static void term_factor(const glmm_data *M, int k, const double *w, double *L) {
+  factor_of(M->r[k], w + M->t_off[k], L);
 }
 
 /* b = L z for every group of every term, into b (nz), factors into L (nl) */
@@ -317,10 +324,10 @@ static void glmm_loglik_rows(const void *data, const double *w, R_xlen_t from, R
 /* The decov prior of term k's parameters given disp (see the top), with
    its gradient added into g (and d/d log disp into *g_log_disp) when g is
    not NULL. */
-static double decov_logprior(const glmm_data *M, int k, const double *w, double log_disp,
-                             double *g, double *g_log_disp) {
+static double decov_logprior(const glmm_data *M, int k, const double *theta, double log_disp,
+                             double *g_theta, double *g_log_disp) {
   const int r = M->r[k];
-  const double *ls = w + M->t_off[k], *y = ls + r;
+  const double *ls = theta, *y = ls + r;
   const double a = M->conc[k], shape = M->shape[k], eta = M->reg[k];
   /* S = sum_j s_j^2, computed relative to the largest for range */
   double mx = ls[0];
@@ -336,10 +343,10 @@ static double decov_logprior(const glmm_data *M, int k, const double *w, double 
   double lp = lgammafn(r * a) - r * lgammafn(a) + (a - 1.0) * (2.0 * sum_ls - r * log_S)
               + shape * log_tau - tau - lgammafn(shape) - r * log_S + (r - 1) * M_LN2
               + 2.0 * sum_ls;
-  if (g) {
+  if (g_theta) {
     for (int j = 0; j < r; j++) {
       const double pi = exp(2.0 * (ls[j] - mx)) / sum;
-      g[M->t_off[k] + j] += 2.0 * a - 2.0 * r * a * pi + (shape - tau) * pi;
+      g_theta[j] += 2.0 * a - 2.0 * r * a * pi + (shape - tau) * pi;
     }
     *g_log_disp += tau - shape;
   }
@@ -350,7 +357,7 @@ static double decov_logprior(const glmm_data *M, int k, const double *w, double 
     for (int j = 0; j < i; j++, c++) {
       const double bj = eta + 0.5 * (r - 2 - j);
       lp += bj * log_sech2(y[c]) - (2.0 * bj - 1.0) * M_LN2 - lbeta(bj, bj);
-      if (g) g[M->t_off[k] + r + c] -= 2.0 * bj * tanh(y[c]);
+      if (g_theta) g_theta[r + c] -= 2.0 * bj * tanh(y[c]);
     }
   return lp;
 }
@@ -368,7 +375,9 @@ static double glmm_prior(const glmm_data *M, const double *w, double *g) {
   }
   const double log_disp = log_sigma_of(M, w);
   double g_log_disp = 0.0;
-  for (int k = 0; k < M->K; k++) lp += decov_logprior(M, k, w, log_disp, g, &g_log_disp);
+  for (int k = 0; k < M->K; k++)
+    lp += decov_logprior(M, k, w + M->t_off[k], log_disp, g ? g + M->t_off[k] : NULL,
+                         &g_log_disp);
   if (M->i_sigma >= 0) {
     /* sigma ~ Exponential(rate), with Jacobian sigma to log sigma */
     const double sigma = exp(log_disp);
@@ -384,6 +393,312 @@ static double glmm_logprior(const void *data, const double *w) {
 
 static void glmm_grad_logprior(const void *data, const double *w, double *g) {
   glmm_prior(data, w, g);
+}
+
+/* ---------------------------------------------- the exact moves -- */
+/*
+ * Moves made after each Metropolis-adjusted step of the whole vector
+ * (sgld.h: exact_moves), for non-gaussian families when the R side asks
+ * (R/auto-glmm.R). The whole-vector steps move (beta, z, theta) with b = L z
+ * in one fixed metric; along the funnel between a term's sd and its group
+ * effects the scale of each z_g given the rest changes with the sd, which
+ * one metric cannot follow (grouseticks: LOCATION's sd 25% off after
+ * 250,000 iterations). Two kinds of exact moves follow, each leaving the
+ * posterior invariant:
+ *
+ * (1) Each term's covariance parameters theta_k in the centred form (Yu and
+ * Meng 2011, interweaving a sampler's two parameterisations;
+ * Papaspiliopoulos, Roberts and Skold 2007 on which suits which groups):
+ * theta_k drawn again with every b_kg = L_k z_kg held fixed and z_kg =
+ * L_k^{-1} b_kg moving with it. In the coordinates (beta, b, theta) the
+ * posterior is p(y | beta, b) prod_g N(b_g; 0, L L') p(theta) (the
+ * Jacobian of z -> b turns N(z; 0, I) into N(b; 0, L L')), so theta's
+ * conditional given b is free of the data,
+ *   p(theta) |L|^-G exp(-tr(L^-1 S L^-T) / 2),  S = sum_g b_g b_g',
+ * each coordinate drawn from it by slice sampling (Neal 2003: stepping out,
+ * then shrinkage); each evaluation is O(r^3), no pass over the data.
+ *
+ * (2) Each group's z_g given everything else, term by term, by a
+ * Metropolis-Hastings step whose proposal is Newton's (iteratively
+ * reweighted least squares, Gamerman 1997 for GLMMs): with H(z) = I + L'
+ * (sum_i w_i u_i u_i') L the conditional's negative Hessian (w_i the
+ * binomial's t p (1 - p) or the Poisson's mean: the canonical links' Fisher
+ * information, equal to the observed) and gz its gradient, z' ~ N(z +
+ * H(z)^-1 gz, H(z)^-1), accepted with the reverse proposal's density
+ * evaluated with the metric at z' (exact). A Gaussian conditional is drawn
+ * exactly; the group's rows are read twice (at z and at z'), keeping each
+ * row's linear predictor up to date, so a sweep of a term is two passes.
+ *
+ * Then one pass brings the cached log posterior and gradient up to date.
+ */
+enum { CENTRED_SLICE_STEPS = 32, CENTRED_SLICE_SHRINK = 200 };
+#define CENTRED_SLICE_WIDTH 1.0   /* in log sd and in the CPCs' atanh */
+#define GLMM_TMAX (GLMM_RMAX + GLMM_RMAX * (GLMM_RMAX - 1) / 2)
+
+/* A = L^{-1}, L lower triangular with a positive diagonal (r x r, row-major) */
+static void lower_inverse(int r, const double *L, double *A) {
+  for (int j = 0; j < r; j++)
+    for (int i = 0; i < r; i++) {
+      if (i < j) {
+        A[i * r + j] = 0.0;
+        continue;
+      }
+      double v = i == j ? 1.0 : 0.0;
+      for (int k = j; k < i; k++) v -= L[i * r + k] * A[k * r + j];
+      A[i * r + j] = v / L[i * r + i];
+    }
+}
+
+/* term k's theta's log conditional given S = sum_g b_g b_g' (up to a constant) */
+static double centred_logpost(const glmm_data *M, int k, const double *theta, const double *S,
+                              double *L, double *A) {
+  const int r = M->r[k], nc = r * (r - 1) / 2;
+  for (int j = 0; j < r; j++) if (fabs(theta[j]) > 300.0) return -INFINITY;
+  for (int j = 0; j < nc; j++) if (fabs(theta[r + j]) > 15.0) return -INFINITY;
+  factor_of(r, theta, L);
+  double log_det = 0.0;
+  for (int i = 0; i < r; i++) {
+    if (!(L[i * r + i] > 0.0)) return -INFINITY;
+    log_det += log(L[i * r + i]);
+  }
+  lower_inverse(r, L, A);
+  double quad = 0.0;   /* tr(A S A') */
+  for (int i = 0; i < r; i++)
+    for (int a = 0; a <= i; a++) {
+      double v = 0.0;
+      for (int b = 0; b <= i; b++) v += S[a * r + b] * A[i * r + b];
+      quad += A[i * r + a] * v;
+    }
+  double unused = 0.0;
+  const double f = decov_logprior(M, k, theta, 0.0, NULL, &unused) - M->G[k] * log_det -
+                   0.5 * quad;
+  return isnan(f) ? -INFINITY : f;
+}
+
+/* one slice-sampling update of theta[c] (theta is left holding the result) */
+static void centred_slice(const glmm_data *M, int k, double *theta, int c, const double *S,
+                          sgld_rng *rng, double *L, double *A) {
+  const double x0 = theta[c];
+  const double f0 = centred_logpost(M, k, theta, S, L, A);
+  if (!isfinite(f0)) return;
+  const double level = f0 + log(rng_unif(rng));
+  double lo = x0 - CENTRED_SLICE_WIDTH * rng_unif(rng), hi = lo + CENTRED_SLICE_WIDTH;
+  int left = (int) (CENTRED_SLICE_STEPS * rng_unif(rng)), right = CENTRED_SLICE_STEPS - 1 - left;
+  for (; left > 0; left--) {
+    theta[c] = lo;
+    if (!(centred_logpost(M, k, theta, S, L, A) > level)) break;
+    lo -= CENTRED_SLICE_WIDTH;
+  }
+  for (; right > 0; right--) {
+    theta[c] = hi;
+    if (!(centred_logpost(M, k, theta, S, L, A) > level)) break;
+    hi += CENTRED_SLICE_WIDTH;
+  }
+  for (int t = 0; t < CENTRED_SLICE_SHRINK; t++) {
+    const double x1 = lo + (hi - lo) * rng_unif(rng);
+    theta[c] = x1;
+    if (centred_logpost(M, k, theta, S, L, A) > level) return;
+    if (x1 < x0) lo = x1; else hi = x1;
+  }
+  theta[c] = x0;   /* not reached for a finite f0: x0 itself lies in the slice */
+}
+
+
+/* row i's likelihood weight: the negative second derivative in eta */
+static inline double row_weight(const glmm_data *M, R_xlen_t i, double eta) {
+  if (M->family == GLMM_BINOMIAL) {
+    const double p = 1.0 / (1.0 + exp(-eta));
+    return M->trials[i] * p * (1.0 - p);
+  }
+  return exp(eta);
+}
+
+/* in place: the lower Cholesky factor of the r x r symmetric positive
+   definite H (row-major, lower triangle read); 0 if not positive definite */
+static int cholesky_lower(int r, double *H) {
+  for (int j = 0; j < r; j++) {
+    double v = H[j * r + j];
+    for (int k = 0; k < j; k++) v -= H[j * r + k] * H[j * r + k];
+    if (!(v > 0.0)) return 0;
+    H[j * r + j] = sqrt(v);
+    for (int i = j + 1; i < r; i++) {
+      double x = H[i * r + j];
+      for (int k = 0; k < j; k++) x -= H[i * r + k] * H[j * r + k];
+      H[i * r + j] = x / H[j * r + j];
+    }
+  }
+  return 1;
+}
+
+/* x = (C C')^{-1} v for C lower triangular */
+static void cholesky_solve(int r, const double *C, const double *v, double *x) {
+  for (int i = 0; i < r; i++) {
+    double t = v[i];
+    for (int k = 0; k < i; k++) t -= C[i * r + k] * x[k];
+    x[i] = t / C[i * r + i];
+  }
+  for (int i = r - 1; i >= 0; i--) {
+    double t = x[i];
+    for (int k = i + 1; k < r; k++) t -= C[k * r + i] * x[k];
+    x[i] = t / C[i * r + i];
+  }
+}
+
+/* Group grp of term k at z (its rows' linear predictors eta + u'db): the
+   conditional's log density (up to a constant), its gradient in z into gz,
+   the Newton mean z + H^-1 gz into mean and H's Cholesky factor into C. 0
+   when H is not positive definite or a value is not finite. */
+static int group_newton(const glmm_data *M, int k, int grp, const double *L, const double *z,
+                        const double *db, const double *eta, double *f, double *gz,
+                        double *mean, double *C) {
+  const int r = M->r[k];
+  const R_xlen_t *rows = M->grp_rows[k];
+  double s[GLMM_RMAX], A[GLMM_RMAX * GLMM_RMAX];
+  for (int j = 0; j < r; j++) s[j] = 0.0;
+  for (int j = 0; j < r * r; j++) A[j] = 0.0;
+  double ll = 0.0;
+  for (R_xlen_t t = M->grp_start[k][grp]; t < M->grp_start[k][grp + 1]; t++) {
+    const R_xlen_t i = rows[t];
+    const double *u = M->u + i * M->R + M->u_off[k];
+    double e = eta[i];
+    if (db) for (int j = 0; j < r; j++) e += u[j] * db[j];
+    double d[2];
+    ll += row_loglik(M, i, e, 0.0, d);
+    const double wt = row_weight(M, i, e);
+    for (int a = 0; a < r; a++) {
+      s[a] += d[0] * u[a];
+      for (int b = 0; b <= a; b++) A[a * r + b] += wt * u[a] * u[b];
+    }
+  }
+  double zz = 0.0;
+  for (int j = 0; j < r; j++) zz += z[j] * z[j];
+  *f = ll - 0.5 * zz;
+  /* gz = L' s - z; H = I + L' A L (A's lower triangle, symmetric) */
+  for (int a = 0; a < r; a++) {
+    double v = 0.0;
+    for (int i = a; i < r; i++) v += L[i * r + a] * s[i];
+    gz[a] = v - z[a];
+  }
+  double AL[GLMM_RMAX * GLMM_RMAX];   /* A L */
+  for (int i = 0; i < r; i++)
+    for (int b = 0; b < r; b++) {
+      double v = 0.0;
+      for (int j = b; j < r; j++) v += (j <= i ? A[i * r + j] : A[j * r + i]) * L[j * r + b];
+      AL[i * r + b] = v;
+    }
+  for (int a = 0; a < r; a++)
+    for (int b = 0; b <= a; b++) {
+      double v = a == b ? 1.0 : 0.0;
+      for (int i = a; i < r; i++) v += L[i * r + a] * AL[i * r + b];
+      C[a * r + b] = v;
+    }
+  if (!isfinite(*f) || !cholesky_lower(r, C)) return 0;
+  cholesky_solve(r, C, gz, mean);
+  for (int j = 0; j < r; j++) {
+    mean[j] += z[j];
+    if (!isfinite(mean[j])) return 0;
+  }
+  return 1;
+}
+
+/* log N(x; mean, (C C')^-1) up to a constant: -|C'(x - mean)|^2 / 2 + log|C| */
+static double newton_log_density(int r, const double *C, const double *mean, const double *x) {
+  double q = 0.0, log_det = 0.0;
+  for (int a = 0; a < r; a++) {
+    double v = 0.0;
+    for (int i = a; i < r; i++) v += C[i * r + a] * (x[i] - mean[i]);
+    q += v * v;
+    log_det += log(C[a * r + a]);
+  }
+  return -0.5 * q + log_det;
+}
+
+/* one Metropolis-Hastings step with Newton's proposal for every group of
+   term k; eta (every row's linear predictor) kept up to date */
+static void group_sweep(const glmm_data *M, int k, double *w, double *eta, sgld_rng *rng) {
+  const int r = M->r[k];
+  double L[GLMM_RMAX * GLMM_RMAX], C0[GLMM_RMAX * GLMM_RMAX], C1[GLMM_RMAX * GLMM_RMAX];
+  double g0[GLMM_RMAX], g1[GLMM_RMAX], m0[GLMM_RMAX], m1[GLMM_RMAX], z1[GLMM_RMAX];
+  double dz[GLMM_RMAX], db[GLMM_RMAX];
+  term_factor(M, k, w, L);
+  for (int grp = 0; grp < M->G[k]; grp++) {
+    double *z0 = w + M->z_off[k] + (R_xlen_t) grp * r;
+    double f0, f1;
+    if (!group_newton(M, k, grp, L, z0, NULL, eta, &f0, g0, m0, C0)) continue;
+    /* z1 = m0 + C0'^-1 e: covariance (C0 C0')^-1 */
+    for (int j = 0; j < r; j++) dz[j] = rng_norm(rng);
+    for (int i = r - 1; i >= 0; i--) {
+      double t = dz[i];
+      for (int a = i + 1; a < r; a++) t -= C0[a * r + i] * z1[a];
+      z1[i] = t / C0[i * r + i];
+    }
+    for (int j = 0; j < r; j++) z1[j] += m0[j];
+    for (int j = 0; j < r; j++) dz[j] = z1[j] - z0[j];
+    for (int i = 0; i < r; i++) {
+      db[i] = 0.0;
+      for (int j = 0; j <= i; j++) db[i] += L[i * r + j] * dz[j];
+    }
+    const int ok = group_newton(M, k, grp, L, z1, db, eta, &f1, g1, m1, C1);
+    const double u = rng_unif(rng);
+    if (!ok) continue;
+    const double log_ratio = f1 - f0 + newton_log_density(r, C1, m1, z0) -
+                             newton_log_density(r, C0, m0, z1);
+    if (!(log(u) < log_ratio)) continue;
+    for (R_xlen_t t = M->grp_start[k][grp]; t < M->grp_start[k][grp + 1]; t++) {
+      const R_xlen_t i = M->grp_rows[k][t];
+      const double *uk = M->u + i * M->R + M->u_off[k];
+      for (int j = 0; j < r; j++) eta[i] += uk[j] * db[j];
+    }
+    for (int j = 0; j < r; j++) z0[j] = z1[j];
+  }
+}
+
+/* (1) term k's theta in the centred form, z following with b fixed */
+static void centred_move(const glmm_data *M, int k, double *w, sgld_rng *rng) {
+  const int r = M->r[k], G = M->G[k], nt = r + r * (r - 1) / 2;
+  double L0[GLMM_RMAX * GLMM_RMAX], L1[GLMM_RMAX * GLMM_RMAX], A[GLMM_RMAX * GLMM_RMAX];
+  double S[GLMM_RMAX * GLMM_RMAX], b[GLMM_RMAX];
+  double *theta = w + M->t_off[k], *z = w + M->z_off[k];
+  factor_of(r, theta, L0);
+  for (int j = 0; j < r * r; j++) S[j] = 0.0;
+  for (int grp = 0; grp < G; grp++) {
+    const double *zg = z + (R_xlen_t) grp * r;
+    for (int i = 0; i < r; i++) {
+      b[i] = 0.0;
+      for (int j = 0; j <= i; j++) b[i] += L0[i * r + j] * zg[j];
+    }
+    for (int i = 0; i < r; i++)
+      for (int j = 0; j < r; j++) S[i * r + j] += b[i] * b[j];
+  }
+  for (int c = 0; c < nt; c++) centred_slice(M, k, theta, c, S, rng, L1, A);
+  factor_of(r, theta, L1);
+  for (int grp = 0; grp < G; grp++) {
+    double *zg = z + (R_xlen_t) grp * r;
+    for (int i = 0; i < r; i++) {
+      b[i] = 0.0;
+      for (int j = 0; j <= i; j++) b[i] += L0[i * r + j] * zg[j];
+    }
+    for (int i = 0; i < r; i++) {   /* z = L1^-1 b, row by row */
+      double v = b[i];
+      for (int j = 0; j < i; j++) v -= L1[i * r + j] * zg[j];
+      zg[i] = v / L1[i * r + i];
+    }
+  }
+}
+
+
+static void glmm_exact_moves(const void *data, double *w, double *log_post, double *g,
+                             sgld_rng *rng, double *work) {
+  const glmm_data *M = data;
+  if (M->moves != MOVES_GROUPS) for (int k = 0; k < M->K; k++) centred_move(M, k, w, rng);
+  /* every row's linear predictor, after the work the full pass below uses */
+  double *eta = work + 2 * ((size_t) M->nz + (size_t) M->nl);
+  group_effects(M, w, work, work + M->nz);
+  for (R_xlen_t i = 0; i < M->n; i++) eta[i] = row_eta(M, i, w, work);
+  if (M->moves != MOVES_COVARIANCE) for (int k = 0; k < M->K; k++) group_sweep(M, k, w, eta, rng);
+  for (int j = 0; j < M->d; j++) g[j] = 0.0;
+  const double ll = glmm_loglik_grad(M, w, NULL, M->n, g, work);
+  *log_post = ll + glmm_prior(M, w, g);
 }
 
 /* a finite w whose correlations round to +-1 leaves a singular factor */
@@ -403,6 +718,30 @@ static const int *list_ints(SEXP spec, const char *name, R_xlen_t len) {
   if (TYPEOF(x) != INTSXP || XLENGTH(x) != len)
     error("internal: '%s' must be an integer vector of length %lld", name, (long long) len);
   return INTEGER(x);
+}
+
+/* Each term's rows by group (a counting sort), for the group-wise moves:
+   group g of term k holds rows grp_rows[k][grp_start[k][g] .. grp_start[k][g + 1]). */
+static void glmm_index_groups(glmm_data *M) {
+  const int K = M->K;
+  const R_xlen_t n = M->n;
+  M->grp_start = (R_xlen_t **) R_alloc(K, sizeof(R_xlen_t *));
+  M->grp_rows = (R_xlen_t **) R_alloc(K, sizeof(R_xlen_t *));
+  for (int k = 0; k < K; k++) {
+    R_xlen_t *start = (R_xlen_t *) R_alloc((size_t) M->G[k] + 1, sizeof(R_xlen_t));
+    R_xlen_t *rows = (R_xlen_t *) R_alloc((size_t) n, sizeof(R_xlen_t));
+    for (int g = 0; g <= M->G[k]; g++) start[g] = 0;
+    for (R_xlen_t i = 0; i < n; i++) start[M->group[i * K + k] + 1]++;
+    for (int g = 0; g < M->G[k]; g++) start[g + 1] += start[g];
+    for (R_xlen_t i = 0; i < n; i++) {
+      const int g = M->group[i * K + k];
+      rows[start[g]++] = i;
+    }
+    for (int g = M->G[k]; g > 0; g--) start[g] = start[g - 1];
+    start[0] = 0;
+    M->grp_start[k] = start;
+    M->grp_rows[k] = rows;
+  }
 }
 
 sgld_model model_glmm_build(SEXP spec) {
@@ -465,6 +804,18 @@ sgld_model model_glmm_build(SEXP spec) {
   M->conc = list_doubles(spec, "decov_concentration", K);
   M->shape = list_doubles(spec, "decov_shape", K);
   M->scale = list_doubles(spec, "decov_scale", K);
+  /* the exact moves, when the R side asks for them (R/auto-glmm.R): 1 both
+     kinds, 2 the group effects' only, 3 the covariances' only (for tests) */
+  SEXP moves = list_optional(spec, "exact_moves");
+  M->moves = moves == R_NilValue ? MOVES_NONE : asInteger(moves);
+  if (M->moves == NA_INTEGER || M->moves < MOVES_NONE || M->moves > MOVES_COVARIANCE)
+    error("internal: 'exact_moves' must be 0 to 3");
+  const int any_moves = M->moves != MOVES_NONE;
+  if (any_moves && M->family == GLMM_GAUSSIAN)
+    error("internal: the exact moves are for non-gaussian families");
+  M->grp_start = NULL;
+  M->grp_rows = NULL;
+  if (any_moves) glmm_index_groups(M);
 
   return (sgld_model) {
     .d = M->d,
@@ -477,7 +828,9 @@ sgld_model model_glmm_build(SEXP spec) {
     .grad_logprior = glmm_grad_logprior,
     .logprior = glmm_logprior,
     .in_domain = glmm_in_domain,
-    .work_size = (size_t) 2 * ((size_t) M->nz + (size_t) nl),
-    .local_params = 1
+    /* the exact moves keep every row's linear predictor after the rest */
+    .work_size = (size_t) 2 * ((size_t) M->nz + (size_t) nl) + (any_moves ? (size_t) n : 0),
+    .local_params = 1,
+    .exact_moves = any_moves ? glmm_exact_moves : NULL
   };
 }

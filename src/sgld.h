@@ -228,6 +228,15 @@ typedef struct sgld_model {
   void (*cv_fill)(const void *data, const double *w0, double *store);
   void (*grad_loglik_diff)(const void *data, const double *store, const double *w,
                            const R_xlen_t *idx, int m, double *g, double *work);
+  /* Optional (NULL: none). Moves of the model's own that leave its
+     posterior (temperature 1) exactly invariant, made after each
+     Metropolis-adjusted step (chain.c): w in place, with *log_post, the log
+     posterior at w, and g, its gradient, brought up to date (the step has
+     them cached). On the chain's stream; reads nothing but data; work as
+     for grad_loglik. model_glmm.c: a multilevel model's covariance
+     parameters in the centred form, then its group effects group by group. */
+  void (*exact_moves)(const void *data, double *w, double *log_post, double *g,
+                      sgld_rng *rng, double *work);
 } sgld_model;
 
 enum { MODEL_OK = 0, MODEL_FAILED = 1, MODEL_INTERRUPTED = 2 };

@@ -39,6 +39,15 @@ run_cases <- function(seed, first, last) {
     mlp_default = model_mlp(y ~ x, data = df, hidden = 3),
     mlp_classes = model_mlp(g ~ x + y, data = df, hidden = c(3, 2), family = "categorical")
   )
+  # a multilevel model with the centred moves of its covariance parameters
+  # (model_glmm.c), a correlated two-coefficient term and a crossed one
+  glmm_moves <- if (requireNamespace("lme4", quietly = TRUE)) {
+    mg <- sgld:::model_glmm(s ~ x + (1 + x | g) + (1 | k),
+                            cbind(df, s = rep(0:3, 10), k = gl(4, 1, 40)), "poisson")
+    mg$exact_moves <- 1L
+    mg$local_parameters <- FALSE
+    mg
+  }
   # a model on a file-backed matrix, and the arguments of the row copy it is built by
   fbm_dir <- tempfile("sgld-fbm-")
   dir.create(fbm_dir)
@@ -149,7 +158,7 @@ run_cases <- function(seed, first, last) {
     target <- sample(c("run", "coordinates", "vi", "whiten", "eval", "expected", "log_joint", "gradient", "rng",
                        "schedule", "codes", "sampler", "predict", "predict_mixture", "ksd", "psis_loo",
                        "file_rows", "state", "state_engine", "file", "loglik_draws", "mode",
-                       "gram", "rule_factor"), 1)
+                       "gram", "rule_factor", "moves"), 1)
     if (nzchar(Sys.getenv("FUZZ_VERBOSE"))) cat("case", case, target, which_model, "\n")
     res <- tryCatch({
       switch(target,
@@ -166,6 +175,21 @@ run_cases <- function(seed, first, last) {
           s <- clamp_iter(s)
           if (nzchar(Sys.getenv("FUZZ_VERBOSE"))) str(s[setdiff(names(s), c("schedule", "init"))])
           .Call(sgld:::C_sgld_run, m, s)
+        },
+        moves = {
+          # a multilevel model's centred moves: the model, w or the count
+          # mutated, alone (sgld_model_moves) or after MALA's steps
+          if (is.null(glmm_moves)) stop("no lme4")
+          a <- mutate(list(model = glmm_moves, w = rnorm(glmm_moves$d, sd = 0.3), times = 5L),
+                      sample(1:2, 1))
+          a$times <- if (big_but_valid(a$times)) 1e3 else a$times
+          mm <- if (is.list(a$model) && runif(1) < 0.5) mutate(unclass(a$model), 1) else a$model
+          .Call(sgld:::C_sgld_model_moves, mm, a$w, a$times)
+          s <- sgld:::run_settings(glmm_moves, lr = 0.01, batch_size = NULL, iter = 30,
+                                   burnin = 5, thin = 1, temperature = 1, chains = 2,
+                                   init = NULL, replace = FALSE, clip = NULL, threads = 2,
+                                   mala = TRUE)
+          .Call(sgld:::C_sgld_run, mm, s)
         },
         coordinates = {
           # coordinate updates (coordinate.c): their list mutated, on every

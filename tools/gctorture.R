@@ -130,6 +130,10 @@ if (requireNamespace("lme4", quietly = TRUE)) {
                            temperature = 1, chains = 2, init = NULL, replace = FALSE,
                            clip = NULL, threads = 1, mala = TRUE)
   calls[["glmm mala run"]] <- list(sgld:::C_sgld_run, mg, s)
+  # the centred moves of its covariance parameters, alone and after MALA's steps
+  mg$exact_moves <- 1L
+  calls[["glmm moves"]] <- list(sgld:::C_sgld_model_moves, mg, wg, 3L)
+  calls[["glmm mala run with moves"]] <- list(sgld:::C_sgld_run, mg, s)
 }
 # model_sv(): full data only (no diagnostics, no held-out monitor), with pSGLD,
 # whose preconditioner reads the local-parameter gradient

@@ -66,3 +66,25 @@ glmm_reference_cases <- list(
                      family = "poisson", data = function(ref) lme4::grouseticks),
   binary200 = list(formula = y ~ x + (1 | g), family = "binomial",
                    data = function(ref) ref$data))
+
+# One default call for the benches (bench/glmm-defaults.R, bench/glmm-heldout.R):
+# sgld(m) at seed `seed`, its warnings collected, and one line of its errors
+# against the reference, effective draws, acceptance, CPU and elapsed time.
+glmm_default_line <- function(name, m, ref, seed) {
+  set.seed(seed)
+  warned <- character()
+  t <- system.time(fit <- withCallingHandlers(sgld(m, pars = TRUE), warning = function(w) {
+    warned <<- c(warned, conditionMessage(w))
+    invokeRestart("muffleWarning")
+  }))
+  e <- glmm_reference_errors(glmm_reference_draws(m, fit), ref)
+  cpu <- t[["user.self"]] + t[["sys.self"]]
+  ess <- min(fit$checks$convergence$ess_min)
+  sprintf(paste0("%-12s seed %d d %4d: mean %.3f sd (%s), sd %.1f%% (%s), %d quantities; ",
+                 "ESS %.0f (%.1f per CPU s); acc %.2f; %s iterations/chain; %.1f s CPU, ",
+                 "%.1f s elapsed; %s\n"),
+          name, seed, m$d, e$mean, e$mean_at, 100 * e$sd, e$sd_at, e$quantities, ess, ess / cpu,
+          mean(fit$acceptance), format(fit$auto$iter, big.mark = ","), cpu, t[["elapsed"]],
+          if (length(warned)) paste("WARNING:", substr(warned, 1, 80), collapse = " | ")
+          else "no warning")
+}
