@@ -1,3 +1,8 @@
+# The kinds of warning the checks at the end of a run give (?sgld_warning):
+# a short run of a test about mechanics may trip any of them.
+run_check_kinds <- c("convergence", "stein", "threshold", "threshold_burnin", "acceptance",
+                     "vi_importance", "vi_khat", "vi_nonfinite", "vi_convergence")
+
 # A short run that is expected to warn: expr must give at least one warning
 # of the sgld classes named (e.g. "ess", "rhat", "stein", or the full class
 # "sgld_warning_ess"); those warnings are muffled, and every other warning
@@ -21,7 +26,7 @@ expect_run_warnings <- function(expr, kinds = c("convergence", "stein", "thresho
 # may or may not trip them (which depends on the seed and the machine's
 # threads): the package's run-check warnings are muffled whether or not
 # they come; every other warning is let through.
-quietly_checked <- function(expr, kinds = c("convergence", "stein", "threshold")) {
+quietly_checked <- function(expr, kinds = run_check_kinds) {
   classes <- ifelse(startsWith(kinds, "sgld_warning"), kinds, paste0("sgld_warning_", kinds))
   withCallingHandlers(expr, warning = function(w)
     if (inherits(w, classes)) invokeRestart("muffleWarning"))
