@@ -218,7 +218,7 @@ auto_mlp_step <- function(model, args, given, plan, call) {
 # lr = "auto", which this is: the recipe's own warning (auto_mlp_check_end())
 # reports it with settings that remedy it.
 auto_mlp_muffle_threshold <- function(w)
-  if (startsWith(conditionMessage(w), "the sampling threshold at the end of the run"))
+  if (inherits(w, "sgld_warning_threshold"))
     invokeRestart("muffleWarning")
 
 auto_mlp_runner <- function(model, args, plan, lr, call)
@@ -304,8 +304,8 @@ auto_mlp_check_end <- function(model, fit, lr, run, plan, n) {
   step_end <- lr * end_curvature
   if ((is.finite(step_end) && step_end > mlp_auto_warn_step) ||
       (is.finite(alpha_end) && alpha_end > 1))
-    warning(auto_mlp_step_warning(lr, end_curvature, alpha_end, run$iter, run$burnin,
-                                  plan$batch, n), call. = FALSE)
+    sgld_warn("mlp_step", auto_mlp_step_warning(lr, end_curvature, alpha_end, run$iter, run$burnin,
+                                  plan$batch, n))
   list(curvature = end_curvature, alpha = alpha_end)
 }
 

@@ -605,7 +605,7 @@ auto_sgld_reason <- function(model, given, step, plan, settings, lengthen, chain
 warn_unadjusted <- function(model, given, departure, ran_off) {
   blockers <- intersect(c("batch_size", "control_variates", "temperature", "clip", "replace",
                           "diagnostics"), given)
-  warning(sprintf(paste0(
+  sgld_warn("auto_unadjusted", sprintf(paste0(
     "lr = \"auto\": %s, and the unadjusted steps cannot be trusted there: the draws may be ",
     "far from the posterior. %s"),
     if (is.finite(ran_off))
@@ -618,8 +618,7 @@ warn_unadjusted <- function(model, given, departure, ran_off) {
                      "with the full data, or run mala(model)."),
               paste0("`", blockers, "`", collapse = ", "))
     else sprintf(paste0("Run mala(model): exact Metropolis-adjusted steps, each a pass over ",
-                        "all %s observations."), format(model$n, big.mark = ","))),
-    call. = FALSE)
+                        "all %s observations."), format(model$n, big.mark = ","))))
 }
 
 # The largest ratio of a marginal variance in the second half of a warm-up
@@ -835,7 +834,7 @@ auto_phase <- function(made, phase, fit) {
   # a worker holding rows was lost (R/shards.R): the phase's draws are all
   # there will be (its warning, silenced with the warm-up's, said again)
   if (!is.null(fit$data_lost)) {
-    warning(fit$data_lost, call. = FALSE)
+    sgld_warn("data_lost", fit$data_lost)
     invokeRestart("auto_stop", fit, phase)
   }
   if (any(fit$status == "interrupted")) invokeRestart("auto_stop", fit, phase)
@@ -857,12 +856,11 @@ auto_stopped <- function(fit, phase, made_settings = NULL) {
   when <- if (any(fit$status == "interrupted")) "in" else "after"
   lost <- !is.null(fit$data_lost)
   if (phase != "run" && !lost)
-    warning(sprintf(paste0(
+    sgld_warn("interrupted", sprintf(paste0(
       "lr = \"auto\" was interrupted %s its %s: the fit holds that phase's %s draws per ",
       "chain, taken before the chains reached the posterior, not a sample from it. Run ",
       "sgld(model) again to completion, or continue these chains with init = fit and `lr` ",
-      "given (fit$auto$lr)."), when, phase, format(ndraws(fit), big.mark = ",")),
-      call. = FALSE)
+      "given (fit$auto$lr)."), when, phase, format(ndraws(fit), big.mark = ",")))
   # the draws of a warm-up are no sample: their chains say so
   if (phase != "run") fit$status[fit$status == "done"] <- "warm-up"
   fit$auto <- c(fit$auto[setdiff(names(fit$auto), c("lr", "settings", "reason"))], list(

@@ -100,8 +100,7 @@ laplace_covariance <- function(model, w, gr) {
 laplace_inverse <- function(H, model) {
   R <- tryCatch(chol(H), error = function(e) NULL)
   if (is.null(R)) {
-    warning("the Hessian at the mode is not negative definite; no covariance returned.",
-            call. = FALSE)
+    sgld_warn("mode", "the Hessian at the mode is not negative definite; no covariance returned.")
     return(NULL)
   }
   S <- chol2inv(R)
@@ -163,9 +162,8 @@ resolve_control_variates <- function(control_variates, model) {
   if (isTRUE(control_variates)) {
     m <- posterior_mode(model)
     if (!m$converged)
-      warning("control variates: the search for the posterior mode did not converge ",
-              "in its iteration limit; the estimator stays unbiased, only less effective.",
-              call. = FALSE)
+      sgld_warn("mode", "control variates: the search for the posterior mode did not converge ",
+              "in its iteration limit; the estimator stays unbiased, only less effective.")
     return(unname(m$sampler))
   }
   if (inherits(control_variates, "sgld_fit")) control_variates <- parameter_means(control_variates)

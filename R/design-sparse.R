@@ -76,13 +76,12 @@ check_rank_sparse <- function(X, max_d = auto_max_d) {
   same <- identical_columns(X)$later
   if (!length(same)) return(invisible(NULL))
   dependent <- names[same]
-  warning(sprintf(paste0(
+  sgld_warn("design", sprintf(paste0(
     "the design matrix has identical columns: %s %s a copy of an earlier column. Only the ",
     "prior tells those coefficients apart, and samplers move slowly along that direction. ",
     "Drop %s. (With more than %d columns, only identical and all-zero columns are looked ",
     "for.)"), name_list(dependent), if (length(dependent) > 1) "are each" else "is",
-    if (length(dependent) > 1) "those columns" else "that column", max_d),
-    call. = FALSE)
+    if (length(dependent) > 1) "those columns" else "that column", max_d))
   invisible(dependent)
 }
 

@@ -395,23 +395,23 @@ check_gram <- function(G, names, largest = NULL, ss = diag(G), ranked = NULL) {
   if (p < 2L) return(invisible(NULL))
   if (any(ss == 0)) {
     j <- which(ss == 0)
-    warning(sprintf(paste0("the design matrix has the all-zero column%s %s: the data say ",
+    sgld_warn("design", sprintf(paste0("the design matrix has the all-zero column%s %s: the data say ",
                            "nothing about %s coefficient%s, only the prior does. Drop ",
                            "%s."), if (length(j) > 1) "s" else "", name_list(names[j]),
                     if (length(j) > 1) "their" else "its", if (length(j) > 1) "s" else "",
-                    if (length(j) > 1) "them" else "it"), call. = FALSE)
+                    if (length(j) > 1) "them" else "it"))
     return(invisible(names[j]))
   }
   # the Gram matrix of the scaled columns: rank is read off a pivoted QR
   q <- if (!is.null(ranked)) ranked else qr(G / tcrossprod(sqrt(ss)), tol = 1e-9)
   if (q$rank == p) return(invisible(NULL))
   dependent <- names[q$pivot[(q$rank + 1):p]]
-  warning(sprintf(paste0(
+  sgld_warn("design", sprintf(paste0(
     "the design matrix is rank deficient (rank %d with %d columns): %s %s a linear ",
     "combination of other columns (perfectly collinear predictors). Only the prior tells ",
     "those coefficients apart, and samplers move slowly along that direction. Drop %s, or ",
     "for a factor, keep the intercept and its default contrasts."),
     q$rank, p, name_list(dependent), if (length(dependent) > 1) "are each" else "is",
-    if (length(dependent) > 1) "those columns" else "that column"), call. = FALSE)
+    if (length(dependent) > 1) "those columns" else "that column"))
   invisible(dependent)
 }

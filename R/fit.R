@@ -41,7 +41,8 @@
 #'   \item{monitor}{with [monitor_every()], a data frame of the log joint
 #'     probability per datum and held-out metrics during the run; else `NULL`.}
 #'   \item{checks}{the checks that tell a likely wrong run (each also gives a
-#'     warning naming the cause and the remedy; the threshold and Stein
+#'     warning naming the cause and the remedy, of a class per check listed
+#'     in [sgld_warning]; the threshold and Stein
 #'     checks, which work with d x d matrices, only for models with at most
 #'     1000 parameters): `alpha` and `sd_inflation`,
 #'     the (preconditioned) sampling threshold at the end of each chain and the
@@ -200,26 +201,25 @@ diagnostics_frame <- function(res, settings) {
 
 warn_stopped <- function(fit, regular = TRUE) {
   for (c in which(fit$status == "diverged")) {
-    warning(sprintf(paste0(
+    sgld_warn("diverged", sprintf(paste0(
       "chain %d diverged at iteration %s: the parameters or their gradient became ",
       "non-finite or left the model's range. The %s draws kept before it are returned. ",
       "Try a smaller learning rate (`lr`) or gradient clipping (`clip`)."),
-      c, format(fit$stop_iter[c], scientific = FALSE), format(fit$kept[c], scientific = FALSE)),
-      call. = FALSE)
+      c, format(fit$stop_iter[c], scientific = FALSE), format(fit$kept[c], scientific = FALSE)))
   }
   hit <- which(fit$status == "interrupted")
   if (length(hit)) {
     at <- unique(fit$stop_iter[hit])
-    warning(sprintf("interrupted by the user at iteration%s %s of chain%s %s; returning the draws made so far.",
+    sgld_warn("interrupted", sprintf("interrupted by the user at iteration%s %s of chain%s %s; returning the draws made so far.",
                     if (length(at) > 1) "s" else "", paste(format(at, scientific = FALSE), collapse = ", "),
-                    if (length(hit) > 1) "s" else "", paste(hit, collapse = ", ")), call. = FALSE)
+                    if (length(hit) > 1) "s" else "", paste(hit, collapse = ", ")))
   }
   dropped <- setdiff(seq_along(fit$status), fit$chain_ids)
   if (length(dropped) || regular && length(unique(fit$kept[fit$chain_ids])) > 1)
-    warning(sprintf(paste0("`draws` holds chain%s %s (%d draws each); the draws of chains ",
+    sgld_warn("partial_draws", sprintf(paste0("`draws` holds chain%s %s (%d draws each); the draws of chains ",
                            "that stopped early are in `partial`."),
                     if (length(fit$chain_ids) > 1) "s" else "",
-                    paste(fit$chain_ids, collapse = ", "), ndraws(fit)), call. = FALSE)
+                    paste(fit$chain_ids, collapse = ", "), ndraws(fit)))
 }
 
 ndraws <- function(fit) nrow(fit$draws[[1]])
@@ -268,7 +268,7 @@ print.sgld_fit <- function(x, digits = 4, ...) {
     cat("Gradient clipped in ", paste(format(x$clipped), collapse = ", "),
         " iterations (per chain)\n", sep = "")
   # print() computes no ESS or R-hat: it repeats what the run's checks found
-  for (m in x$checks$convergence$messages) warning(m, call. = FALSE)
+  warn_convergence(x$checks$convergence)
   if (ndraws(x) > 0) {
     cat("\n")
     if (is_sampler(x)) {
@@ -342,7 +342,7 @@ summary.sgld_fit <- function(object, probs = c(0.025, 0.25, 0.5, 0.75, 0.975),
                      object$settings$temperature > 0) {
     if (is.null(object$checks$convergence)) convergence_check(object, bounded = FALSE)
     else {
-      for (m in object$checks$convergence$messages) warning(m, call. = FALSE)
+      warn_convergence(object$checks$convergence)
       object$checks$convergence
     }
   }

@@ -270,11 +270,11 @@ bind_results <- function(res, chains) {
 # The warning of a run whose futures failed for some chains.
 warn_lost_chains <- function(lost) {
   if (!length(lost)) return(invisible())
-  warning(sprintf(paste0(
+  sgld_warn("lost_chains", sprintf(paste0(
     "chain%s %s failed on %s worker (%s); the fit holds the other chains' draws, ",
     "`fit$status` says \"lost\" for the lost one%s, which cannot be continued with `init = fit`."),
     if (length(lost) > 1) "s" else "", paste(names(lost), collapse = ", "),
     if (length(lost) > 1) "their" else "its",
     paste(sprintf("chain %s: %s", names(lost), unlist(lost)), collapse = "; "),
-    if (length(lost) > 1) "s" else ""), call. = FALSE)
+    if (length(lost) > 1) "s" else ""))
 }

@@ -48,19 +48,17 @@ fast_psis_loo <- function(ll, chains, r_eff = NULL, weights = FALSE, threads = l
 psis_loo_object <- function(psis, dims) {
   pw <- psis$pointwise
   if (any(bitwAnd(psis$flags, 1L) > 0))
-    warning("Not enough tail samples to fit the generalized Pareto distribution in ",
-            "some or all columns of the log likelihood; those columns are not smoothed.",
-            call. = FALSE)
+    sgld_warn("pareto_k", "Not enough tail samples to fit the generalized Pareto distribution in ",
+            "some or all columns of the log likelihood; those columns are not smoothed.")
   if (any(bitwAnd(psis$flags, 2L) > 0))
-    warning("Can't fit generalized Pareto distribution because all tail values are the same.",
-            call. = FALSE)
+    sgld_warn("pareto_k", "Can't fit generalized Pareto distribution because all tail values are the same.")
   k <- pw[, "influence_pareto_k"]
   if (any(k > 0.7))
-    warning("Some Pareto k diagnostic values are too high. See help('pareto-k-diagnostic') ",
-            "for details.", call. = FALSE)
+    sgld_warn("pareto_k", "Some Pareto k diagnostic values are too high. See help('pareto-k-diagnostic') ",
+            "for details.")
   else if (any(k > 0.5))
-    warning("Some Pareto k diagnostic values are slightly high. See ",
-            "help('pareto-k-diagnostic') for details.", call. = FALSE)
+    sgld_warn("pareto_k", "Some Pareto k diagnostic values are slightly high. See ",
+            "help('pareto-k-diagnostic') for details.")
   pointwise <- cbind(elpd_loo = pw[, "elpd_loo"], mcse_elpd_loo = pw[, "mcse_elpd_loo"],
                      p_loo = pw[, "p_loo"], looic = -2 * pw[, "elpd_loo"],
                      influence_pareto_k = k)

@@ -140,7 +140,7 @@ report_callbacks <- function(model) {
   if (!is.environment(bridge)) return(NULL)
   seen <- bridge$warnings
   for (msg in names(seen))
-    warning(msg, if (seen[[msg]] > 1L) sprintf(" (%d times)", seen[[msg]]), call. = FALSE)
+    sgld_warn("callback", msg, if (seen[[msg]] > 1L) sprintf(" (%d times)", seen[[msg]]))
   bridge$warnings <- NULL
   bridge$failure
 }

@@ -124,9 +124,9 @@ model_custom <- function(data, grad_loglik = NULL, grad_logprior = NULL, loglik 
 
   numerical <- c(loglik = is.null(grad_loglik), logprior = is.null(grad_logprior))
   for (part in base::names(numerical)[numerical])
-    warning(sprintf(paste0("model_custom(): no `grad_%s`, so it is taken by central ",
+    sgld_warn("numerical_gradient", sprintf(paste0("model_custom(): no `grad_%s`, so it is taken by central ",
                            "differences of `%s`: %d evaluations of `%s` per gradient."),
-                    part, part, 2L * d, part), call. = FALSE)
+                    part, part, 2L * d, part))
   model$numerical <- numerical
   model$bridge <- new.env(parent = emptyenv())
   model$callers <- make_callers(model)

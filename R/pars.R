@@ -197,11 +197,11 @@ pooled_moments <- function(mom, chains) {
 # record, with the remedy.
 warn_long_run <- function(fit, settings) {
   if (settings$progress || !(fit$expected_time > settings$long_run_seconds)) return(invisible())
-  warning(sprintf(paste0(
+  sgld_warn("long_run", sprintf(paste0(
     "this run was expected to take %s (estimated from its first iterations) with no ",
     "progress display; set `progress = TRUE` to follow long runs, or reduce `iter`. ",
     "An interrupt (Ctrl-C) stops a run and keeps its draws."),
-    format_seconds(fit$expected_time)), call. = FALSE)
+    format_seconds(fit$expected_time)))
 }
 
 format_seconds <- function(s) {

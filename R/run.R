@@ -581,7 +581,7 @@ run_sampler <- function(model, lr, batch_size, iter, burnin, thin, temperature, 
     # the rows of a lost worker cannot be read again: the draws made so far,
     # without the checks, which would read them
     fit$data_lost <- data_lost_warning(fit, failure)
-    warning(fit$data_lost, call. = FALSE)
+    sgld_warn("data_lost", fit$data_lost)
     return(fit)
   }
   if (any(fit$status == "failed") && !is.null(failure)) stop(model_error(fit, failure))
@@ -694,10 +694,9 @@ resolve_threads <- function(threads, chains) {
   check_count(threads, "threads", lower = 1, upper = 1024)
   if (threads > cores && !isTRUE(session$warned_threads)) {
     session$warned_threads <- TRUE
-    warning("`threads` = ", threads, " is more than the ", cores, " processors available: ",
+    sgld_warn("threads", "`threads` = ", threads, " is more than the ", cores, " processors available: ",
             "threads will wait for each other (oversubscription). Leave `threads` out to use ",
-            "one per chain up to the processors (this warning is shown once a session).",
-            call. = FALSE)
+            "one per chain up to the processors (this warning is shown once a session).")
   }
   as.integer(threads)
 }

@@ -153,8 +153,8 @@ lr_cyclical <- function(a, cycles, beta = 0.8, explore = c("optimize", "sample")
 check_gamma <- function(gamma) {
   check_number(gamma, "gamma", lower = 0, lower_open = TRUE)
   if (gamma <= 0.5 || gamma > 1)
-    warning("`gamma` = ", gamma, " is outside (0.5, 1]: the schedule does not satisfy ",
-            "the Robbins-Monro conditions.", call. = FALSE)
+    sgld_warn("schedule", "`gamma` = ", gamma, " is outside (0.5, 1]: the schedule does not satisfy ",
+            "the Robbins-Monro conditions.")
   invisible(gamma)
 }
 

@@ -105,10 +105,9 @@ tune_sgld <- function(model, step = c(0.01, 0.05, 0.1, 0.25, 0.5), batch_size = 
   rownames(table) <- NULL
   if (all(is.na(table$score))) abort("tune_sgld(): every pilot run failed; try smaller steps.")
   if (table$alpha[1] > tune_alpha_max)
-    warning("tune_sgld(): every setting's minibatch noise is large (sampling threshold ",
+    sgld_warn("threshold", "tune_sgld(): every setting's minibatch noise is large (sampling threshold ",
             format(table$alpha[1], digits = 2), " or more), so its run's sds are too wide; ",
-            "try larger batches (the full data: batch_size = ", model$n, ") or control variates.",
-            call. = FALSE)
+            "try larger batches (the full data: batch_size = ", model$n, ") or control variates.")
   structure(list(table = table, best = tune_best(table[1, ], grid$curvature, pm, target_ess),
                  time = piloted$time[ord], mode = pm$mode, covariance = pm$covariance,
                  iter = iter, sampler = pm$sampler, names = model$names,

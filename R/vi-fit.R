@@ -27,10 +27,10 @@ vi_fit <- function(run, plan, draws) {
   fit$rule_trace <- NULL
   usable <- which(fit$status != "not run" & q$finite)
   if (!length(usable)) {
-    warning(plan$label, ": no chain ended with a finite approximation (",
+    sgld_warn("vi_failed", plan$label, ": no chain ended with a finite approximation (",
             paste0("chain ", seq_len(chains), " ", fit$status, collapse = ", "),
             "); the fit has no draws from q, only the trajectory of its means. ",
-            "Try a smaller learning rate (`lr`).", call. = FALSE)
+            "Try a smaller learning rate (`lr`).")
     draws <- 0
     usable <- seq_len(chains)
   }
@@ -189,31 +189,31 @@ vi_warnings <- function(fit) {
                      paste0(" (or bbb(", m, ", family = \"fullrank\") if the posterior's ",
                             "correlations are the cause)"), ".")
   if (length(off)) {
-    warning(label, ": importance sampling of q's draws (Pareto k-hat ",
+    sgld_warn("vi_importance", label, ": importance sampling of q's draws (Pareto k-hat ",
             paste(format(kh$khat[off], digits = 2), collapse = ", "), ", below 0.7) ",
             "moves its means by up to ", format(max(kh$mean_shift[off]), digits = 2),
             " of the corrected sds and puts its sds at ",
             format(min(kh$sd_ratio_min[off]), digits = 2), " to ",
             format(max(kh$sd_ratio_max[off]), digits = 2), " of the corrected ones: q is ",
             "further from this posterior than 0.15 sd and 10%, by at least that much (the ",
-            "corrected moments come from q's own draws). ", remedy, call. = FALSE)
+            "corrected moments come from q's own draws). ", remedy)
   }
   if (length(bad)) {
-    warning(label, ": Pareto k-hat of the importance ratios is ",
+    sgld_warn("vi_khat", label, ": Pareto k-hat of the importance ratios is ",
             paste(format(k[bad], digits = 2), collapse = ", "),
             if (length(k) > 1) paste0(" (chain", if (length(bad) > 1) "s", " ",
                                       paste(fit$khat$chain[bad], collapse = ", "), ")"),
             ", above 0.7: the Gaussian approximation is unreliable for this posterior, and ",
-            "its means and sds may be far from the posterior's. ", remedy, call. = FALSE)
+            "its means and sds may be far from the posterior's. ", remedy)
   } else if (!length(off) && any(k > 0.5, na.rm = TRUE)) {
     message(label, ": Pareto k-hat ", paste(format(k[which(k > 0.5)], digits = 2), collapse = ", "),
             " (between 0.5 and 0.7): q is usable with care; sgld(", m, ") samples the ",
             "posterior itself.")
   }
   if (any(is.na(fit$khat$khat)) && nrow(fit$draws[[1]]) >= 100)
-    warning(label, ": the log joint is not finite at some draws from q, so its ELBO and ",
+    sgld_warn("vi_nonfinite", label, ": the log joint is not finite at some draws from q, so its ELBO and ",
             "k-hat cannot be computed: q reaches where the model has no density. Run sgld(",
-            m, ") instead, or start bbb() elsewhere (`init`).", call. = FALSE)
+            m, ") instead, or start bbb() elsewhere (`init`).")
   if (isFALSE(fit$vi$converged)) {
     ch <- fit$vi$check
     what <- if (!is.null(ch$change_mean))
@@ -224,10 +224,10 @@ vi_warnings <- function(fit) {
                         "and %s"), format(max(ch$se_mean), digits = 2),
                  format(max(ch$se_scale), digits = 2), format(max(ch$drift_mean), digits = 2),
                  format(max(ch$drift_scale), digits = 2))
-    warning(label, ": the run did not converge in ",
+    sgld_warn("vi_convergence", label, ": the run did not converge in ",
             format(fit$vi$iterations, big.mark = ",", scientific = FALSE),
             " iterations: ", what, ". Continue it (bbb(", m, ", init = fit)) or give `iter`; ",
-            "sgld(", m, ") samples the posterior itself.", call. = FALSE)
+            "sgld(", m, ") samples the posterior itself.")
   }
   invisible(fit)
 }

@@ -2,6 +2,108 @@
 # wrong run from a right one. Each gives a warning that names the cause and
 # the remedy, and leaves its figures in fit$checks.
 
+#' The classes of sgld's warnings
+#'
+#' Every warning the package gives is a condition of class `"sgld_warning"`
+#' and of a subclass naming the check or event that raised it, so that one
+#' kind can be caught or muffled by its class, whatever its wording (which
+#' may change): `withCallingHandlers(fit <- sgld(m), sgld_warning_ess =
+#' function(w) invokeRestart("muffleWarning"))` silences only the
+#' effective-sample-size warning, and `tryCatch(..., sgld_warning =
+#' function(w) ...)` catches any of them. The figures behind each check stay
+#' in the fit (see [sgld_fit]), whether or not it warned.
+#'
+#' @section Checks of a run:
+#' \describe{
+#'   \item{`sgld_warning_ess`, `sgld_warning_rhat`}{an effective sample size
+#'     below 100 or an R-hat above 1.05 (`fit$checks$convergence`); both,
+#'     and `sgld_warning_stuck`, are also of class `sgld_warning_convergence`,
+#'     and `print()` and `summary()` of the fit say them again.}
+#'   \item{`sgld_warning_stuck`}{a chain whose draws never changed (every step
+#'     rejected, or too small to change a value).}
+#'   \item{`sgld_warning_stein`}{"the draws do not look like posterior draws":
+#'     Stein's identity checked along the Hessian's eigenvectors
+#'     (`fit$checks$gradient_ratio`).}
+#'   \item{`sgld_warning_threshold`}{the sampling threshold at the end of the
+#'     run above 1 (`fit$checks$alpha`), or every setting of [tune_sgld()]
+#'     with a large minibatch noise.}
+#'   \item{`sgld_warning_threshold_burnin`}{a chain that never reached a
+#'     [sampling_threshold()] burn-in.}
+#'   \item{`sgld_warning_acceptance`}{[mala()]'s acceptance rate below 0.15 or
+#'     above 0.95.}
+#'   \item{`sgld_warning_mcse`}{the whitened stochastic-volatility run did not
+#'     reach its Monte Carlo precision.}
+#'   \item{`sgld_warning_mlp_step`}{[model_mlp()]'s automatic run ended with a
+#'     step or a sampling threshold too large.}
+#'   \item{`sgld_warning_auto_unadjusted`}{`lr = "auto"` found that unadjusted
+#'     steps cannot be trusted for this posterior.}
+#'   \item{`sgld_warning_vi_failed`, `sgld_warning_vi_importance`,
+#'     `sgld_warning_vi_khat`, `sgld_warning_vi_nonfinite`,
+#'     `sgld_warning_vi_convergence`}{[bbb()]: no chain with a finite
+#'     approximation; importance sampling that moves q's moments; Pareto k-hat
+#'     above 0.7; a log joint not finite at q's draws; a run that did not
+#'     converge.}
+#'   \item{`sgld_warning_pareto_k`}{[loo()]'s Pareto k diagnostics (the
+#'     messages of the loo package).}
+#' }
+#' @section Events of a run:
+#' \describe{
+#'   \item{`sgld_warning_diverged`, `sgld_warning_interrupted`,
+#'     `sgld_warning_partial_draws`}{a chain that diverged, a run interrupted
+#'     by the user (or an automatic run stopped before its end), and chains
+#'     of unequal length left in `partial`.}
+#'   \item{`sgld_warning_lost_chains`, `sgld_warning_data_lost`}{a chain whose
+#'     future failed; a worker holding rows of [shards()] lost.}
+#'   \item{`sgld_warning_callback`}{a warning given by a function of a
+#'     [model_custom()], said again after the run.}
+#' }
+#' @section Settings and data:
+#' \describe{
+#'   \item{`sgld_warning_design`}{an all-zero, identical or collinear column
+#'     of the design matrix.}
+#'   \item{`sgld_warning_mode`}{the search for the posterior mode did not
+#'     converge (control variates), or its Hessian is not negative definite.}
+#'   \item{`sgld_warning_numerical_gradient`}{[model_custom()] without a
+#'     gradient, so it is taken by finite differences.}
+#'   \item{`sgld_warning_schedule`}{a decay `gamma` outside (0.5, 1].}
+#'   \item{`sgld_warning_threads`}{more `threads` than processors.}
+#'   \item{`sgld_warning_long_run`}{a long run without a progress display.}
+#' }
+#' @name sgld_warning
+#' @aliases sgld_warnings
+#' @examples
+#' m <- model_linear(y ~ x, data = handout)
+#' # a deliberately short run with a step too large: its warnings are
+#' # collected by class instead of printed
+#' kinds <- character()
+#' fit <- withCallingHandlers(sgld(m, lr = 1e-4, iter = 200, chains = 2),
+#'   sgld_warning = function(w) {
+#'     kinds <<- c(kinds, class(w)[1])
+#'     invokeRestart("muffleWarning")
+#'   })
+#' kinds
+NULL
+
+# Every warning of the package is a condition of classes
+# "sgld_warning_<kind>" and "sgld_warning" (then "warning", "condition"), so
+# a user or a test can catch or muffle one kind of check by its class rather
+# than by its wording; the kinds are listed in ?sgld_warning. `...` is pasted
+# into the message as warning(...) would; the call is left out of it.
+sgld_warn <- function(kind, ...) {
+  warning(warningCondition(paste0(...),
+                           class = c(paste0("sgld_warning_", kind), "sgld_warning")))
+}
+
+# The R-hat, ESS and "did not move" warnings of a convergence_check() result,
+# said when the run ends and again by print() and summary(); a fit saved
+# before the checks had kinds is said under the convergence class alone.
+warn_convergence <- function(convergence) {
+  kinds <- convergence$kinds
+  if (length(kinds) != length(convergence$messages)) kinds <- rep(NA, length(convergence$messages))
+  for (i in seq_along(convergence$messages))
+    sgld_warn(c(if (!is.na(kinds[i])) kinds[i], "convergence"), convergence$messages[i])
+}
+
 check_max_d <- 1000L
 check_max_stored <- 5000L
 
@@ -125,13 +227,13 @@ stein_check <- function(fit, settings, draws = 50, bounds = c(0.25, 4), auto = F
            else paste0("several chains for longer (chains = 4, iter = ", longer, ")."))
   else "Leave `lr` out (lr = \"auto\") or see \"Choosing settings by hand\" in ?sgld."
   if (any(off) && !is.finite(r_worst))
-    warning(sprintf(paste0(
+    sgld_warn("stein", sprintf(paste0(
       "the draws do not look like posterior draws: the log posterior is not concave at ",
       "their mean (along a direction mostly '%s'), so they are far from the posterior's ",
       "mass: the chain has not reached it or has run away (`lr` too small or too large). %s"),
-      involved, remedy), call. = FALSE)
+      involved, remedy))
   else if (any(off))
-    warning(sprintf(paste0(
+    sgld_warn("stein", sprintf(paste0(
       "the draws do not look like posterior draws: along one direction (mostly '%s') the ",
       "gradient of the log posterior times the draws' deviation from their mean averages ",
       "%s (standard error %s), where posterior draws give -1 (Stein's identity; %s). %s %s"),
@@ -140,8 +242,7 @@ stein_check <- function(fit, settings, draws = 50, bounds = c(0.25, 4), auto = F
       if (r_worst > 1) paste0("The step is too large (`lr`) or the gradient noise too ",
                               "strong (`batch_size` too small).")
       else paste0("The chain is stuck or still on its way to the posterior (`lr` too small ",
-                  "for the number of iterations, or too large and rejected)."), remedy),
-      call. = FALSE)
+                  "for the number of iterations, or too large and rejected)."), remedy))
   list(ratio = r, se = se, worst = unname(r_worst), parameter = involved, ok = !any(off))
 }
 
@@ -179,7 +280,7 @@ threshold_check <- function(fit, settings, rule, times = 200, auto = FALSE) {
   out <- list(alpha = alpha, sd_inflation = sqrt(1 + alpha))
   worst <- suppressWarnings(max(alpha, na.rm = TRUE))
   if (is.finite(worst) && worst > 1)
-    warning(sprintf(paste0(
+    sgld_warn("threshold", sprintf(paste0(
       "the sampling threshold at the end of the run is %s (above 1): the minibatch ",
       "gradient noise is larger than the injected noise, so the draws are not from the ",
       "posterior; its sds come out too wide by a factor of about %s in the noisiest ",
@@ -190,7 +291,7 @@ threshold_check <- function(fit, settings, rule, times = 200, auto = FALSE) {
                                "full data)."), settings$batch_size,
                         format(fit$model$n, scientific = FALSE))
       else paste0("Use a smaller `lr`, a larger `batch_size` or `control_variates = TRUE`, ",
-                  "or leave `lr` out (lr = \"auto\").")), call. = FALSE)
+                  "or leave `lr` out (lr = \"auto\").")))
   out
 }
 
@@ -214,9 +315,9 @@ acceptance_check <- function(fit, auto = FALSE) {
   a <- fit$acceptance
   say <- function(bad, what) {
     if (!length(bad)) return()
-    warning(sprintf("mala(): the acceptance rate of chain%s %s is %s, %s",
+    sgld_warn("acceptance", sprintf("mala(): the acceptance rate of chain%s %s is %s, %s",
                     if (length(bad) > 1) "s" else "", paste(bad, collapse = ", "),
-                    paste(format(a[bad], digits = 2), collapse = ", "), what), call. = FALSE)
+                    paste(format(a[bad], digits = 2), collapse = ", "), what))
   }
   step <- if (length(fit$lr)) format(fit$lr[1], digits = 3) else "one"
   say(which(a < 0.15), paste0(
@@ -240,7 +341,7 @@ threshold_reached_check <- function(fit, settings, auto = FALSE) {
   reached <- fit$collect_from > 0
   never <- which(!reached & fit$status == "done")
   if (length(never))
-    warning(sprintf(paste0(
+    sgld_warn("threshold_burnin", sprintf(paste0(
       "chain%s %s never reached the sampling threshold alpha <= %s in %s iterations, so ",
       "%s no draws. %s"),
       if (length(never) > 1) "s" else "", paste(never, collapse = ", "),
@@ -250,7 +351,7 @@ threshold_reached_check <- function(fit, settings, auto = FALSE) {
                        " lr = \"auto\" chose, or a fixed `burnin`.")
       else paste0("Use a smaller or decaying `lr`, a larger `batch_size` or ",
                   "`control_variates = TRUE`, more iterations, or leave `lr` out ",
-                  "(lr = \"auto\").")), call. = FALSE)
+                  "(lr = \"auto\").")))
   reached
 }
 
@@ -311,10 +412,12 @@ convergence_check <- function(fit, warn = TRUE, bounded = TRUE, max_draws = 1000
                mala_start_advice(fit, auto), ".")
       else if (auto) "The step lr = \"auto\" chose does not suit this run: run mala(model), or give `lr` yourself."
       else "Check the step `lr`: one too small to change the parameters leaves them where they started.")
-    if (warn) for (m in msg) warning(m, call. = FALSE)
-    return(invisible(list(rhat_max = extreme(rhat, max), ess_min = extreme(e, min),
-                          rhat = rhat, ess = e, thin = k, messages = msg, stuck = TRUE)))
+    out <- list(rhat_max = extreme(rhat, max), ess_min = extreme(e, min), rhat = rhat,
+                ess = e, thin = k, messages = msg, kinds = "stuck", stuck = TRUE)
+    if (warn) warn_convergence(out)
+    return(invisible(out))
   }
+  kinds <- c(if (length(high)) "rhat", if (length(low)) "ess")
   if (length(high))
     msg <- c(msg, sprintf(paste0(
       "R-hat is above 1.05 for %s (largest %s): the chains disagree, so they have not ",
@@ -330,9 +433,10 @@ convergence_check <- function(fit, warn = TRUE, bounded = TRUE, max_draws = 1000
       name_list(low), format(extreme(e, min), digits = 3),
       longer(100 / max(1, extreme(e, min)) * 1.2),
       if (fit$method == "mala" || auto) "" else " or a larger `lr`"))
-  if (warn) for (m in msg) warning(m, call. = FALSE)
-  invisible(list(rhat_max = extreme(rhat, max), ess_min = extreme(e, min), rhat = rhat,
-                 ess = e, thin = k, messages = msg))
+  out <- list(rhat_max = extreme(rhat, max), ess_min = extreme(e, min), rhat = rhat,
+              ess = e, thin = k, messages = msg, kinds = kinds)
+  if (warn) warn_convergence(out)
+  invisible(out)
 }
 
 #' What R-hat and the effective sample size judge

@@ -302,13 +302,13 @@ warn_whiten_precision <- function(fit, what, given) {
     if (nzchar(why)) c("a random walk for the log-variance (type = \"rw\")",
                        "an informative prior for the level (mu_mean, mu_sd)"),
     if ("iter" %in% given) "a longer run (a larger iter)")
-  warning(sprintf(paste0(
+  sgld_warn("mcse", sprintf(paste0(
     "%s: the run did not pin down %s to the bar of 0.15 posterior sd for the mean and 10%% ",
     "for the sd (Monte Carlo standard errors: %s).%s Try %s."),
     what, paste(short, collapse = ", "),
     paste(sprintf("%s %.3f sd and %.1f%%", short, pr[short, "se_mean"], 100 * pr[short, "se_sd"]),
           collapse = "; "),
-    why, paste(remedies, collapse = ", or ")), call. = FALSE)
+    why, paste(remedies, collapse = ", or ")))
 }
 whiten_phi_near1 <- 0.995     # phi's 99% quantile beyond which the warning names it
 

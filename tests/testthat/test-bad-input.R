@@ -6,7 +6,8 @@ bad_input_fixtures <- function() {
   set.seed(1)
   df <- data.frame(y = rnorm(30), x = rnorm(30), g = factor(sample(c("a", "b"), 30, TRUE)))
   m <- model_linear(y ~ x, data = df, prior = prior_nig())
-  fit <- sgld(m, lr = 1e-4, batch_size = 5, iter = 200, chains = 1)
+  # (a short run for the methods below: its checks warn)
+  fit <- expect_run_warnings(sgld(m, lr = 1e-4, batch_size = 5, iter = 200, chains = 1))
   list(df = df, m = m, X = cbind(1, df$x), fit = fit,
        lg = model_logistic(g ~ x, data = df, prior = prior_normal(0, 10), prior_intercept = NULL),
        ica = model_ica(cbind(df$x, df$y)),
@@ -202,7 +203,7 @@ test_that("an interrupt in a child R process returns the draws made so far", {
   expect_identical(fit$state$iteration[stopped], fit$stop_iter[stopped])
   expect_true(all(is.finite(fit$last)))
   # and the run continues from where it stopped
-  more <- suppressWarnings(sgld(fit$model, lr = 1e-7, batch_size = 10, iter = 1000, burnin = 0,
+  more <- expect_run_warnings(sgld(fit$model, lr = 1e-7, batch_size = 10, iter = 1000, burnin = 0,
                                 chains = 2, init = fit))
   expect_identical(more$iteration[1, stopped], fit$stop_iter[stopped] + 1)
 })
@@ -245,15 +246,15 @@ test_that("extreme data give finite draws or a clear divergence report, never Na
 })
 
 test_that("defaults computed from other arguments follow the values the user gave", {
-  m <- suppressWarnings(bad_input_fixtures())$m
+  m <- bad_input_fixtures()$m
   # burnin's default is half of the user's iter, for a given lr and for lr = "auto"
   set.seed(1)
-  expect_equal(suppressWarnings(sgld(m, lr = 1e-4, iter = 100, chains = 1))$settings$burnin, 50)
-  expect_equal(suppressWarnings(sghmc(m, lr = 1e-5, iter = 100, chains = 1))$settings$burnin, 50)
-  expect_equal(suppressWarnings(psgld(m, lr = 1e-4, iter = 100, chains = 1))$settings$burnin, 50)
-  auto <- suppressWarnings(sgld(m, iter = 100, chains = 1))
+  expect_equal(expect_run_warnings(sgld(m, lr = 1e-4, iter = 100, chains = 1))$settings$burnin, 50)
+  expect_equal(expect_run_warnings(sghmc(m, lr = 1e-5, iter = 100, chains = 1))$settings$burnin, 50)
+  expect_equal(expect_run_warnings(psgld(m, lr = 1e-4, iter = 100, chains = 1))$settings$burnin, 50)
+  auto <- quietly_checked(sgld(m, iter = 100, chains = 1))
   expect_equal(c(auto$auto$iter, auto$auto$burnin), c(100, 50))
-  auto <- suppressWarnings(mala(m, iter = 300, chains = 1))
+  auto <- quietly_checked(mala(m, iter = 300, chains = 1))
   expect_equal(c(auto$auto$iter, auto$auto$burnin), c(300, 150))
   expect_equal(auto$settings$iter, 300)
   # a burn-in the user gives is theirs to get right

@@ -45,7 +45,7 @@ test_that("every model and rule gives the recorded draws for the same seed", {
   expect_setequal(names(cases), names(recorded))
   for (name in names(cases)) {
     set.seed(2024)
-    fit <- suppressWarnings(cases[[name]]())
+    fit <- quietly_checked(cases[[name]]())
     expect_identical(run_checksum(fit), recorded[[name]], label = name)
   }
 })
@@ -60,7 +60,7 @@ test_that("the dense kernels' baseline build gives the recorded draws too", {
   on.exit(if (is.na(old)) Sys.unsetenv("SGLD_NO_AVX2") else Sys.setenv(SGLD_NO_AVX2 = old))
   for (name in c("logistic_dense", "logistic_dense_small", "logistic_float", "linear_dense")) {
     set.seed(2024)
-    fit <- suppressWarnings(cases[[name]]())
+    fit <- quietly_checked(cases[[name]]())
     expect_identical(run_checksum(fit), recorded[[name]], label = name)
   }
 })

@@ -23,8 +23,8 @@ test_that("an interrupt stops 4 chains on 2 threads together, keeps every draw, 
   expect_identical(fit$iteration[fit$kept[1], ], rep(1e4 * fit$kept[1], 4))
   expect_identical(fit$state$iteration, fit$stop_iter)
   # and the run continues from where it stopped, as one run would have
-  more <- sgld(fit$model, lr = 1e-7, batch_size = 10, iter = 1000, burnin = 0, chains = 4,
-               threads = 2, init = fit)
+  more <- expect_run_warnings(sgld(fit$model, lr = 1e-7, batch_size = 10, iter = 1000,
+                                   burnin = 0, chains = 4, threads = 2, init = fit))
   expect_identical(more$iteration[1, ], fit$stop_iter + 1)
   expect_identical(more$status, rep("done", 4))
 })
@@ -34,8 +34,9 @@ test_that("the progress display is drawn on stderr when on, and nothing when off
   run <- function(progress) {
     set.seed(1)
     capture.output(type = "message",
-      fit <- sgld(m, lr = 1e-7, batch_size = 10, iter = 1e7, burnin = 0, thin = 1e4,
-                  chains = 2, progress = progress))
+      # (batches of 10 at this step: the sampling threshold and Stein's check warn)
+      fit <- expect_run_warnings(sgld(m, lr = 1e-7, batch_size = 10, iter = 1e7, burnin = 0,
+                                      thin = 1e4, chains = 2, progress = progress)))
   }
   on <- run(TRUE)
   # each redraw starts with a carriage return, so the line is overwritten in place
@@ -51,7 +52,8 @@ test_that("the progress display is drawn on stderr when on, and nothing when off
   on.exit(options(withr_opt))
   set.seed(1)
   expect_match(paste(capture.output(type = "message",
-    fit <- sgld(m, lr = 1e-7, batch_size = 10, iter = 1e7, burnin = 0, thin = 1e4, chains = 1)),
+    fit <- expect_run_warnings(sgld(m, lr = 1e-7, batch_size = 10, iter = 1e7, burnin = 0,
+                                    thin = 1e4, chains = 1))),
     collapse = ""), "10M/10M it")
 })
 
@@ -84,12 +86,15 @@ test_that("the sampling time spans the iterations and leaves out the rest of the
   }
   m <- do.call(model_custom, c(list(data = cbind(1, handout$x, handout$y), d = 3), f))
   set.seed(1)
-  fit <- sgld(m, lr = 1e-7, batch_size = 10, iter = 20, burnin = 0, init = c(0, 0, 0), chains = 1)
+  fit <- expect_run_warnings(sgld(m, lr = 1e-7, batch_size = 10, iter = 20, burnin = 0,
+                                  init = c(0, 0, 0), chains = 1))
   expect_gte(fit$sampling_time, 0.4)
   expect_lte(fit$sampling_time, fit$time + 0.002)   # proc.time(), which times the call: 1 ms steps
   # auto's search and set-up count in time, not in sampling_time
   set.seed(1)
-  auto <- sgld(model_linear(y ~ x, data = handout, prior = prior_nig()), iter = 2000, chains = 1)
+  # (2000 iterations of one chain are fewer than lr = "auto" would run: its ESS warns)
+  auto <- expect_run_warnings(sgld(model_linear(y ~ x, data = handout, prior = prior_nig()),
+                                   iter = 2000, chains = 1), "ess")
   expect_lt(auto$sampling_time, auto$time)
   expect_gt(auto$sampling_time, 0)
 })

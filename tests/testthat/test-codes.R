@@ -106,16 +106,17 @@ test_that("every chain status C reports has a label in the fit", {
   # through a run: a chain that finishes, and one that diverges
   m <- handout_model()
   set.seed(1)
-  expect_identical(sgld(m, lr = 1e-8, iter = 20, chains = 1)$status, "done")
+  expect_identical(expect_run_warnings(sgld(m, lr = 1e-8, iter = 20, chains = 1))$status, "done")
   set.seed(2)
-  expect_identical(suppressWarnings(sgld(m, lr = 1, batch_size = 10, iter = 100, chains = 1))$status, "diverged")
+  expect_identical(expect_run_warnings(sgld(m, lr = 1, batch_size = 10, iter = 100, chains = 1),
+                                       "diverged")$status, "diverged")
 })
 
 test_that("the diagnostics columns and the held-out metrics are named by C", {
   m <- handout_model()
   set.seed(1)
-  fit <- sgld(m, lr = 1e-8, iter = 20, burnin = 0, diagnostics = diagnostics_every(10),
-              monitor = monitor_every(10, newdata = sgld::handout[1:50, ]), chains = 1)
+  fit <- expect_run_warnings(sgld(m, lr = 1e-8, iter = 20, burnin = 0, diagnostics = diagnostics_every(10),
+                                  monitor = monitor_every(10, newdata = sgld::handout[1:50, ]), chains = 1))
   expect_identical(names(fit$diagnostics), c("chain", codes()$diagnostics))
   expect_identical(names(fit$monitor),
                    c("chain", "iteration", "sweep", "log_joint", codes()$metrics$linear))

@@ -1,8 +1,8 @@
 test_that("a threshold burn-in starts keeping draws once alpha falls below it", {
   m <- handout_model()
   set.seed(131)
-  fit <- sgld(m, lr = lr_exp(1e-5, 1e-9), batch_size = 10, iter = 50000,
-              burnin = sampling_threshold(0.1, every = 1000), thin = 10, chains = 1)
+  fit <- expect_run_warnings(sgld(m, lr = lr_exp(1e-5, 1e-9), batch_size = 10, iter = 50000,
+                                  burnin = sampling_threshold(0.1, every = 1000), thin = 10, chains = 1))
   d <- fit$diagnostics
   first <- d$iteration[which(d$alpha <= 0.1)[1]]
   expect_true(all(d$alpha[d$iteration < first] > 0.1))
@@ -20,8 +20,8 @@ test_that("mixing-distance thinning keeps draws a fixed summed step apart", {
   lr <- lr_poly(a = 1e-6, b = 10, gamma = 0.55)
   D0 <- 5e-6
   set.seed(132)
-  fit <- sgld(m, lr = lr, batch_size = 10, iter = 20000, burnin = 1000,
-              thin = mixing_distance(D0), chains = 2)
+  fit <- expect_run_warnings(sgld(m, lr = lr, batch_size = 10, iter = 20000, burnin = 1000,
+                                  thin = mixing_distance(D0), chains = 2))
   it <- fit$iteration[, 1]
   eta <- lr_values(lr, 1:20000)
   cum <- cumsum(eta)

@@ -5,12 +5,12 @@
 state_fit <- function(sampler = sgld, chains = 2) {
   m <- model_logistic(type ~ ., data = pima(), prior = prior_normal(0, 10), prior_intercept = NULL)
   set.seed(3)
-  fit <- suppressWarnings(sampler(m, lr = 1e-5, batch_size = 20, iter = 200, chains = chains))
+  fit <- expect_run_warnings(sampler(m, lr = 1e-5, batch_size = 20, iter = 200, chains = chains))
   list(m = m, fit = fit, sampler = sampler, chains = chains)
 }
 
 continue_with <- function(x, fit) {
-  suppressWarnings(x$sampler(x$m, lr = 1e-5, batch_size = 20, iter = 50, burnin = 0,
+  expect_run_warnings(x$sampler(x$m, lr = 1e-5, batch_size = 20, iter = 50, burnin = 0,
                             chains = x$chains, init = fit))
 }
 

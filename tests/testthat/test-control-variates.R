@@ -87,7 +87,7 @@ test_that("control_variates = the mode vector gives the same draws as TRUE", {
   lr <- 0.05 / fx$lambda_max
   run <- function(cv, ...) {
     set.seed(31)
-    as.matrix(sgld(m, lr = lr, batch_size = 100, iter = 2000, control_variates = cv, ..., chains = 1))
+    as.matrix(expect_run_warnings(sgld(m, lr = lr, batch_size = 100, iter = 2000, control_variates = cv, ..., chains = 1)))
   }
   by_flag <- run(TRUE)
   # logistic regression: the user's and the sampler's scales coincide, so the
@@ -102,7 +102,7 @@ test_that("control_variates = the mode vector gives the same draws as TRUE", {
   lm_m <- model_linear(y ~ x, data = handout, prior = prior_nig())
   run_lm <- function(cv) {
     set.seed(32)
-    as.matrix(sgld(lm_m, lr = 1e-6, batch_size = 100, iter = 1000, control_variates = cv, chains = 1))
+    as.matrix(expect_run_warnings(sgld(lm_m, lr = 1e-6, batch_size = 100, iter = 1000, control_variates = cv, chains = 1)))
   }
   expect_equal(run_lm(posterior_mode(lm_m)$mode), run_lm(TRUE), tolerance = 1e-10)
 })

@@ -60,7 +60,7 @@ test_that("a formula with no columns is an error naming `formula`", {
 test_that("methods on a fit that stored no draws, and emptied states, name the cause", {
   m <- model_logistic(type ~ ., data = pima())
   set.seed(1)
-  fit <- suppressWarnings(sgld(m, lr = 1e-3, iter = 200, pars = FALSE))
+  fit <- quietly_checked(sgld(m, lr = 1e-3, iter = 200, pars = FALSE))
   no_draws <- "this fit stored no draws \\(`pars = FALSE` was given\\).*`pars = TRUE`"
   if (requireNamespace("rstantools", quietly = TRUE))
     expect_error(rstantools::posterior_interval(fit), paste0("posterior_interval\\(\\): ", no_draws))
@@ -74,7 +74,7 @@ test_that("methods on a fit that stored no draws, and emptied states, name the c
   expect_error(sgld(m, lr = 1e-3, iter = 10, init = emptied),
                "the fit's state \\(`fit\\$state`\\) has no `w`, `update`, `rng`, `iteration`, `rule`")
   set.seed(1)
-  auto <- suppressWarnings(sgld(m, iter = 300))
+  auto <- quietly_checked(sgld(m, iter = 300))
   auto$state$rule <- NULL
   expect_error(sgld(m, init = auto), "has no `rule`: it was emptied or altered.*init = fit\\$last")
 })

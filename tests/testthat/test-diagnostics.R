@@ -1,8 +1,8 @@
 test_that("the sampling threshold falls from above 1 to below 0.1 as the step shrinks", {
   m <- handout_model()
   set.seed(121)
-  fit <- sgld(m, lr = lr_exp(1e-5, 1e-9), batch_size = 10, iter = 1e5,
-              diagnostics = diagnostics_every(2000), chains = 1)
+  fit <- expect_run_warnings(sgld(m, lr = lr_exp(1e-5, 1e-9), batch_size = 10, iter = 1e5,
+                                  diagnostics = diagnostics_every(2000), chains = 1))
   d <- fit$diagnostics
   expect_identical(nrow(d), 50L)
   expect_gt(mean(d$alpha[1:5]), 1)
@@ -16,8 +16,8 @@ test_that("the sampling threshold falls from above 1 to below 0.1 as the step sh
 
   set.seed(122)
   mm <- model_mixture(mixture_data(100))
-  fm <- sgld(mm, lr = lr_exp(0.005, 5e-8), batch_size = 1, iter = 2e5,
-             diagnostics = diagnostics_every(5000), chains = 1)
+  fm <- expect_run_warnings(sgld(mm, lr = lr_exp(0.005, 5e-8), batch_size = 1, iter = 2e5,
+                                 diagnostics = diagnostics_every(5000), chains = 1))
   a <- fm$diagnostics$alpha
   expect_gt(mean(a[1:4]), 1)
   expect_lt(mean(a[37:40]), 0.1)
@@ -27,8 +27,8 @@ test_that("alpha matches a direct computation of the score covariance", {
   set.seed(123)
   x <- mixture_data(60)
   mm <- model_mixture(x)
-  fit <- sgld(mm, lr = 1e-3, batch_size = 6, iter = 40, burnin = 0,
-              diagnostics = diagnostics_every(40), chains = 1)
+  fit <- expect_run_warnings(sgld(mm, lr = 1e-3, batch_size = 6, iter = 40, burnin = 0,
+                                  diagnostics = diagnostics_every(40), chains = 1))
   w <- as.matrix(fit)[40, ]
   # the diagnostic is taken before the 40th step, at the state after step 39
   w39 <- as.matrix(fit)[39, ]
@@ -46,8 +46,8 @@ test_that("alpha matches a direct computation of the score covariance", {
 test_that("the rejection probability grows with the step size", {
   set.seed(124)
   mm <- model_mixture(mixture_data(100))
-  fit <- sgld(mm, lr = lr_exp(0.005, 5e-9), batch_size = 1, iter = 1e5,
-              diagnostics = diagnostics_every(500), chains = 1)
+  fit <- expect_run_warnings(sgld(mm, lr = lr_exp(0.005, 5e-9), batch_size = 1, iter = 1e5,
+                                  diagnostics = diagnostics_every(500), chains = 1))
   d <- fit$diagnostics
   bins <- cut(log10(d$lr), 4)
   r <- tapply(d$rejection, bins, mean)
@@ -58,9 +58,9 @@ test_that("the rejection probability grows with the step size", {
 test_that("diagnostics leave the draws unchanged", {
   m <- handout_model()
   set.seed(125)
-  a <- sgld(m, lr = 1e-7, batch_size = 10, iter = 3000, chains = 1)
+  a <- expect_run_warnings(sgld(m, lr = 1e-7, batch_size = 10, iter = 3000, chains = 1))
   set.seed(125)
-  b <- sgld(m, lr = 1e-7, batch_size = 10, iter = 3000, diagnostics = diagnostics_every(500), chains = 1)
+  b <- expect_run_warnings(sgld(m, lr = 1e-7, batch_size = 10, iter = 3000, diagnostics = diagnostics_every(500), chains = 1))
   expect_identical(as.matrix(a), as.matrix(b))
   expect_null(a$diagnostics)
   expect_identical(nrow(b$diagnostics), 6L)

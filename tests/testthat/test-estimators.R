@@ -1,8 +1,8 @@
 # A small fixed chain, whose estimates are computed by hand.
 fixed_fit <- function() {
   set.seed(141)
-  fit <- sgld(handout_model(), lr = lr_poly(a = 1e-6, b = 1, gamma = 0.6), batch_size = 10,
-              iter = 12, burnin = 6, thin = 2, chains = 2)
+  fit <- expect_run_warnings(sgld(handout_model(), lr = lr_poly(a = 1e-6, b = 1, gamma = 0.6), batch_size = 10,
+                                  iter = 12, burnin = 6, thin = 2, chains = 2))
   fit
 }
 

@@ -53,8 +53,10 @@ test_that("a logistic regression on a file gives the draws of the same data in m
   expect_identical(from_file$names, in_memory$names)
   run <- function(m) {
     set.seed(12)
-    sgld(m, lr = 1e-4, batch_size = 30, iter = 2000, chains = 2, control_variates = TRUE,
-         monitor = monitor_every(250), diagnostics = diagnostics_every(500))
+    # (a short run: its R-hat and ESS warn, the same for every copy)
+    expect_run_warnings(sgld(m, lr = 1e-4, batch_size = 30, iter = 2000, chains = 2,
+                             control_variates = TRUE, monitor = monitor_every(250),
+                             diagnostics = diagnostics_every(500)))
   }
   a <- run(from_file)
   b <- run(in_memory)
@@ -85,9 +87,11 @@ test_that("a logistic regression on a file gives the draws of the same data in m
   # held-out data for the monitor are in memory; predictions need newdata
   mon <- monitor_every(500, newdata = list(x = dat$X[1:100, ], y = dat$y[1:100]))
   set.seed(1)
-  f1 <- sgld(from_file, lr = 1e-4, batch_size = 30, iter = 1000, monitor = mon, chains = 1)
+  f1 <- expect_run_warnings(sgld(from_file, lr = 1e-4, batch_size = 30, iter = 1000,
+                                 monitor = mon, chains = 1))
   set.seed(1)
-  f2 <- sgld(in_memory, lr = 1e-4, batch_size = 30, iter = 1000, monitor = mon, chains = 1)
+  f2 <- expect_run_warnings(sgld(in_memory, lr = 1e-4, batch_size = 30, iter = 1000,
+                                 monitor = mon, chains = 1))
   expect_identical(f1$monitor, f2$monitor)
   expect_error(predict(f1), "reads it from the file .*give `newdata`")
   expect_identical(predict(f1, newdata = dat$X[1:5, ]), predict(f2, newdata = dat$X[1:5, ]))
@@ -114,7 +118,8 @@ test_that("a linear regression on a float file gives the draws of the float data
   expect_equal(from_file$default_init, in_memory$default_init, tolerance = 1e-12)
   run <- function(m) {
     set.seed(2)
-    sgld(m, lr = 1e-5, batch_size = 50, iter = 1000, init = c(0, 0, 0, 1), chains = 1)
+    expect_run_warnings(sgld(m, lr = 1e-5, batch_size = 50, iter = 1000, init = c(0, 0, 0, 1),
+                             chains = 1))
   }
   expect_identical(as.array(run(from_file)), as.array(run(in_memory)))
 })
@@ -127,7 +132,8 @@ test_that("chains as futures read the file on their workers", {
   on.exit(future::plan(old), add = TRUE)
   run <- function(parallel) {
     set.seed(3)
-    sgld(m, lr = 1e-4, batch_size = 20, iter = 500, chains = 2, parallel = parallel)
+    expect_run_warnings(sgld(m, lr = 1e-4, batch_size = 20, iter = 500, chains = 2,
+                             parallel = parallel))
   }
   expect_identical(as.array(run("future")), as.array(run("threads")))
 })
@@ -243,7 +249,7 @@ test_that("models of one file with other columns or codings keep their own copie
   ref <- model_logistic(dat$X, dat$y, prior = prior_normal(0, 5), prior_intercept = NULL)
   run <- function(m) {
     set.seed(6)
-    suppressWarnings(sgld(m, lr = 1e-4, batch_size = 50, iter = 1000, chains = 1))
+    expect_run_warnings(sgld(m, lr = 1e-4, batch_size = 50, iter = 1000, chains = 1))
   }
   want <- as.array(run(ref))
   saved <- tempfile(fileext = ".rds")
@@ -260,8 +266,9 @@ test_that("models of one file with other columns or codings keep their own copie
   on.exit(future::plan(old), add = TRUE)
   travelled <- unserialize(serialize(logistic, NULL))
   set.seed(6)
-  expect_identical(as.array(suppressWarnings(sgld(travelled, lr = 1e-4, batch_size = 50, iter = 1000,
-                                                  parallel = "future", chains = 1))), want)
+  expect_identical(as.array(expect_run_warnings(sgld(travelled, lr = 1e-4, batch_size = 50,
+                                                     iter = 1000, parallel = "future",
+                                                     chains = 1))), want)
   expect_identical(readLines(theirs), "mine")
   set.seed(6)
   expect_equal(coef(run(linear)), coef(run(model_linear(dat$X, dat$y, prior = prior_nig()))), tolerance = 0.2)
@@ -286,10 +293,12 @@ test_that("a backing file replaced after the model was built is an error; stale 
   expect_false(identical(m2$file$path, first))
   expect_false(file.exists(first))      # a copy of the matrix as it was: removed
   expect_error(sgld(m, lr = 1e-4, iter = 10, chains = 1), "backing file .* was modified")
-  expect_s3_class(sgld(m2, lr = 1e-4, iter = 10, batch_size = 10, chains = 1), "sgld_fit")
+  expect_s3_class(expect_run_warnings(sgld(m2, lr = 1e-4, iter = 10, batch_size = 10,
+                                           chains = 1)), "sgld_fit")
   # the model reads its copy alone: a moved backing file leaves it working
   unlink(file.path(dir, "m.bin"))
-  expect_s3_class(sgld(m2, lr = 1e-4, iter = 10, batch_size = 10, chains = 1), "sgld_fit")
+  expect_s3_class(expect_run_warnings(sgld(m2, lr = 1e-4, iter = 10, batch_size = 10,
+                                           chains = 1)), "sgld_fit")
 })
 
 test_that("the cache directory: a damaged copy is written again, a foreign file refused", {
@@ -300,11 +309,12 @@ test_that("the cache directory: a damaged copy is written again, a foreign file 
   expect_error(sgld(m, lr = 1e-4, iter = 10, chains = 1), "has 10 bytes, too few for its header")
   again <- model_logistic(bm, y = "y", prior = prior_normal(0, 10), prior_intercept = NULL)
   expect_identical(again$file$path, m$file$path)
-  expect_s3_class(sgld(m, lr = 1e-4, iter = 10, batch_size = 10, chains = 1), "sgld_fit")
+  expect_s3_class(expect_run_warnings(sgld(m, lr = 1e-4, iter = 10, batch_size = 10,
+                                           chains = 1)), "sgld_fit")
   unlink(m$file$path)
   # this process still maps the copy: it reads that; a fresh one cannot
-  expect_warning(sgld(m, lr = 1e-4, iter = 10, batch_size = 10, chains = 1),
-                 "copy of its rows .* was removed while this process had it mapped")
+  expect_run_warnings(expect_warning(sgld(m, lr = 1e-4, iter = 10, batch_size = 10, chains = 1),
+                 "copy of its rows .* was removed while this process had it mapped"))
   expect_error(sgld(unserialize(serialize(m, NULL)), lr = 1e-4, iter = 10, chains = 1),
                "copy of its rows .* cannot be read .*a cleaned cache.*build the model again")
   writeLines(strrep("not ours ", 100), m$file$path)
@@ -347,7 +357,7 @@ test_that("copies are keyed by content: a change in place through bigmemory is s
   flat <- list(prior = prior_normal(0, 10), prior_intercept = NULL)
   run <- function(m) {
     set.seed(1)
-    suppressWarnings(sgld(m, lr = 1e-3, batch_size = 100, iter = 1000))
+    quietly_checked(sgld(m, lr = 1e-3, batch_size = 100, iter = 1000))
   }
   before <- do.call(model_logistic, c(list(bm, y = "y"), flat))
   slope <- function(m) unname(coef(run(m))["x1"])
@@ -382,7 +392,7 @@ test_that("a copy changed after it was written, its time set back, is never read
   m <- model_logistic(bm, y = "y", prior = prior_normal(0, 5))
   run <- function(m) {
     set.seed(5)
-    suppressWarnings(sgld(m, lr = 1e-4, batch_size = 30, iter = 500))
+    quietly_checked(sgld(m, lr = 1e-4, batch_size = 30, iter = 500))
   }
   want <- as.array(run(m))   # mapped now, and the mapping kept
   path <- m$file$path

@@ -1,7 +1,8 @@
 fit2 <- local({
   set.seed(10)
-  sgld(handout_model(), lr = lr_poly(a = 2e-6, b = 100, gamma = 0.55), batch_size = 100,
-       iter = 4000, burnin = 1000, thin = 3, chains = 2)
+  # (a short run: its R-hat and ESS warn here and again in summary() and print())
+  expect_run_warnings(sgld(handout_model(), lr = lr_poly(a = 2e-6, b = 100, gamma = 0.55),
+                           batch_size = 100, iter = 4000, burnin = 1000, thin = 3, chains = 2))
 })
 
 test_that("draws are an mcmc.list on the user's scale with named columns", {
@@ -25,7 +26,7 @@ test_that("as.matrix and as.array arrange the same draws", {
 })
 
 test_that("summary gives plain and step-weighted means, sd, quantiles, ESS and R-hat", {
-  s <- summary(fit2)$statistics
+  s <- expect_run_warnings(summary(fit2))$statistics
   expect_identical(colnames(s), c("mean", "weighted_mean", "sd", "2.5%", "25%", "50%",
                                   "75%", "97.5%", "mcse", "n_eff", "Rhat"))
   x <- as.matrix(fit2)
@@ -43,14 +44,15 @@ test_that("summary gives plain and step-weighted means, sd, quantiles, ESS and R
   expect_equal(coef(fit2), s[1:2, "mean"])
   expect_equal(coef(fit2, weighted = TRUE), s[1:2, "weighted_mean"])
   expect_equal(vcov(fit2), cov(x[, 1:2]))
-  expect_output(print(summary(fit2)), "weighted_mean")
-  expect_output(print(fit2), "SGLD on sgld_model_linear: 2 chains")
+  expect_output(print(expect_run_warnings(summary(fit2))), "weighted_mean")
+  expect_output(expect_run_warnings(print(fit2)), "SGLD on sgld_model_linear: 2 chains")
 })
 
 test_that("one chain: no R-hat, as.mcmc works, plot draws traces", {
   set.seed(1)
-  f <- sgld(handout_model(), lr = 1e-7, batch_size = 10, iter = 200, chains = 1)
-  expect_false("Rhat" %in% colnames(summary(f)$statistics))
+  f <- expect_run_warnings(sgld(handout_model(), lr = 1e-7, batch_size = 10, iter = 200,
+                                chains = 1))
+  expect_false("Rhat" %in% colnames(expect_run_warnings(summary(f))$statistics))
   expect_s3_class(coda::as.mcmc(f), "mcmc")
   pdf(NULL)
   on.exit(dev.off())

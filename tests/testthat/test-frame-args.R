@@ -62,7 +62,7 @@ test_that("SGLD on weighted rows samples the replicated rows' posterior", {
   mw <- model_linear(y ~ x1, data = d, weights = w, prior = prior_nig())
   ex <- linear_exact_posterior(model_linear(y ~ x1, data = d[rep(seq_len(200), d$w), ], prior = prior_nig()))
   set.seed(3)
-  fit <- mala(mw, lr = 2e-4, iter = 40000, chains = 2)
+  fit <- expect_run_warnings(mala(mw, lr = 2e-4, iter = 40000, chains = 2), "acceptance")
   x <- as.matrix(fit)[, names(ex$mean)]   # the parameters (sigma is derived)
   ess <- coda::effectiveSize(coda::as.mcmc.list(fit))
   # posterior means within 4 Monte Carlo standard errors of the exact ones
@@ -115,7 +115,7 @@ test_that("predictions add the offset of new data", {
   d <- binom_data()
   m <- model_logistic(cbind(s, f) ~ x, data = d, offset = log(t), prior = prior_normal(0, 10), prior_intercept = NULL)
   set.seed(5)
-  fit <- sgld(m, lr = 1e-3, batch_size = 10, iter = 2000, thin = 4, chains = 1)
+  fit <- expect_run_warnings(sgld(m, lr = 1e-3, batch_size = 10, iter = 2000, thin = 4, chains = 1))
   W <- as.matrix(fit)
   new <- data.frame(x = c(0, 1, -1), t = c(1, 2, 0.5))
   eta <- cbind(1, new$x) %*% t(W) + log(new$t)

@@ -21,27 +21,29 @@ seeded <- function(seed, f) {
 
 test_that("futures on plan(sequential) give the local run's draws, state and RNG", {
   m <- model_logistic(type ~ ., data = pima(), prior = prior_normal(0, 10), prior_intercept = NULL)
+  # (short runs: their R-hat and ESS warn, the same way local or as futures)
   run <- function(parallel) seeded(21, function()
-    sgld(m, lr = 1e-4, batch_size = 10, iter = 2000, chains = 3, thin = 3,
-         diagnostics = diagnostics_every(200), monitor = monitor_every(500),
-         parallel = parallel))
+    expect_run_warnings(sgld(m, lr = 1e-4, batch_size = 10, iter = 2000, chains = 3, thin = 3,
+                             diagnostics = diagnostics_every(200),
+                             monitor = monitor_every(500), parallel = parallel)))
   old <- future::plan(future::sequential)
   on.exit(future::plan(old), add = TRUE)
   local <- run("threads")
   fut <- run("future")
   expect_same_fit(local$fit, fut$fit)
   expect_identical(local$seed, fut$seed)
-  expect_s3_class(summary(fut$fit), "summary.sgld_fit")
+  expect_s3_class(expect_run_warnings(summary(fut$fit)), "summary.sgld_fit")
 
   # continuing either fit, either way, gives the same draws
-  more <- function(fit, parallel) sgld(m, lr = 1e-4, batch_size = 10, iter = 1000, chains = 3,
-                                       burnin = 0, init = fit, parallel = parallel)
+  more <- function(fit, parallel)
+    expect_run_warnings(sgld(m, lr = 1e-4, batch_size = 10, iter = 1000, chains = 3, burnin = 0,
+                             init = fit, parallel = parallel))
   expect_same_fit(more(local$fit, "threads"), more(fut$fit, "future"))
 
   # another sampler and a rule with state
   run2 <- function(parallel) seeded(5, function()
-    sghmc(m, lr = 1e-6, friction = 0.2, batch_size = 20, iter = 500, chains = 2,
-          parallel = parallel))
+    expect_run_warnings(sghmc(m, lr = 1e-6, friction = 0.2, batch_size = 20, iter = 500,
+                              chains = 2, parallel = parallel)))
   expect_same_fit(run2("threads")$fit, run2("future")$fit)
 })
 
@@ -51,8 +53,8 @@ test_that("futures on plan(multisession) give the local run's draws (4 chains, 2
   old <- future::plan(future::multisession, workers = 2)
   on.exit(future::plan(old), add = TRUE)
   run <- function(parallel) seeded(61, function()
-    sgld(m, lr = 1e-4, batch_size = 10, iter = 5000, chains = 4, control_variates = TRUE,
-         parallel = parallel))
+    expect_run_warnings(sgld(m, lr = 1e-4, batch_size = 10, iter = 5000, chains = 4,
+                             control_variates = TRUE, parallel = parallel)))
   local <- run("threads")
   fut <- run("future")
   expect_same_fit(local$fit, fut$fit)
@@ -81,9 +83,10 @@ test_that("a chain whose future fails leaves a fit of the others and a warning n
   expect_identical(fit$chain_ids, c(1L, 3L))
   expect_identical(fit$status, c("done", "lost", "done"))
   set.seed(8)
-  local <- sgld(m, lr = 1e-4, batch_size = 10, iter = 500, chains = 3, init = init)
+  local <- expect_run_warnings(sgld(m, lr = 1e-4, batch_size = 10, iter = 500, chains = 3,
+                                    init = init))
   expect_identical(unname(as.array(fit)), unname(as.array(local)[, c(1, 3), , drop = FALSE]))
-  expect_s3_class(summary(fit), "summary.sgld_fit")
+  expect_s3_class(expect_run_warnings(summary(fit)), "summary.sgld_fit")
   expect_error(sgld(m, lr = 1e-4, iter = 10, chains = 3, init = fit),
                "chain 2 of the fit was lost and cannot be continued")
 })
@@ -100,7 +103,8 @@ test_that("a model written in R functions travels to its futures, and its failur
   m <- handout_custom(handout[1:500, ])
   run <- function(parallel) {
     set.seed(9)
-    sgld(m, lr = 1e-5, batch_size = 20, iter = 300, chains = 2, parallel = parallel)
+    expect_run_warnings(sgld(m, lr = 1e-5, batch_size = 20, iter = 300, chains = 2,
+                             parallel = parallel))
   }
   expect_same_fit(run("threads"), run("future"))
 
@@ -201,9 +205,11 @@ interrupted_futures <- function(plan, signal_workers, continue = TRUE) {
   on.exit(child$kill_tree(), add = TRUE)
   group <- function() {   # alive (not zombies), from /proc/<pid>/stat: state, pgid
     pids <- setdiff(as.integer(list.files("/proc", pattern = "^[0-9]+$")), child$get_pid())
+    # a process that ends between the listing and the reading (another
+    # program's, on a busy machine) makes file() warn, then fail: not alive
     stat <- vapply(pids, function(p) tryCatch(
       sub("^.*\\) ", "", readLines(file.path("/proc", p, "stat"), warn = FALSE)[1]),
-      error = function(e) NA_character_), "")
+      warning = function(w) NA_character_, error = function(e) NA_character_), "")
     fields <- strsplit(stat, " ")
     alive <- vapply(fields, function(f) length(f) >= 3 && f[1] != "Z" &&
                       as.integer(f[3]) == child$get_pid(), NA)

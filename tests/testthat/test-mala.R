@@ -29,7 +29,7 @@ test_that("mala() without a preconditioner reports its acceptance and keeps the 
   expect_true(all(abs(s[1:2, "mean"] - ex$mean[1:2]) / ex$sd[1:2] < 0.3))
   # a step far too large is rejected, never accepted blindly
   set.seed(113)
-  big <- mala(m, lr = 1e-3, iter = 200, burnin = 0, chains = 1)
+  big <- expect_run_warnings(mala(m, lr = 1e-3, iter = 200, burnin = 0, chains = 1), c("acceptance", "convergence"))
   expect_lt(big$acceptance, 0.05)
   expect_true(all(is.finite(as.matrix(big))))
 })
@@ -53,7 +53,7 @@ test_that("mala(m) starts every chain at the mode, where over-dispersed starts g
   pm <- posterior_mode(m, covariance = TRUE)
   set.seed(1)
   spread <- sgld:::auto_init(m, pm, 4)
-  old <- suppressWarnings(mala(m, chains = 4, init = spread, iter = 1000))
+  old <- quietly_checked(mala(m, chains = 4, init = spread, iter = 1000))
   expect_true(all(old$acceptance < 0.05))
   set.seed(1)
   fit <- mala(m, chains = 4)
@@ -68,7 +68,7 @@ test_that("mala(m) starts every chain at the mode, where over-dispersed starts g
   # lowered to zero here: this one is short)
   old_opt <- options(sgld.mala_announce_seconds = 0)
   on.exit(options(old_opt))
-  expect_message(suppressWarnings(mala(m, iter = 200, chains = 2)), "mala\\(\\): about .* for 200 iterations of 2 chains")
+  expect_message(quietly_checked(mala(m, iter = 200, chains = 2)), "mala\\(\\): about .* for 200 iterations of 2 chains")
   options(old_opt)
   # a chain that does not move is told to take a smaller step and to start
   # at the mode, naming what the user did not set or what they gave

@@ -6,13 +6,15 @@ ndraws_of <- function(fit) nrow(fit$draws[[1]])
 
 fit_lin <- local({
   set.seed(21)
-  sgld(model_linear(y ~ x1 + g, data = small_data(200), prior = prior_nig()), lr = 2e-4, batch_size = 20,
-       iter = 6000, thin = 5, chains = 2)
+  # (short runs: their R-hat and ESS warn, and again in summary())
+  expect_run_warnings(sgld(model_linear(y ~ x1 + g, data = small_data(200), prior = prior_nig()),
+                           lr = 2e-4, batch_size = 20, iter = 6000, thin = 5, chains = 2))
 })
 fit_log <- local({
   set.seed(22)
-  sgld(model_logistic(type ~ glu + bmi, data = pima(), prior = prior_normal(0, 10), prior_intercept = NULL), lr = 2e-4, batch_size = 20,
-       iter = 6000, thin = 5, chains = 2)
+  expect_run_warnings(sgld(model_logistic(type ~ glu + bmi, data = pima(),
+                                          prior = prior_normal(0, 10), prior_intercept = NULL),
+                           lr = 2e-4, batch_size = 20, iter = 6000, thin = 5, chains = 2))
 })
 
 test_that("posterior_interval and confint are quantiles of the draws", {
@@ -133,7 +135,7 @@ test_that("stats' generics: nobs, formula, family, logLik, as.data.frame, coef(s
   df <- as.data.frame(fit_lin)
   expect_identical(names(df), c(fit_lin$model$names, "sigma"))
   expect_identical(as.matrix(df), as.matrix(fit_lin), ignore_attr = TRUE)
-  s <- summary(fit_lin)
+  s <- expect_run_warnings(summary(fit_lin))
   expect_true(is.matrix(coef(s)))
   expect_identical(coef(s), s$statistics)
   expect_error(df.residual(fit_lin), "no meaning for posterior draws")
@@ -162,7 +164,7 @@ test_that("optimiser runs have no posterior to predict from", {
 })
 
 test_that("summary thins long chains for ESS and R-hat and says so; print fits 80 columns", {
-  s <- summary(fit_lin, max_draws = 100)
+  s <- expect_run_warnings(summary(fit_lin, max_draws = 100))
   expect_identical(s$diagnostics_thin, 6)
   # sigma (derived from sigma2) is thinned as the parameters are
   thinned <- coda::mcmc.list(lapply(fit_lin$draws, function(ch) {
@@ -178,7 +180,7 @@ test_that("summary thins long chains for ESS and R-hat and says so; print fits 8
   expect_output(print(s), "ESS and R-hat from every k-th draw, k = 6")
   old <- options(width = 80)
   on.exit(options(old))
-  expect_true(all(nchar(capture.output(print(summary(fit_lin)))) <= 80))
+  expect_true(all(nchar(capture.output(print(expect_run_warnings(summary(fit_lin))))) <= 80))
   pdf(NULL)
   on.exit(dev.off(), add = TRUE)
   expect_identical(plot(fit_lin, max_draws = 50), fit_lin)

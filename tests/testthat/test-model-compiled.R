@@ -171,14 +171,14 @@ test_that("a compiled model gives the same draws as its R-function twin", {
   # with a contracting drift does not amplify
   tol <- 1e-9
   set.seed(41)
-  a <- sgld(compiled, lr = 1e-4, batch_size = 20, iter = 2000, chains = 2)
+  a <- expect_run_warnings(sgld(compiled, lr = 1e-4, batch_size = 20, iter = 2000, chains = 2))
   set.seed(41)
-  b <- sgld(twin, lr = 1e-4, batch_size = 20, iter = 2000, chains = 2)
+  b <- expect_run_warnings(sgld(twin, lr = 1e-4, batch_size = 20, iter = 2000, chains = 2))
   expect_lt(max(abs(as.matrix(a) - as.matrix(b))), tol)
   set.seed(42)
-  a <- mala(compiled, lr = 1e-3, iter = 1000, chains = 1)
+  a <- expect_run_warnings(mala(compiled, lr = 1e-3, iter = 1000, chains = 1))
   set.seed(42)
-  b <- mala(twin, lr = 1e-3, iter = 1000, chains = 1)
+  b <- expect_run_warnings(mala(twin, lr = 1e-3, iter = 1000, chains = 1))
   expect_identical(a$acceptance, b$acceptance)
   expect_lt(max(abs(as.matrix(a) - as.matrix(b))), tol)
 })
@@ -189,7 +189,7 @@ test_that("a compiled model answers log_lik() and refuses prediction with its de
   dat <- poisson_data(n = 50)
   m <- ex$poisson_model(dat$X, dat$y, prior_sd = 2)
   set.seed(34)
-  fit <- suppressWarnings(sgld(m, lr = 1e-4, batch_size = 10, iter = 400, burnin = 200, thin = 20,
+  fit <- expect_run_warnings(sgld(m, lr = 1e-4, batch_size = 10, iter = 400, burnin = 200, thin = 20,
                                chains = 2))   # a short run: the draws need only exist
   W <- as.matrix(fit, scale = "sampler")
   expect_equal(rstantools::log_lik(fit),

@@ -17,9 +17,11 @@ test_that("the R-function linear model gives the built-in model's draws for the 
   # only by rounding, which these short runs do not amplify. Measured: at most
   # 1.5e-15 (pSGLD), relative to max(1, |draw|).
   tol <- 1e-12
-  same <- function(run) {
-    set.seed(41); a <- run(mc)
-    set.seed(41); b <- run(ml)
+  # (the samplers' short runs warn from their run checks, the optimisers' do not)
+  same <- function(run, warns = TRUE) {
+    ran <- if (warns) function(m) expect_run_warnings(run(m)) else run
+    set.seed(41); a <- ran(mc)
+    set.seed(41); b <- ran(ml)
     expect_lt(max_rel_diff(a, b), tol)
     expect_identical(a$kept, b$kept)
     a
@@ -32,8 +34,8 @@ test_that("the R-function linear model gives the built-in model's draws for the 
                         threads = 2))
   same(function(m) psgld(m, lr = 1e-4, batch_size = 10, iter = 1000, chains = 1))
   same(function(m) sghmc(m, lr = 1e-8, batch_size = 10, iter = 1000, chains = 1))
-  same(function(m) sgd(m, lr = 1e-5, batch_size = 10, iter = 500, optimizer = "adam"))
-  same(function(m) gd(m, lr = 1e-5, iter = 50))
+  same(function(m) sgd(m, lr = 1e-5, batch_size = 10, iter = 500, optimizer = "adam"), FALSE)
+  same(function(m) gd(m, lr = 1e-5, iter = 50), FALSE)
   same(function(m) sgld(m, lr = 1e-3, batch_size = 10, iter = 500,
                         precondition = diag(c(1e-4, 1e-4, 2e-4)), chains = 1))
   # control variates around one mode (BFGS, for the R functions, stops a few
@@ -49,10 +51,13 @@ test_that("the R-function linear model gives the built-in model's draws for the 
 test_that("a continued R-function run gives the draws of one long run", {
   mc <- handout_custom(handout[1:500, ])
   set.seed(5)
-  long <- sgld(mc, lr = 1e-5, batch_size = 10, iter = 400, burnin = 0, chains = 1)
+  long <- expect_run_warnings(sgld(mc, lr = 1e-5, batch_size = 10, iter = 400, burnin = 0,
+                                   chains = 1))
   set.seed(5)
-  first <- sgld(mc, lr = 1e-5, batch_size = 10, iter = 200, burnin = 0, chains = 1)
-  second <- sgld(mc, lr = 1e-5, batch_size = 10, iter = 200, burnin = 0, init = first, chains = 1)
+  first <- expect_run_warnings(sgld(mc, lr = 1e-5, batch_size = 10, iter = 200, burnin = 0,
+                                    chains = 1))
+  second <- expect_run_warnings(sgld(mc, lr = 1e-5, batch_size = 10, iter = 200, burnin = 0,
+                                     init = first, chains = 1))
   expect_identical(rbind(as.matrix(first), as.matrix(second)), as.matrix(long))
 })
 
@@ -87,9 +92,11 @@ test_that("without a gradient, central differences of the density stand in for i
   # the sampler runs on it, close to the analytic draws over a short run
   # (measured 2e-12)
   set.seed(3)
-  x <- sgld(numerical, lr = 1e-6, batch_size = 10, iter = 300, burnin = 0, chains = 1)
+  x <- expect_run_warnings(sgld(numerical, lr = 1e-6, batch_size = 10, iter = 300, burnin = 0,
+                                chains = 1))
   set.seed(3)
-  y <- sgld(analytic, lr = 1e-6, batch_size = 10, iter = 300, burnin = 0, chains = 1)
+  y <- expect_run_warnings(sgld(analytic, lr = 1e-6, batch_size = 10, iter = 300, burnin = 0,
+                                chains = 1))
   expect_lt(max_rel_diff(x, y), 1e-9)
 })
 
@@ -122,7 +129,7 @@ test_that("the functions get the parameter vector and the selected rows, 1-based
     grad_logprior = function(w) -w, loglik = function(w, batch) -0.5 * nrow(batch) * w^2,
     logprior = function(w) -0.5 * w^2)
   set.seed(1)
-  fit <- sgld(m, lr = 1e-3, batch_size = 7, iter = 20, chains = 1)
+  fit <- expect_run_warnings(sgld(m, lr = 1e-3, batch_size = 7, iter = 20, chains = 1))
   expect_length(seen, 20)
   for (b in seen) {
     expect_s3_class(b, "data.frame")
@@ -183,12 +190,13 @@ test_that("features that need the log densities say which function is missing", 
                      grad_logprior = f$grad_logprior, d = 3)
   expect_error(mala(m2, lr = 1e-5, chains = 1), "no `loglik` and `logprior`")
   # sampling and a given control-variate centre need only the gradients
-  fit <- sgld(m, lr = 1e-5, batch_size = 10, iter = 100, control_variates = c(0, 1, 0.2), chains = 1)
+  fit <- expect_run_warnings(sgld(m, lr = 1e-5, batch_size = 10, iter = 100,
+                                  control_variates = c(0, 1, 0.2), chains = 1))
   expect_identical(fit$status, "done")
   mc <- handout_custom(handout[1:200, ])
   expect_error(sgld(mc, lr = 1e-6, monitor = monitor_every(10, newdata = handout[1:5, ]), chains = 1),
                "`monitor`: held-out data \\(`newdata`\\) are not available for model_custom")
-  fit <- sgld(mc, lr = 1e-6, batch_size = 10, iter = 100, chains = 1)
+  fit <- expect_run_warnings(sgld(mc, lr = 1e-6, batch_size = 10, iter = 100, chains = 1))
   expect_error(predict(fit), "predict\\(\\) is not available for sgld_model_custom")
 })
 
@@ -196,7 +204,8 @@ test_that("a transform maps draws and starting values between the two scales", {
   mc <- handout_custom(handout[1:300, ])
   expect_equal(mc$default_init, c(0, 0, var(handout$y[1:300])))
   set.seed(2)
-  fit <- sgld(mc, lr = 1e-6, batch_size = 10, iter = 50, init = c(0.1, 0.2, 0.5), burnin = 0, chains = 1)
+  fit <- expect_run_warnings(sgld(mc, lr = 1e-6, batch_size = 10, iter = 50,
+                                  init = c(0.1, 0.2, 0.5), burnin = 0, chains = 1))
   expect_equal(as.matrix(fit)[, 3], exp(as.matrix(fit, scale = "sampler")[, 3]))
   expect_error(sgld(mc, lr = 1e-6, init = c(0, 0, -1), chains = 1),
                "`init`: row 1 is outside the parameter space \\(transform\\$to_sampler gives NaN at position 3\\)")

@@ -75,7 +75,7 @@ test_that("SGLD recovers the heavy-tailed sources, as fastICA does", {
   # Gaussian rows (with the decaying step alone their instability index is
   # underestimated until the run is much longer). Seeds 4-7 gave Amari
   # distances 0.046-0.048 and heavy-row indices 1.6-2.4 against 3.9-6.0.
-  pilot <- sgld(m, lr = lr_poly(2 / 1000, 0, 0.55), batch_size = 100, iter = 2e4, chains = 1)
+  pilot <- expect_run_warnings(sgld(m, lr = lr_poly(2 / 1000, 0, 0.55), batch_size = 100, iter = 2e4, chains = 1), "ess")
   fit <- sgld(m, lr = 2e-5, batch_size = 100, iter = 1e5, burnin = 0, thin = 10,
               init = pilot$last[1, ], chains = 1)
   W <- ica_unmixing(fit)
@@ -151,7 +151,7 @@ test_that("SGLD and corrected Langevin agree on the heavy-tailed rows", {
   sim <- ica_data(500, heavy = 2, gaussian = 2)
   m <- model_ica(sim$X)
   N <- 500
-  pilot <- sgld(m, lr = lr_poly(2 / N, 0, 0.55), batch_size = 50, iter = 2e4, chains = 1)
+  pilot <- expect_run_warnings(sgld(m, lr = lr_poly(2 / N, 0, 0.55), batch_size = 50, iter = 2e4, chains = 1), "ess")
   fit <- sgld(m, lr = 2e-5, batch_size = 100, iter = 2e5, burnin = 0, thin = 20,
               init = pilot$last[1, ], chains = 1)
   ref <- mala(m, lr = 0.2 / N, iter = 4e4, burnin = 0, thin = 4, init = fit$last[1, ], chains = 1)

@@ -181,16 +181,19 @@ test_that("float storage agrees with double storage to the data's rounding", {
     expect_true(any(gf != gd), label = "the float copy is what the gradient reads")
     # the same draws' distribution: a short run agrees with double storage
     set.seed(3)
-    f1 <- sgld(md, lr = 1e-4, batch_size = 50, iter = 200, chains = 1)
+    # (200 iterations: too few for the run checks, which warn)
+    f1 <- expect_run_warnings(sgld(md, lr = 1e-4, batch_size = 50, iter = 200, chains = 1))
     set.seed(3)
-    f2 <- sgld(mf, lr = 1e-4, batch_size = 50, iter = 200, chains = 1)
+    f2 <- expect_run_warnings(sgld(mf, lr = 1e-4, batch_size = 50, iter = 200, chains = 1))
     expect_lt(max(abs(as.matrix(f1$draws) - as.matrix(f2$draws))), 1e-3)
   }
   # the float kernel's draws do not depend on the number of threads
   set.seed(4)
-  a <- sgld(mf, lr = 1e-4, batch_size = 30, iter = 300, chains = 3, threads = 1)
+  a <- expect_run_warnings(sgld(mf, lr = 1e-4, batch_size = 30, iter = 300, chains = 3,
+                                threads = 1))
   set.seed(4)
-  b <- sgld(mf, lr = 1e-4, batch_size = 30, iter = 300, chains = 3, threads = 2)
+  b <- expect_run_warnings(sgld(mf, lr = 1e-4, batch_size = 30, iter = 300, chains = 3,
+                                threads = 2))
   expect_identical(lapply(a$draws, unclass), lapply(b$draws, unclass))
   expect_error(model_logistic(X, y, storage = "half"), "storage")
   expect_error(model_logistic(X, y, sparse = TRUE, storage = "float"), "dense")

@@ -44,8 +44,8 @@ test_that("with the paper's settings SGLD visits both modes of the bimodal poste
   expect_gt(lp(0, 1) - saddle, 1.5)   # and a valley between them
   # batch 1, 10^4 sweeps, Welling and Teh's epsilon from 0.01 to 0.0001 (eta = epsilon / 2)
   set.seed(103)
-  fit <- sgld(m, lr = lr_range(0.005, 0.00005, gamma = 0.55), batch_size = 1,
-              iter = 1e6, burnin = 0, thin = 10, chains = 1)
+  fit <- expect_run_warnings(sgld(m, lr = lr_range(0.005, 0.00005, gamma = 0.55), batch_size = 1,
+                                  iter = 1e6, burnin = 0, thin = 10, chains = 1), "ess")
   y <- as.matrix(fit)
   mass <- c(mean(near(y[, 1], y[, 2], c(0, 1))), mean(near(y[, 1], y[, 2], c(1, -1))))
   expect_true(all(mass >= 0.05), info = format(mass))

@@ -145,7 +145,7 @@ test_that("bbb(m) at its defaults: means near the posterior's", {
   # sds no wider than the posterior's (measured: means within 0.080 sd, sds
   # 0.33 to 0.98 of the posterior's, narrowest for the correlated intercept)
   set.seed(3)
-  fit <- suppressMessages(suppressWarnings(bbb(quine_model())))
+  fit <- suppressMessages(quietly_checked(bbb(quine_model())))
   ref <- count_reference("quine")
   draws <- as.matrix(fit)
   expect_lt(max(abs(colMeans(draws) - ref$mean) / ref$sd), 0.25)
@@ -157,7 +157,7 @@ test_that("log_lik, predict and posterior_predict follow from the draws", {
   skip_if_not_installed("loo")
   m <- quine_model()
   set.seed(4)
-  fit <- sgld(m, iter = 2000, chains = 1)
+  fit <- expect_run_warnings(sgld(m, iter = 2000, chains = 1), "ess")
   W <- as.matrix(fit, scale = "sampler")
   X <- model.matrix(Days ~ Eth + Sex + Age + Lrn, data = MASS::quine)
   eta <- W[, seq_len(m$p)] %*% t(X)

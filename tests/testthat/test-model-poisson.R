@@ -87,7 +87,7 @@ test_that("bbb(m) at its defaults reaches the mean-field optimum", {
   opt <- poisson_meanfield_optimum(X, MASS::Insurance$Claims, log(MASS::Insurance$Holders), 10)
   expect_lt(max(abs(opt$gradient)), 1e-4)
   set.seed(3)
-  fit <- suppressMessages(suppressWarnings(bbb(m)))
+  fit <- suppressMessages(quietly_checked(bbb(m)))
   expect_lt(max(abs(fit$variational$mean[1, ] - opt$mean) / opt$sd), 0.01)
   expect_lt(max(abs(fit$variational$sd[1, ] / opt$sd - 1)), 0.005)
 })
@@ -97,7 +97,7 @@ test_that("log_lik, predict, posterior_predict and loo follow from the draws", {
   skip_if_not_installed("loo")
   m <- warpbreaks_model()
   set.seed(4)
-  fit <- sgld(m, iter = 2000, chains = 1)
+  fit <- expect_run_warnings(sgld(m, iter = 2000, chains = 1), "ess")
   W <- as.matrix(fit, scale = "sampler")
   X <- model.matrix(breaks ~ wool * tension, data = datasets::warpbreaks)
   eta <- W %*% t(X)
@@ -153,7 +153,7 @@ test_that("held-out rows keep their offsets, for log_lik(newdata) and the monito
                sum(dpois(nd$Claims, exp(drop(X %*% w) + log(nd$Holders)), log = TRUE)),
                tolerance = 1e-12)
   set.seed(7)
-  fit <- suppressWarnings(sgld(m, lr = 1e-3, batch_size = 16, iter = 200,
+  fit <- expect_run_warnings(sgld(m, lr = 1e-3, batch_size = 16, iter = 200,
                                monitor = monitor_every(100, newdata = nd), chains = 1))
   expect_true(all(is.finite(fit$monitor$test_loglik)))
 })

@@ -170,7 +170,7 @@ test_that("pSGLD's preconditioner sees the posterior gradient for local paramete
   # a step of lr / lambda and the chain diverged at its first step on SP500
   m <- model_sv(MASS::SP500[1:300], type = "rw")
   set.seed(1)
-  f <- psgld(m, lr = 1e-7, iter = 200, burnin = 100, chains = 1)
+  f <- expect_run_warnings(psgld(m, lr = 1e-7, iter = 200, burnin = 100, chains = 1))
   expect_identical(f$status, "done")
   expect_true(all(is.finite(as.matrix(f))))
   # the globals are stored, the path is summarised by the running moments
@@ -179,7 +179,7 @@ test_that("pSGLD's preconditioner sees the posterior gradient for local paramete
   expect_identical(attr(v, "method"), "normal")
   expect_identical(nrow(v), 300L)
   expect_true(all(v$lower < v$mean & v$mean < v$upper))
-  f2 <- sgld(m, lr = 1e-6, iter = 200, burnin = 100, pars = TRUE, chains = 1)
+  f2 <- expect_run_warnings(sgld(m, lr = 1e-6, iter = 200, burnin = 100, pars = TRUE, chains = 1))
   v2 <- sv_volatility(f2)
   expect_identical(attr(v2, "method"), "draws")
   u <- as.matrix(f2)
@@ -190,7 +190,7 @@ test_that("pSGLD's preconditioner sees the posterior gradient for local paramete
   # with their stored draws
   ma <- model_sv(MASS::SP500[1:300], errors = "t")
   set.seed(2)
-  fa <- sgld(ma, lr = 1e-5, iter = 400, burnin = 200, chains = 1)
+  fa <- expect_run_warnings(sgld(ma, lr = 1e-5, iter = 400, burnin = 200, chains = 1))
   expect_identical(colnames(as.matrix(fa)), c("mu", "phi", "sigma", "nu"))
   expect_equal(unname(sgld:::pooled_moments(fa$moments, 1)$mean[1:4]),
                unname(colMeans(as.matrix(fa))))
@@ -240,7 +240,8 @@ test_that("Bayes by Backprop on the SV model: what the vignette says of it", {
   ref <- sv_reference()
   m <- model_sv(ref$y, type = "rw")
   set.seed(4)
-  f <- bbb(m, iter = 2e4, samples = 4)
+  # (the k-hat of q on this posterior is above 0.7, which bbb() says)
+  f <- expect_run_warnings(bbb(m, iter = 2e4, samples = 4), "vi_khat")
   v <- f$variational
   p <- m$k + seq_len(m$n)
   a <- sv_accuracy(v$user_mean[1, 1:2], v$user_sd[1, 1:2], v$mean[1, p], v$sd[1, p], ref)

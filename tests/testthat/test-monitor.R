@@ -3,8 +3,8 @@ test_that("the monitor records the log joint per datum and held-out metrics", {
   te <- MASS::Pima.te
   m <- model_logistic(type ~ glu + bmi + age, data = tr, prior = prior_normal(0, 10), prior_intercept = NULL)
   set.seed(91)
-  fit <- sgld(m, lr = 1e-5, batch_size = 10, iter = 3000, chains = 2,
-              monitor = monitor_every(500, newdata = te))
+  fit <- expect_run_warnings(sgld(m, lr = 1e-5, batch_size = 10, iter = 3000, chains = 2,
+                                  monitor = monitor_every(500, newdata = te)))
   mon <- fit$monitor
   expect_identical(names(mon), c("chain", "iteration", "sweep", "log_joint", "test_loglik",
                                  "test_accuracy"))

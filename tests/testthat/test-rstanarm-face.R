@@ -42,7 +42,7 @@ test_that("bayes_R2() draws lie in [0, 1] and follow rstanarm's definition", {
   mu <- posterior_epred(face_fit$binomial)
   v <- apply(mu, 1, var)
   expect_equal(bayes_R2(face_fit$binomial), v / (v + rowMeans(mu * (1 - mu))))
-  mix <- suppressWarnings(sgld(model_mixture(mixture_data(50)), lr = 1e-3, iter = 20, chains = 1))
+  mix <- expect_run_warnings(sgld(model_mixture(mixture_data(50)), lr = 1e-3, iter = 20, chains = 1))
   expect_error(bayes_R2(mix), "available for fits of regression models")
 })
 

@@ -24,9 +24,10 @@ test_that("the temperature scales the stationary variance", {
   m <- handout_model()
   ex <- linear_exact_posterior(m)
   set.seed(7)
-  fit <- sgld(m, lr = 2e-7, batch_size = 1000, iter = 1.5e5, burnin = 5e3, thin = 20,
-              temperature = 4, chains = 1)
-  s <- summary(fit)$statistics
+  # (sigma2, not checked here, mixes slowly at this step: its ESS warns)
+  fit <- expect_run_warnings(sgld(m, lr = 2e-7, batch_size = 1000, iter = 1.5e5, burnin = 5e3,
+                                  thin = 20, temperature = 4, chains = 1), "ess")
+  s <- expect_run_warnings(summary(fit), "ess")$statistics
   ratio <- s[c("(Intercept)", "x"), "sd"] / ex$sd[c("(Intercept)", "x")]
   expect_true(all(abs(ratio / 2 - 1) < 0.1), info = format(ratio))
 })
@@ -35,7 +36,8 @@ test_that("set.seed() makes a run reproducible and different seeds differ", {
   m <- handout_model()
   run <- function(seed) {
     set.seed(seed)
-    sgld(m, lr = 1e-7, batch_size = 10, iter = 2000, chains = 2)
+    # (a step too small for 2000 iterations: the run checks warn)
+    expect_run_warnings(sgld(m, lr = 1e-7, batch_size = 10, iter = 2000, chains = 2))
   }
   a <- run(1)
   b <- run(1)
@@ -61,7 +63,8 @@ test_that("results do not depend on the order in which chains run", {
   expect_identical(forward$last, shuffled$last)
   # and chain 1 is the same whether or not other chains run beside it
   set.seed(9)
-  alone <- sgld(m, lr = 1e-7, batch_size = 50, iter = 3000, burnin = 0, chains = 1, thin = 1)
+  alone <- expect_run_warnings(sgld(m, lr = 1e-7, batch_size = 50, iter = 3000, burnin = 0,
+                                    chains = 1, thin = 1))
   expect_identical(unclass(alone$draws[[1]]), {
     x <- forward$draws[[1]]; x[, 3] <- exp(x[, 3]); colnames(x) <- m$names; x
   }, ignore_attr = TRUE)
@@ -71,9 +74,10 @@ test_that("with replacement, minibatches still give a valid sampler", {
   m <- handout_model()
   ex <- linear_exact_posterior(m)
   set.seed(31)
-  fit <- sgld(m, lr = 2e-7, batch_size = 1000, iter = 1e5, burnin = 5e3, thin = 20,
-              replace = TRUE, chains = 1)
-  s <- summary(fit)$statistics
+  # (sigma2, not checked here, mixes slowly at this step: its ESS warns)
+  fit <- expect_run_warnings(sgld(m, lr = 2e-7, batch_size = 1000, iter = 1e5, burnin = 5e3,
+                                  thin = 20, replace = TRUE, chains = 1), "ess")
+  s <- expect_run_warnings(summary(fit), "ess")$statistics
   expect_true(all(abs(s[1:2, "mean"] - ex$mean[1:2]) / ex$sd[1:2] < 0.3))
   expect_true(all(abs(s[1:2, "sd"] / ex$sd[1:2] - 1) < 0.15))
 })
@@ -81,8 +85,9 @@ test_that("with replacement, minibatches still give a valid sampler", {
 test_that("burn-in and thinning arithmetic: rows, mcpar and learning rates agree", {
   m <- handout_model()
   set.seed(4)
-  fit <- sgld(m, lr = lr_poly(a = 1e-6, b = 10, gamma = 0.6), batch_size = 10,
-              iter = 1000, burnin = 100, thin = 7, chains = 2)
+  fit <- expect_run_warnings(sgld(m, lr = lr_poly(a = 1e-6, b = 10, gamma = 0.6),
+                                  batch_size = 10, iter = 1000, burnin = 100, thin = 7,
+                                  chains = 2))
   K <- floor((1000 - 100) / 7)
   kept_iter <- 100 + 7 * seq_len(K)
   for (ch in fit$draws) {

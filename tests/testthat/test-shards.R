@@ -134,7 +134,7 @@ test_that("sampling on 2 shards: the one-machine chain, and the defaults agree",
     anchor <- posterior_mode(one)$mode
     run <- function(model) {
       set.seed(11)
-      suppressWarnings(sgld(model, lr = 2e-5, batch_size = 100, control_variates = anchor,
+      quietly_checked(sgld(model, lr = 2e-5, batch_size = 100, control_variates = anchor,
                             iter = 200, burnin = 50, chains = 2))
     }
     a <- as.matrix(run(one))
@@ -149,9 +149,9 @@ test_that("sampling on 2 shards: the one-machine chain, and the defaults agree",
     one <- make(dat$X, dat$y)
     # (short runs: R-hat warns)
     set.seed(12)
-    f1 <- suppressWarnings(sgld(one, chains = 2, iter = 400))
+    f1 <- quietly_checked(sgld(one, chains = 2, iter = 400))
     set.seed(12)
-    f2 <- suppressWarnings(sgld(m, chains = 2, iter = 400))
+    f2 <- quietly_checked(sgld(m, chains = 2, iter = 400))
     expect_identical(f2$auto$batch_size, f1$auto$batch_size)
     sd1 <- apply(as.matrix(f1), 2, stats::sd)
     expect_lt(max(abs(coef(f2) - coef(f1)) / sd1), 0.15)

@@ -9,8 +9,10 @@
 inner_fits <- function(model, threads, ..., sampler = sgld) {
   lapply(threads, function(th) {
     set.seed(7)
-    suppressWarnings(sampler(model, iter = 3000, burnin = 0, thin = 1, chains = 1,
-                             threads = th, ...))
+    # (the run checks may warn; so may `threads` beyond this machine's
+    # processors, once a session: both are beside the point here)
+    quietly_checked(sampler(model, iter = 3000, burnin = 0, thin = 1, chains = 1,
+                            threads = th, ...), c(run_check_kinds, "threads"))
   })
 }
 

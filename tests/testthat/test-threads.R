@@ -2,7 +2,9 @@ test_that("threads = 1 and threads = 2 give bit-identical draws", {
   m <- model_logistic(type ~ ., data = pima(), prior = prior_normal(0, 10), prior_intercept = NULL)
   run <- function(threads) {
     set.seed(61)
-    sgld(m, lr = 1e-4, batch_size = 10, iter = 20000, chains = 4, threads = threads)
+    # (the checks of a run from spread-out starts with batches of 10 warn)
+    expect_run_warnings(sgld(m, lr = 1e-4, batch_size = 10, iter = 20000, chains = 4,
+                             threads = threads))
   }
   one <- run(1)
   two <- run(2)
@@ -13,7 +15,9 @@ test_that("threads = 1 and threads = 2 give bit-identical draws", {
 
 test_that("the default runs 4 chains on at most one thread per processor", {
   m <- handout_model()
-  run <- function(...) sgld(m, lr = 1e-7, batch_size = 10, iter = 100, ...)
+  # (a step too small for 100 iterations: the run checks warn; every other
+  # warning, such as the one about threads, passes)
+  run <- function(...) expect_run_warnings(sgld(m, lr = 1e-7, batch_size = 10, iter = 100, ...))
   # a 2-core machine, whatever this one has (parallelly and R's fallback
   # both honour mc.cores)
   old_options <- options(mc.cores = 2L, sgld.threads = NULL)

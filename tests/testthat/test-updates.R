@@ -67,9 +67,11 @@ test_that("SGHMC reproduces the exact posterior", {
 test_that("SGHMC with friction 1 is SGLD, draw for draw", {
   m <- handout_model()
   set.seed(15)
-  a <- sghmc(m, lr = 1e-7, friction = 1, batch_size = 50, iter = 2000, chains = 1)
+  # (a step this small barely moves the chain: the run checks warn)
+  a <- expect_run_warnings(sghmc(m, lr = 1e-7, friction = 1, batch_size = 50, iter = 2000,
+                                 chains = 1))
   set.seed(15)
-  b <- sgld(m, lr = 1e-7, batch_size = 50, iter = 2000, chains = 1)
+  b <- expect_run_warnings(sgld(m, lr = 1e-7, batch_size = 50, iter = 2000, chains = 1))
   expect_equal(as.matrix(a), as.matrix(b), tolerance = 1e-12)
 })
 
@@ -136,23 +138,27 @@ test_that("a continued run gives the draws of one long run", {
   # (thin = 1: every draw, so that the two halves are the long run's rows)
   # a decaying schedule is evaluated at the chain's own iteration count
   lr <- lr_poly(1e-6, 100, 0.55)
-  check_continuation(function(iter, init) psgld(m, lr = 1e-8, batch_size = 100, iter = iter,
-                     burnin = 0, thin = 1, chains = 2, init = init), "pSGLD")
-  check_continuation(function(iter, init) sghmc(m, lr = 2e-8, batch_size = 100, iter = iter,
-                     burnin = 0, thin = 1, chains = 2, init = init, threads = 2), "SGHMC")
+  # (the samplers' short runs with tiny steps warn from their run checks)
+  expect_run_warnings(check_continuation(function(iter, init) psgld(m, lr = 1e-8,
+    batch_size = 100, iter = iter, burnin = 0, thin = 1, chains = 2, init = init), "pSGLD"))
+  expect_run_warnings(check_continuation(function(iter, init) sghmc(m, lr = 2e-8,
+    batch_size = 100, iter = iter, burnin = 0, thin = 1, chains = 2, init = init, threads = 2),
+    "SGHMC"))
   check_continuation(function(iter, init) sgd(m, lr = 1e-3, batch_size = 100, iter = iter,
                      optimizer = "adam", init = init), "Adam")
   check_continuation(function(iter, init) sgd(m, lr = 1e-7, batch_size = 100, iter = iter,
                      optimizer = "momentum", init = init), "momentum")
   # large batches (partial shuffles) and a decaying schedule
-  check_continuation(function(iter, init) sgld(m, lr = lr, batch_size = 7000, iter = iter,
-                     burnin = 0, thin = 1, init = init, chains = 1), "SGLD, batch > n/2")
+  expect_run_warnings(check_continuation(function(iter, init) sgld(m, lr = lr,
+    batch_size = 7000, iter = iter, burnin = 0, thin = 1, init = init, chains = 1),
+    "SGLD, batch > n/2"))
 })
 
 test_that("continuing checks that the fit matches the run", {
   m <- handout_model()
   set.seed(1)
-  fit <- psgld(m, lr = 1e-8, batch_size = 100, iter = 500, chains = 2, burnin = 0)
+  fit <- expect_run_warnings(psgld(m, lr = 1e-8, batch_size = 100, iter = 500, chains = 2,
+                                   burnin = 0))
   expect_error(sgld(m, lr = 1e-8, batch_size = 100, iter = 500, chains = 2, init = fit),
                "`init`: the fit to continue used the update rule pSGLD")
   expect_error(psgld(m, lr = 1e-8, batch_size = 100, iter = 500, chains = 2, init = fit,
@@ -163,7 +169,8 @@ test_that("continuing checks that the fit matches the run", {
   expect_error(psgld(other, lr = 1e-8, batch_size = 100, iter = 500, chains = 2, init = fit),
                "different model")
   set.seed(2)
-  bad <- suppressWarnings(sgld(m, lr = 1, batch_size = 10, iter = 100, burnin = 0, chains = 1))
+  bad <- expect_run_warnings(sgld(m, lr = 1, batch_size = 10, iter = 100, burnin = 0,
+                                  chains = 1), "diverged")
   expect_identical(bad$status, "diverged")
   expect_error(sgld(m, lr = 1e-8, iter = 100, init = bad, chains = 1), "diverged and cannot be continued")
 })
@@ -173,10 +180,12 @@ test_that("an interrupted chain continues from where it stopped", {
   # continuing must start at 701
   m <- handout_model()
   set.seed(5)
-  fit <- sgld(m, lr = 1e-7, batch_size = 10, iter = 1000, burnin = 0, chains = 1)
+  fit <- expect_run_warnings(sgld(m, lr = 1e-7, batch_size = 10, iter = 1000, burnin = 0,
+                                  chains = 1))
   fit$status <- "interrupted"
   fit$state$iteration <- 700
-  more <- sgld(m, lr = 1e-7, batch_size = 10, iter = 10, burnin = 0, init = fit, chains = 1)
+  more <- expect_run_warnings(sgld(m, lr = 1e-7, batch_size = 10, iter = 10, burnin = 0,
+                                   init = fit, chains = 1))
   expect_identical(more$iteration[1, 1], 701)
 })
 
@@ -219,7 +228,8 @@ test_that("update rules and optimisers reject bad settings by name", {
 test_that("printing names the update rule", {
   m <- handout_model()
   set.seed(1)
-  out <- capture.output(print(psgld(m, lr = 1e-8, batch_size = 100, iter = 200, chains = 1)))
+  fit <- expect_run_warnings(psgld(m, lr = 1e-8, batch_size = 100, iter = 200, chains = 1))
+  out <- capture.output(expect_run_warnings(print(fit)))   # print() says the ESS again
   expect_match(out[1], "^pSGLD \\(RMSprop preconditioner\\) on sgld_model_linear")
   out <- capture.output(print(sgd(m, lr = 1e-3, iter = 100, optimizer = "adam")))
   expect_match(out[1], "^SGD \\(Adam\\) on")
@@ -270,12 +280,13 @@ test_that("fits saved before the rules owned their options can be continued", {
                "other settings")
   P <- diag(c(2, 1, 0.5))
   set.seed(4)
-  first <- sgld(m, lr = 1e-8, batch_size = 100, iter = 200, burnin = 0, precondition = P, chains = 1)
+  first <- expect_run_warnings(sgld(m, lr = 1e-8, batch_size = 100, iter = 200, burnin = 0,
+                                    precondition = P, chains = 1))
   old <- legacy(first, list(rho = 0, beta = 0, eps = 0, friction = 0, v_init = 0),
                 chol = first$state$rule$opts$chol)
   # accepted (a 10-iteration run draws the run checks' warnings, which are not the point)
-  expect_error(suppressWarnings(sgld(m, lr = 1e-8, batch_size = 100, iter = 10, burnin = 0,
-                                     precondition = P, init = old, chains = 1)), NA)
+  expect_error(expect_run_warnings(sgld(m, lr = 1e-8, batch_size = 100, iter = 10, burnin = 0,
+                                        precondition = P, init = old, chains = 1)), NA)
   expect_error(sgld(m, lr = 1e-8, batch_size = 100, iter = 10, burnin = 0, precondition = 2 * P,
                     init = old, chains = 1), "other settings")
 })
@@ -286,14 +297,15 @@ test_that("the sampling threshold is measured in the preconditioned frame", {
   m <- handout_model()
   run <- function(P) {
     set.seed(1)
-    sgld(m, lr = 1e-15, batch_size = 100, iter = 20, burnin = 0, precondition = P,
-         diagnostics = diagnostics_every(10), chains = 1)$diagnostics$alpha
+    expect_run_warnings(sgld(m, lr = 1e-15, batch_size = 100, iter = 20, burnin = 0,
+                             precondition = P, diagnostics = diagnostics_every(10),
+                             chains = 1))$diagnostics$alpha
   }
   plain <- run(NULL)
   expect_equal(run(4 * diag(3)) / plain, c(4, 4), tolerance = 1e-6)
   # pSGLD: P = diag(1 / (lambda + sqrt(v))) changes it too
   set.seed(1)
-  ps <- psgld(m, lr = 1e-15, batch_size = 100, iter = 20, burnin = 0,
-              diagnostics = diagnostics_every(10), chains = 1)$diagnostics$alpha
+  ps <- expect_run_warnings(psgld(m, lr = 1e-15, batch_size = 100, iter = 20, burnin = 0,
+                                  diagnostics = diagnostics_every(10), chains = 1))$diagnostics$alpha
   expect_false(isTRUE(all.equal(ps, plain)))
 })

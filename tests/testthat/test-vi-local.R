@@ -17,7 +17,7 @@ logistic5 <- function() {
   list(m = m, mu = unname(pm$sampler), sd = unname(1 / sqrt(diag(solve(pm$covariance)))))
 }
 
-quiet_bbb <- function(...) suppressWarnings(bbb(...))
+quiet_bbb <- function(...) quietly_checked(bbb(...))
 
 test_that("local reparameterisation on and off reach the same mean-field optimum (logistic)", {
   lg <- logistic5()
@@ -165,7 +165,7 @@ test_that("the minibatch ELBO trace agrees with the full-data ELBO", {
     # entries, at the start, are hundreds of nats lower)
     expect_lt(mean(eb$elbo[eb$iteration <= 100]), mean(fit$elbo$elbo) - 100)
   }
-  expect_output(suppressWarnings(print(fit)), "ELBO \\(minibatch, mean of the last tenth")
+  expect_output(quietly_checked(print(fit)), "ELBO \\(minibatch, mean of the last tenth")
   # off by default without local reparameterisation: an extra pass per batch
   set.seed(4)
   f <- quiet_bbb(lg$m, iter = 200, local = FALSE, draws = 2)

@@ -12,7 +12,7 @@ vi_errors <- function(fit, opt, chain = 1) {
     sd = max(abs(fit$variational$sd[chain, ] / opt$sd - 1)))
 }
 
-quiet <- function(expr) suppressMessages(suppressWarnings(expr))
+quiet <- function(expr) suppressMessages(quietly_checked(expr))
 
 test_that("bbb(m) at its defaults reaches the mean-field optimum (Pima.tr, handout, correlated)", {
   # The acceptance bar is 0.1 of q's sds and 5%. With the expected log
@@ -45,8 +45,8 @@ test_that("bbb(m) at its defaults reaches the mean-field optimum on Adult (a9a d
   skip_on_cran()   # the mode search on 32,561 x 124 takes about 8 s
   opt <- readRDS(test_path("vi-adult-optimum.rds"))   # data-raw/vi-adult-optimum.R
   d <- sgld::adult[sgld::adult$set == "train", ]
-  m <- suppressWarnings(model_logistic(cbind("(Intercept)" = 1, adult_design(d)),
-                                       adult_response(d), prior = prior_normal(0, 10), prior_intercept = NULL))
+  m <- expect_run_warnings(model_logistic(cbind("(Intercept)" = 1, adult_design(d)),
+                                       adult_response(d), prior = prior_normal(0, 10), prior_intercept = NULL), "design")
   set.seed(1)
   fit <- quiet(bbb(m))
   expect_true(fit$vi$converged)

@@ -17,10 +17,40 @@ test_that("a sampling threshold above 1 at the end of the run warns, with the sd
   expect_true(good$checks$gradient_ratio$ok)
 })
 
+test_that("each warning has the class of its check, and print() repeats it with that class", {
+  m <- handout_model()
+  set.seed(1621)
+  classes <- list()
+  fit <- withCallingHandlers(sgld(m, lr = 1e-5, batch_size = 10, iter = 2000, chains = 2),
+    warning = function(w) {
+      classes[[length(classes) + 1]] <<- class(w)
+      invokeRestart("muffleWarning")
+    })
+  kinds <- vapply(classes, `[`, "", 1)
+  # this run trips the threshold, Stein's identity and the ESS
+  expect_setequal(kinds, c("sgld_warning_threshold", "sgld_warning_stein", "sgld_warning_ess"))
+  for (cl in classes) expect_identical(utils::tail(cl, 3), c("sgld_warning", "warning", "condition"))
+  expect_identical(fit$checks$convergence$kinds, "ess")
+  # print() says the ESS warning again, with its classes
+  said <- character()
+  withCallingHandlers(capture.output(print(fit)), sgld_warning_convergence = function(w) {
+    said <<- c(said, class(w)[1])
+    invokeRestart("muffleWarning")
+  })
+  expect_identical(said, "sgld_warning_ess")
+  # the helper of these tests lets a warning of another kind through, and
+  # fails when the expected kind does not come
+  expect_warning(expect_run_warnings({
+    sgld:::sgld_warn("stein", "expected")
+    warning("unexpected")
+  }), "^unexpected$")
+  expect_failure(expect_warning(expect_run_warnings(warning("no check")), "no check"))
+})
+
 test_that("the check leaves R's random numbers where the run left them", {
   m <- handout_model()
   set.seed(1623)
-  suppressWarnings(sgld(m, lr = 1e-5, batch_size = 10, iter = 200, chains = 1))
+  expect_run_warnings(sgld(m, lr = 1e-5, batch_size = 10, iter = 200, chains = 1))
   after_checked <- runif(1)
   set.seed(1623)
   .Call(sgld:::C_sgld_run, m, sgld:::run_settings(
@@ -158,13 +188,13 @@ test_that("R-hat and ESS of a large network judge its log likelihood, not its 57
   # the quantities a check may judge at fit time
   big <- model_mlp(x, y, hidden = 90, family = "categorical")
   expect_gt(big$d, sgld:::check_max_stored)
-  fit <- suppressWarnings(sgld(big, lr = 1e-5, iter = 20, batch_size = 50, pars = TRUE, chains = 1))
+  fit <- expect_run_warnings(sgld(big, lr = 1e-5, iter = 20, batch_size = 50, pars = TRUE, chains = 1))
   expect_identical(nrow(fit$draws[[1]]), 10L)
   expect_identical(names(fit$checks$convergence$ess),
                    c("log likelihood of 200 training rows",
                      paste("log likelihood of training row", c(1, 51, 100, 150, 200))))
   # with no weights stored and no sigma2, nothing identified is left to judge
-  fit <- suppressWarnings(sgld(big, lr = 1e-5, iter = 20, batch_size = 50, chains = 1))
+  fit <- sgld(big, lr = 1e-5, iter = 20, batch_size = 50, chains = 1)
   expect_null(fit$checks$convergence)
 })
 
