@@ -55,7 +55,7 @@ test_that("an automatic run stopped after its warm-up says so, and init = fit fi
   m <- model_logistic(type ~ ., data = pima())
   run <- function() sgld(m, iter = 3000, chains = 2)
   set.seed(3)
-  whole <- suppressWarnings(run())
+  whole <- quietly_checked(run())
   # an interrupt as the run proper starts: the warm-up's draws come back
   suppressMessages(trace("run_sampler", where = asNamespace("sgld"), print = FALSE,
         tracer = quote(if (!is.null(as_run)) signalCondition(
@@ -80,21 +80,21 @@ test_that("an automatic run stopped after its warm-up says so, and init = fit fi
   # following the warning: with `lr` given, or with nothing given; either
   # gives the draws of the run that was not interrupted
   set.seed(4)
-  more <- suppressWarnings(sgld(m, lr = warm$auto$lr, init = warm))
+  more <- quietly_checked(sgld(m, lr = warm$auto$lr, init = warm))
   expect_identical(more$rule, whole$rule)
   expect_identical(unname(as.array(more)), unname(as.array(whole)))
   set.seed(4)
-  more <- suppressWarnings(sgld(m, init = warm))
+  more <- quietly_checked(sgld(m, init = warm))
   expect_identical(unname(as.array(more)), unname(as.array(whole)))
   expect_identical(more$status, c("done", "done"))
   expect_true(more$auto$continued)
   # a finished automatic run continued: its settings, as long again, no burn-in
-  again <- suppressWarnings(sgld(m, init = whole))
+  again <- quietly_checked(sgld(m, init = whole))
   expect_identical(again$rule, whole$rule)
   expect_identical(again$settings$batch_size, whole$settings$batch_size)
   expect_identical(again$settings$iter, 3000 - whole$auto$burnin)
   expect_identical(again$settings$burnin, 0)
   # settings given are taken: another batch size
-  other <- suppressWarnings(sgld(m, init = whole, batch_size = 50, iter = 100))
+  other <- quietly_checked(sgld(m, init = whole, batch_size = 50, iter = 100))
   expect_identical(other$settings$batch_size, 50)
 })

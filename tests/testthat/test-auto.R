@@ -101,7 +101,7 @@ test_that("several chains start over-dispersed and user settings override the au
   expect_true(all(s[, "Rhat"] < 1.05))
   set.seed(1609)
   # (a short run: its ESS rightly warns)
-  fit <- suppressWarnings(sgld(m, iter = 3000, burnin = 500, thin = 2, batch_size = 8,
+  fit <- quietly_checked(sgld(m, iter = 3000, burnin = 500, thin = 2, batch_size = 8,
                                init = c(37, -4, 0, 7), chains = 1))
   expect_identical(fit$settings$iter, 3000)
   expect_identical(fit$settings$batch_size, 8)
@@ -115,18 +115,18 @@ test_that("a given lr behaves exactly as before lr had a default", {
   m <- handout_model()
   # (short runs from the default start: the checks rightly warn)
   set.seed(1610)
-  a <- suppressWarnings(sgld(m, lr = 1e-6, batch_size = 10, iter = 400, chains = 1))
+  a <- quietly_checked(sgld(m, lr = 1e-6, batch_size = 10, iter = 400, chains = 1))
   set.seed(1610)
-  b <- suppressWarnings(sgld(m, lr = 1e-6, batch_size = 10, iter = 400, burnin = 200, chains = 1))
+  b <- quietly_checked(sgld(m, lr = 1e-6, batch_size = 10, iter = 400, burnin = 200, chains = 1))
   expect_identical(as.matrix(a), as.matrix(b))
   expect_identical(a$settings$iter, 10000 / 25)
   expect_null(a$auto)
   set.seed(1611)
-  a <- suppressWarnings(mala(m, lr = 1e-5, iter = 300, chains = 1))
+  a <- quietly_checked(mala(m, lr = 1e-5, iter = 300, chains = 1))
   expect_identical(a$settings$burnin, 150)
   set.seed(1612)
   # 10,000 iterations, half burn-in; without `thin`, 1,000 of the 5,000 stored
-  expect_identical(nrow(as.matrix(suppressWarnings(sgld(m, lr = 1e-6, chains = 1)))), 1000L)
+  expect_identical(nrow(as.matrix(quietly_checked(sgld(m, lr = 1e-6, chains = 1)))), 1000L)
 })
 
 test_that("lr = \"auto\" says why it cannot be used", {
@@ -165,7 +165,7 @@ test_that("sgld(m) alone is accurate on a nearly separated regression, by Metrop
   # here) keeps sgld()'s default burn-in, half of it
   m <- nearly_separated_model(k = 300)
   set.seed(1657)
-  fit <- suppressWarnings(sgld(m, iter = 2000, chains = 1))
+  fit <- quietly_checked(sgld(m, iter = 2000, chains = 1))
   expect_identical(fit$auto$strategy, "langevin")
   expect_identical(fit$settings$burnin, 1000)
   expect_gt(fit$auto$laplace_departure, 1)
@@ -218,7 +218,7 @@ test_that("sgld(m) alone is accurate on Adult (a9a design)", {
   # everywhere but on CRAN
   skip_on_cran()
   d <- sgld::adult[sgld::adult$set == "train", ]
-  m <- suppressWarnings(model_logistic(cbind("(Intercept)" = 1, adult_design(d)), adult_response(d), prior = prior_normal(0, 10), prior_intercept = NULL))
+  m <- expect_run_warnings(model_logistic(cbind("(Intercept)" = 1, adult_design(d)), adult_response(d), prior = prior_normal(0, 10), prior_intercept = NULL), "design")
   # 150,000 MALA iterations (data-raw/adult-reference.R)
   ref <- readRDS(test_path("adult-reference.rds"))
   set.seed(1654)

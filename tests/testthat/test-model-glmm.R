@@ -306,7 +306,7 @@ test_that("mala() on sleepstudy with stan_glmer's priors is within 0.15 sd and 1
             atanh(attr(vc, "correlation")[2, 1]), log(sigma(f)))
   P0 <- diag(c(10^2, 1.7^2, rep(0.3^2, 36), 0.25^2, 0.25^2, 0.5^2, 0.06^2))
   set.seed(1)
-  pilot <- suppressWarnings(mala(m, lr = 0.01, iter = 50000, burnin = 10000, thin = 5,
+  pilot <- quietly_checked(mala(m, lr = 0.01, iter = 50000, burnin = 10000, thin = 5,
                                  precondition = P0, pars = TRUE,
                                  init = sgld:::to_user_scale.sgld_model_glmm(m, matrix(init, 1))[1, ]))
   P <- stats::cov(as.matrix(pilot, scale = "sampler"))
@@ -346,7 +346,7 @@ test_that("mala() on cbpp (binomial) with stan_glmer's priors is within 0.15 sd 
   init <- c(lme4::fixef(f), lme4::ranef(f)$herd[, 1] / s, log(s))
   P0 <- diag(c(0.25^2, rep(0.35^2, 3), rep(0.5^2, 15), 0.3^2))
   set.seed(1)
-  pilot <- suppressWarnings(mala(m, lr = 0.05, iter = 30000, burnin = 5000, thin = 5,
+  pilot <- quietly_checked(mala(m, lr = 0.05, iter = 30000, burnin = 5000, thin = 5,
                                  precondition = P0, pars = TRUE,
                                  init = sgld:::to_user_scale.sgld_model_glmm(m, matrix(init, 1))[1, ]))
   fit <- mala(m, lr = 0.3, iter = 100000, burnin = 5000, thin = 5,

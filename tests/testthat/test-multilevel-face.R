@@ -74,7 +74,7 @@ test_that("`subset` fits the rows lme4 fits, dropping levels left without rows",
   expect_false(any(grepl(paste0(" a:", levels(d$a)[1], "]"), m$names, fixed = TRUE)))
   # through the formula face, row numbers
   rows <- which(keep)
-  fit <- suppressWarnings(sgld(f, data = d, family = poisson(), subset = rows, lr = 1e-4,
+  fit <- quietly_checked(sgld(f, data = d, family = poisson(), subset = rows, lr = 1e-4,
                                iter = 20, chains = 1, progress = FALSE))
   expect_equal(nobs(fit), length(rows))
   expect_error(model_glmer(f, d, family = poisson(), subset = x > 100), "`subset` leaves no rows")
@@ -159,7 +159,7 @@ test_that("the user's scale and the sampler's are one to one", {
 face_fits <- local({
   d <- face_data()
   set.seed(61)
-  suppressWarnings(list(
+  quietly_checked(list(
     gaussian = mala(y ~ x + (1 + x | a), data = d, chains = 2, iter = 600, lr = 1e-3),
     poisson = mala(k ~ x + (1 | a) + (1 | b) + offset(log(expo)), data = d, family = poisson(),
                    chains = 2, iter = 600, lr = 1e-3),
@@ -191,8 +191,8 @@ test_that("fixef, ranef, coef, VarCorr, ngrps, sigma and nobs summarise the draw
   expect_equal(sigma(fit), median(U[, "sigma"]))
   expect_identical(sigma(face_fits$poisson), 1)
   expect_identical(nobs(fit), 120L)
-  expect_identical(rownames(suppressWarnings(summary(fit))$statistics), fit$model$names)
-  flat <- suppressWarnings(sgld(model_linear(y ~ x, data = face_data()), chains = 1,
+  expect_identical(rownames(quietly_checked(summary(fit))$statistics), fit$model$names)
+  flat <- quietly_checked(sgld(model_linear(y ~ x, data = face_data()), chains = 1,
                                 iter = 100, lr = 1e-4, batch_size = 10))
   expect_error(fixef(flat), "for multilevel models")
 })
@@ -273,25 +273,25 @@ test_that("a new group's effect is drawn from its term's distribution at each dr
 test_that("the formula face builds the multilevel model and runs as on the model", {
   d <- face_data()
   set.seed(9)
-  a <- suppressWarnings(mala(y ~ x + (1 | a), data = d, chains = 1, iter = 200, lr = 1e-3))
+  a <- quietly_checked(mala(y ~ x + (1 | a), data = d, chains = 1, iter = 200, lr = 1e-3))
   set.seed(9)
-  b <- suppressWarnings(mala(model_glmer(y ~ x + (1 | a), d), chains = 1, iter = 200,
+  b <- quietly_checked(mala(model_glmer(y ~ x + (1 | a), d), chains = 1, iter = 200,
                              lr = 1e-3))
   expect_identical(as.matrix(a), as.matrix(b))
   expect_s3_class(a$model, "sgld_model_glmm")
   expect_identical(a$call[[1]], quote(mala))
   # sgld() with a formula runs end to end (its automatic settings for this
   # model are the sampler's work, R/auto-glmm.R; here a small fixed step)
-  fit <- suppressWarnings(sgld(cbind(s, trials - s) ~ x + (1 | a), data = d,
+  fit <- quietly_checked(sgld(cbind(s, trials - s) ~ x + (1 | a), data = d,
                                family = binomial(), chains = 1, lr = 1e-4, iter = 200))
   expect_s3_class(fit, "sgld_fit")
   expect_true(all(is.finite(as.matrix(fit))))
   # an offset argument is the offset() term's equal, in new rows too
   set.seed(10)
-  po1 <- suppressWarnings(mala(k ~ x + (1 | a) + offset(log(expo)), data = d, family = poisson,
+  po1 <- quietly_checked(mala(k ~ x + (1 | a) + offset(log(expo)), data = d, family = poisson,
                                chains = 1, iter = 50, lr = 1e-3))
   set.seed(10)
-  po2 <- suppressWarnings(mala(k ~ x + (1 | a), data = d, family = poisson, offset = log(expo),
+  po2 <- quietly_checked(mala(k ~ x + (1 | a), data = d, family = poisson, offset = log(expo),
                                chains = 1, iter = 50, lr = 1e-3))
   expect_identical(as.matrix(po1), as.matrix(po2))
   expect_equal(posterior_linpred(po2, newdata = d[1:5, ]), posterior_linpred(po1)[, 1:5],
@@ -300,12 +300,12 @@ test_that("the formula face builds the multilevel model and runs as on the model
                "`offset` must be finite numbers, one per row")
   # nested groups of a numeric variable: new rows' groups are lme4's
   d$bn <- as.integer(d$b)
-  nest <- suppressWarnings(mala(y ~ x + (1 | a/bn), data = d, chains = 1, iter = 50, lr = 1e-3))
+  nest <- quietly_checked(mala(y ~ x + (1 | a/bn), data = d, chains = 1, iter = 50, lr = 1e-3))
   expect_identical(ngrps(nest), c("bn:a" = 24L, a = 6L))
   expect_equal(posterior_linpred(nest, newdata = d), posterior_linpred(nest),
                ignore_attr = TRUE, tolerance = 1e-10)
   # the model's priors are arguments of the face
-  m <- suppressWarnings(mala(y ~ x + (1 | a), data = d, chains = 1, iter = 20, lr = 1e-3,
+  m <- quietly_checked(mala(y ~ x + (1 | a), data = d, chains = 1, iter = 20, lr = 1e-3,
                              prior = prior_normal(0, 1), prior_covariance = prior_decov(scale = 2)))
   expect_equal(m$model$prior_scale[2], 1)
   expect_equal(m$model$decov_scale, 2)

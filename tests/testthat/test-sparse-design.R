@@ -16,12 +16,12 @@ test_that("a dgCMatrix gives the rows and the draws of the same dense matrix", {
   expect_identical(ms$sparse, 1L)
   for (f in c("sp_col", "sp_val", "sp_start", "sp_y", "sp_binary", "names", "p", "n"))
     expect_identical(ms[[f]], md[[f]], label = f)
-  set.seed(1); a <- suppressWarnings(sgld(ms, lr = 1e-3, batch_size = 20, iter = 300))
-  set.seed(1); b <- suppressWarnings(sgld(md, lr = 1e-3, batch_size = 20, iter = 300))
+  set.seed(1); a <- quietly_checked(sgld(ms, lr = 1e-3, batch_size = 20, iter = 300))
+  set.seed(1); b <- quietly_checked(sgld(md, lr = 1e-3, batch_size = 20, iter = 300))
   expect_identical(as.matrix(a), as.matrix(b))
   # the same draws as dense storage too, up to the order of sums
   de <- model_logistic(as.matrix(ex$X), ex$y, sparse = FALSE)
-  set.seed(1); e <- suppressWarnings(sgld(de, lr = 1e-3, batch_size = 20, iter = 300))
+  set.seed(1); e <- quietly_checked(sgld(de, lr = 1e-3, batch_size = 20, iter = 300))
   expect_equal(as.matrix(a), as.matrix(e), tolerance = 1e-10)
 })
 
@@ -118,8 +118,8 @@ test_that("Poisson and negative-binomial models keep sparse rows: the same draws
     b <- log_posterior(md, wd)
     expect_identical(a$loglik, b$loglik)
     expect_identical(a$grad_loglik, b$grad_loglik)
-    set.seed(1); fa <- suppressWarnings(sgld(ms, lr = 1e-4, batch_size = 30, iter = 200))
-    set.seed(1); fb <- suppressWarnings(sgld(md, lr = 1e-4, batch_size = 30, iter = 200))
+    set.seed(1); fa <- quietly_checked(sgld(ms, lr = 1e-4, batch_size = 30, iter = 200))
+    set.seed(1); fb <- quietly_checked(sgld(md, lr = 1e-4, batch_size = 30, iter = 200))
     expect_identical(as.matrix(fa), as.matrix(fb))
     # the coordinate's rows (slice updates) and the design back from storage
     expect_identical(model_coordinate_rows(ms, c(2L, 5L)), model_coordinate_rows(md, c(2L, 5L)))
@@ -127,8 +127,8 @@ test_that("Poisson and negative-binomial models keep sparse rows: the same draws
     expect_identical(model_observed(ms), as.double(counts))
   }
   # variational gradients read the same rows
-  set.seed(2); va <- suppressWarnings(bbb(model_poisson(ex$X, counts), iter = 50, lr = 1e-3))
-  set.seed(2); vb <- suppressWarnings(bbb(model_poisson(as.matrix(ex$X), counts), iter = 50,
+  set.seed(2); va <- quietly_checked(bbb(model_poisson(ex$X, counts), iter = 50, lr = 1e-3))
+  set.seed(2); vb <- quietly_checked(bbb(model_poisson(as.matrix(ex$X), counts), iter = 50,
                                           lr = 1e-3))
   expect_identical(coef(va), coef(vb))
 })
@@ -156,7 +156,7 @@ test_that("a factor of many levels gives a sparse design with glm()'s columns", 
   mp <- model_poisson(k ~ g + x, data = d)
   expect_identical(mp$sparse, 1L)
   expect_identical(mp$names, names(coef(glm(k ~ g + x, family = poisson, data = d))))
-  fit <- suppressWarnings(sgld(mp, lr = 1e-4, batch_size = 50, iter = 100))
+  fit <- quietly_checked(sgld(mp, lr = 1e-4, batch_size = 50, iter = 100))
   expect_length(predict(fit, newdata = d[1:3, ]), 3L)
   # the formula checks, on the sparse design
   d$g2 <- d$g
@@ -171,8 +171,8 @@ test_that("a diagonal preconditioner, given as a vector, steps as the diagonal m
   ex <- sparse_example(n = 200, d = 8, density = 0.3)
   m <- model_logistic(ex$X, ex$y)
   P <- seq(0.5, 2, length.out = m$d)
-  set.seed(4); a <- suppressWarnings(sgld(m, lr = 0.01, precondition = P, iter = 200))
-  set.seed(4); b <- suppressWarnings(sgld(m, lr = 0.01, precondition = diag(P), iter = 200))
+  set.seed(4); a <- quietly_checked(sgld(m, lr = 0.01, precondition = P, iter = 200))
+  set.seed(4); b <- quietly_checked(sgld(m, lr = 0.01, precondition = diag(P), iter = 200))
   expect_identical(as.matrix(a), as.matrix(b))
   expect_error(sgld(m, lr = 0.01, precondition = -P, iter = 10), "diagonal of the preconditioner")
 })
@@ -196,8 +196,8 @@ test_that("the diagonal plus low-rank preconditioner steps and proposes through 
   axes <- update_rule("precond", "axes", list(scale = s, basis = E, coef = cc), sampler = TRUE)
   P <- (s * (1 + drop(E %*% cc)))^2
   for (run in list(sgld, mala)) {
-    set.seed(6); a <- suppressWarnings(run(m, lr = 0.02, precondition = axes, iter = 300))
-    set.seed(6); b <- suppressWarnings(run(m, lr = 0.02, precondition = P, iter = 300))
+    set.seed(6); a <- quietly_checked(run(m, lr = 0.02, precondition = axes, iter = 300))
+    set.seed(6); b <- quietly_checked(run(m, lr = 0.02, precondition = P, iter = 300))
     expect_equal(as.matrix(a), as.matrix(b), tolerance = 1e-10)
   }
 })
@@ -262,7 +262,7 @@ test_that("a linear model keeps sparse rows: the dense model's posterior and dra
                linear_exact_posterior(model_linear(as.matrix(ex$X), y, prior = prior_nig()))$mean)
   expect_equal(posterior_mode(ms, covariance = TRUE)[c("mode", "covariance")],
                posterior_mode(md, covariance = TRUE)[c("mode", "covariance")], tolerance = 1e-8)
-  set.seed(1); fa <- suppressWarnings(sgld(ms, lr = 1e-4, batch_size = 30, iter = 200))
-  set.seed(1); fb <- suppressWarnings(sgld(md, lr = 1e-4, batch_size = 30, iter = 200))
+  set.seed(1); fa <- quietly_checked(sgld(ms, lr = 1e-4, batch_size = 30, iter = 200))
+  set.seed(1); fb <- quietly_checked(sgld(md, lr = 1e-4, batch_size = 30, iter = 200))
   expect_equal(as.matrix(fa), as.matrix(fb), tolerance = 1e-10)
 })
