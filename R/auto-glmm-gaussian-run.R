@@ -2,8 +2,9 @@
 # the sgld_fit they make, so that every method reads them as any run's.
 #
 # All chains first run their warm-up from starts drawn from the proposal
-# fitted at the mode; the proposal is then refitted to the pooled second
-# halves of the warm-ups (mean and covariance: the marginal of theta can be
+# fitted at the mode; the proposal is then refitted to the pooled warm-up
+# draws (an independence sampler started from a draw of a proposal close to
+# the target needs no burn-in; mean and covariance: the marginal of theta can be
 # skewed where the data say little, and the mode's curvature misses that),
 # and each chain in turn runs its kept iterations from where its warm-up
 # ended. An interrupt (Ctrl-C) in the run keeps what was drawn: finished
@@ -29,7 +30,7 @@ glmm_collapsed_warmup <- function(sys, post, prop, chains, warm, progress) {
       bar$tick()
     }
     states[[c]] <- s
-    pooled[[c]] <- W[seq.int(floor(warm / 2) + 1, warm), , drop = FALSE]
+    pooled[[c]] <- W
   }
   bar$close()
   pooled <- do.call(rbind, pooled)

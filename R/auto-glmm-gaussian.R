@@ -25,16 +25,13 @@
 # independent (bench/glmm-gaussian.md); its tails are heavier than the
 # target's (exponential in the log sds, sigma and atanh CPCs), which keeps
 # the sampler uniformly ergodic.
-auto_glmm_gaussian_warmup <- 100L  # warm-up iterations per chain
+auto_glmm_gaussian_warmup <- 50L   # warm-up iterations per chain
 auto_glmm_gaussian_ess <- 1000     # effective draws of theta planned, all chains
 auto_glmm_gaussian_min_iter <- 250L   # kept iterations per chain (all kept): at least
 auto_glmm_gaussian_max_iter <- 5000L  # and at most
 auto_glmm_gaussian_df <- 5          # the proposal's degrees of freedom
 
 auto_glmm_gaussian <- function(model, args, given, call, what) {
-  if (!requireNamespace("Matrix", quietly = TRUE))
-    abort(what, ": the collapsed sampler of a gaussian multilevel model needs the package ",
-          "Matrix; install it with install.packages(\"Matrix\").")
   start <- proc.time()[["elapsed"]]
   chains <- args$chains
   check_count(chains, "chains", lower = 1, upper = 1000)
@@ -45,7 +42,11 @@ auto_glmm_gaussian <- function(model, args, given, call, what) {
   ti <- glmm_theta_index(model)
   init <- if ("init" %in% given && is.numeric(args$init) && is.null(dim(args$init)))
             to_sampler_scale(model, matrix(args$init, 1))[1, ] else glmm_start(model)
-  post <- function(th) glmm_theta_logpost(sys, th)
+  evaluations <- 0
+  post <- function(th) {
+    evaluations <<- evaluations + 1
+    glmm_theta_logpost(sys, th)
+  }
   mode <- glmm_theta_mode(post, init[ti])
   prop <- glmm_t_proposal(mode$par, mode$covariance)
   warmed <- glmm_collapsed_warmup(sys, post, prop, chains, warm, isTRUE(args$progress))
@@ -82,7 +83,8 @@ auto_glmm_gaussian <- function(model, args, given, call, what) {
   fit$auto <- list(
     strategy = "glmm", route = "collapsed", start = "lme4", lr = NA_real_,
     warmup = warm, iter = iter, target_ess = auto_glmm_gaussian_ess,
-    warmup_acceptance = warmed$acceptance, acceptance = run$accepted /
+    warmup_acceptance = warmed$acceptance, evaluations = evaluations,
+    mode_evaluations = mode$evaluations, acceptance = run$accepted /
       pmax(1, run$kept), extended = extended, theta_mode = mode$par, theta_covariance = mode$covariance,
     proposal = run$proposal, setup_time = mode$time, sampling_time = fit$sampling_time,
     reason = sprintf(paste0(
@@ -134,10 +136,14 @@ glmm_gaussian_system <- function(model) {
     1, model$x[, 1, drop = FALSE], model$y[1], model$u[, 1, drop = FALSE],
     model$group[seq_len(model$K)], if (!is.null(model$obs_offset)) model$obs_offset[1])
   sys <- list(model = model, p = p, nz = nz, n = n, Wt = Wt, resid = resid,
-              rr = sum(resid^2), Wr = as.double(Wt %*% resid), prior_model = one,
+              rr = sum(resid^2), prior_model = one,
+              new_matrix = utils::packageVersion("Matrix") >= "1.6-0",
               # log N(beta = m0; m0, s0^2) + log N(z = 0; 0, I): the prior's
               # other parts at the point where the C prior is read
               prior_rest = sum(-log(model$prior_scale)) - (p + nz) * log(sqrt(2 * pi)))
+  pattern <- glmm_factor_pattern(model)
+  sys$Tt <- pattern$Tt
+  sys$Tt_order <- pattern$order
   sys$factor <- Matrix::Cholesky(Matrix::tcrossprod(glmm_scaled_design(sys, glmm_start_theta(sys))),
                                  perm = TRUE, LDL = FALSE, Imult = 1)
   sys
@@ -149,30 +155,45 @@ glmm_start_theta <- function(sys) {
 }
 
 # (W' as a q x n sparse matrix) = T' [X, Z]', T = diag(s0, I (x) L_k ...).
+# T' has a fixed pattern (every factor's lower triangle, zeros included):
+# made once (glmm_factor_pattern()), its values replaced per theta.
 glmm_scaled_design <- function(sys, theta) {
   m <- sys$model
-  p <- sys$p
-  i <- list(seq_len(p))
-  j <- list(seq_len(p))
-  x <- list(m$prior_scale)
-  zpos <- p
+  vals <- list(m$prior_scale)
   tpos <- 0L
   for (k in seq_len(m$K)) {
     r <- m$r[k]
-    G <- m$G[k]
     nt <- r + r * (r - 1L) / 2L
     L <- glmm_factor(theta[tpos + seq_len(nt)], r)
-    nzL <- which(L != 0, arr.ind = TRUE)   # L[a, b], b <= a: T'[b, a] = L[a, b]
-    off <- zpos + rep((seq_len(G) - 1L) * r, each = nrow(nzL))
-    i[[length(i) + 1L]] <- off + nzL[, 2]
-    j[[length(j) + 1L]] <- off + nzL[, 1]
-    x[[length(x) + 1L]] <- rep(L[nzL], G)
-    zpos <- zpos + r * G
+    vals[[k + 1L]] <- rep(L[lower.tri(L, diag = TRUE)], m$G[k])
     tpos <- tpos + nt
   }
-  Tt <- Matrix::sparseMatrix(i = unlist(i), j = unlist(j), x = unlist(x),
-                             dims = rep(p + sys$nz, 2))
+  Tt <- sys$Tt
+  Tt@x <- unlist(vals)[sys$Tt_order]
   Tt %*% sys$Wt
+}
+
+# T' with the positions of its values: entry e of c(s0, each term's lower
+# triangles group by group) sits at Tt@x[match(e, order)].
+glmm_factor_pattern <- function(model) {
+  p <- model$p
+  i <- list(seq_len(p))
+  j <- list(seq_len(p))
+  zpos <- p
+  for (k in seq_len(model$K)) {
+    r <- model$r[k]
+    G <- model$G[k]
+    low <- which(lower.tri(diag(r), diag = TRUE), arr.ind = TRUE)  # L[a, b]: T'[b, a]
+    off <- zpos + rep((seq_len(G) - 1L) * r, each = nrow(low))
+    i[[k + 1L]] <- off + low[, 2]
+    j[[k + 1L]] <- off + low[, 1]
+    zpos <- zpos + r * G
+  }
+  i <- unlist(i)
+  Tt <- Matrix::sparseMatrix(i = i, j = unlist(j), x = as.double(seq_along(i)),
+                             dims = rep(zpos, 2))
+  Tt <- methods::as(Tt, "CsparseMatrix")
+  list(Tt = Tt, order = as.integer(Tt@x))
 }
 
 # The Gaussian conditional of v given theta: the factor of M, its mean,
@@ -185,7 +206,7 @@ glmm_conditional <- function(sys, theta) {
   c <- as.double(W %*% sys$resid)
   mean <- as.double(Matrix::solve(L, c, system = "A"))
   q <- sys$p + sys$nz
-  logdet <- glmm_chol_logdet(L)
+  logdet <- glmm_chol_logdet(L, sys$new_matrix)
   loglik <- -sys$n / 2 * log(2 * pi) - (sys$n - q) * log_sigma - logdet / 2 -
     (sys$rr - sum(c * mean)) / (2 * s2)
   list(factor = L, mean = mean, sigma = sqrt(s2), loglik = loglik)
@@ -193,8 +214,8 @@ glmm_conditional <- function(sys, theta) {
 
 # log det of the matrix a CHMfactor factors (Matrix < 1.6 gives the
 # factor's determinant, later versions the matrix's unless sqrt = TRUE).
-glmm_chol_logdet <- function(L) {
-  if (utils::packageVersion("Matrix") >= "1.6-0")
+glmm_chol_logdet <- function(L, new_matrix) {
+  if (new_matrix)
     return(as.double(Matrix::determinant(L, logarithm = TRUE, sqrt = FALSE)$modulus))
   2 * as.double(Matrix::determinant(L, logarithm = TRUE)$modulus)
 }
@@ -235,14 +256,18 @@ glmm_cpc_index <- function(model) {
 # definite.
 glmm_theta_mode <- function(post, theta0) {
   t0 <- proc.time()[["elapsed"]]
-  f <- function(th) -post(th)$value
-  opt <- stats::optim(theta0, f, method = "BFGS", control = list(reltol = 1e-10, maxit = 200))
+  count <- 0
+  f <- function(th) {
+    count <<- count + 1
+    -post(th)$value
+  }
+  opt <- stats::optim(theta0, f, method = "BFGS", control = list(reltol = 1e-9, maxit = 200))
   H <- stats::optimHess(opt$par, f)
   H <- (H + t(H)) / 2
   e <- eigen(H, symmetric = TRUE)
   lam <- pmax(e$values, 1e-3 * max(abs(e$values)), 1e-8)
   list(par = opt$par, covariance = e$vectors %*% (t(e$vectors) / lam),
-       time = proc.time()[["elapsed"]] - t0)
+       time = proc.time()[["elapsed"]] - t0, evaluations = count)
 }
 
 # A multivariate t proposal: location, scale matrix (its covariance is

@@ -16,14 +16,16 @@ say <- function(...) cat(sprintf(...), "\n", sep = "")
 if (what %in% c("insteval", "all")) {
   f <- y ~ service + (1 | s) + (1 | d) + (1 | dept:service)   # lme4's own example
   say("InstEval: %s, %d rows; load %s", deparse(f), nrow(InstEval), readLines("/proc/loadavg"))
-  t_lmer <- times(fl <- lmer(f, InstEval))
   set.seed(1)
   t_sgld <- times(fit <- sgld(f, InstEval, progress = TRUE))
+  t_lmer <- times(fl <- lmer(f, InstEval))
   say("lmer: %.1f s CPU (%.1f elapsed); sgld(f, InstEval): %.1f s CPU (%.1f elapsed)",
       t_lmer[["cpu"]], t_lmer[["elapsed"]], t_sgld[["cpu"]], t_sgld[["elapsed"]])
-  say("setup (lme4 start + mode) %.1f s; iterations per chain %d (+ %d warm-up); acceptance %s",
-      fit$auto$setup_time, fit$auto$iter, fit$auto$warmup,
-      paste(format(fit$auto$acceptance, digits = 2), collapse = " "))
+  say(paste("mode of theta %.1f s (%d evaluations); iterations per chain %d (+ %d warm-up);",
+            "acceptance %s; %d evaluations of p(theta | y) in all; sampling %.1f s"),
+      fit$auto$setup_time, fit$auto$mode_evaluations, fit$auto$iter, fit$auto$warmup,
+      paste(format(fit$auto$acceptance, digits = 2), collapse = " "), fit$auto$evaluations,
+      fit$sampling_time)
   conv <- fit$checks$convergence
   say("smallest ESS %.0f, largest R-hat %.3f; load after %s", conv$ess_min, conv$rhat_max,
       readLines("/proc/loadavg"))
