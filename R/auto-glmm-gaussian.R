@@ -144,20 +144,23 @@ glmm_gaussian_system <- function(model) {
   pattern <- glmm_factor_pattern(model)
   sys$Tt <- pattern$Tt
   sys$Tt_order <- pattern$order
-  sys$factor <- Matrix::Cholesky(Matrix::tcrossprod(glmm_scaled_design(sys, glmm_start_theta(sys))),
+  sys$C0 <- Matrix::tcrossprod(Wt)
+  sys$c0 <- as.double(Wt %*% resid)
+  # the symbolic factor, at a theta whose factors have no zero entry (sds
+  # 1, every CPC's atanh 0.1), so that its pattern holds every theta's
+  theta <- replace(numeric(length(glmm_theta_index(model))), glmm_cpc_index(model), 0.1)
+  Tt <- glmm_factor_values(sys, theta)
+  sys$factor <- Matrix::Cholesky(Matrix::forceSymmetric(Tt %*% Matrix::tcrossprod(sys$C0, Tt)),
                                  perm = TRUE, LDL = FALSE, Imult = 1)
   sys
 }
 
-glmm_start_theta <- function(sys) {
-  m <- sys$model
-  c(numeric(length(glmm_theta_index(m)) - 1L), 0)
-}
-
-# (W' as a q x n sparse matrix) = T' [X, Z]', T = diag(s0, I (x) L_k ...).
+# W' (q x n, sparse) = T' [X, Z]', T = diag(s0, I (x) L_k ...) (tests use it).
 # T' has a fixed pattern (every factor's lower triangle, zeros included):
 # made once (glmm_factor_pattern()), its values replaced per theta.
-glmm_scaled_design <- function(sys, theta) {
+glmm_scaled_design <- function(sys, theta) glmm_factor_values(sys, theta) %*% sys$Wt
+
+glmm_factor_values <- function(sys, theta) {
   m <- sys$model
   vals <- list(m$prior_scale)
   tpos <- 0L
@@ -170,7 +173,7 @@ glmm_scaled_design <- function(sys, theta) {
   }
   Tt <- sys$Tt
   Tt@x <- unlist(vals)[sys$Tt_order]
-  Tt %*% sys$Wt
+  Tt
 }
 
 # T' with the positions of its values: entry e of c(s0, each term's lower
@@ -201,9 +204,11 @@ glmm_factor_pattern <- function(model) {
 glmm_conditional <- function(sys, theta) {
   log_sigma <- theta[length(theta)]
   s2 <- exp(2 * log_sigma)
-  W <- glmm_scaled_design(sys, theta)
-  L <- Matrix::update(sys$factor, W, mult = s2)
-  c <- as.double(W %*% sys$resid)
+  Tt <- glmm_factor_values(sys, theta)
+  # W'W = T' C0 T and W'r = T' c0: nothing of length n per theta
+  A <- Matrix::forceSymmetric(Tt %*% Matrix::tcrossprod(sys$C0, Tt), uplo = "L")
+  L <- Matrix::update(sys$factor, A, mult = s2)
+  c <- as.double(Tt %*% sys$c0)
   mean <- as.double(Matrix::solve(L, c, system = "A"))
   q <- sys$p + sys$nz
   logdet <- glmm_chol_logdet(L, sys$new_matrix)
