@@ -160,7 +160,8 @@ glmm_collapsed_fit <- function(model, settings, run, call, start) {
   run$m2 <- run$sumsq - run$sum^2 / n
   run$draws <- lapply(seq_along(run$draws), function(c) {
     x <- run$draws[[c]]
-    if (nrow(x) < cap) rbind(x, matrix(NA_real_, cap - nrow(x), ncol(x))) else x
+    if (nrow(x) < cap) rbind(x, matrix(NA_real_, cap - nrow(x), ncol(x)))
+    else x[seq_len(cap), , drop = FALSE]
   })
   res <- list(draws = run$draws, kept = run$kept, status = as.integer(run$status),
               stop_iter = run$kept, last = run$last,
