@@ -42,9 +42,8 @@ if (what %in% c("sim", "all")) {
   set.seed(1)
   t_sgld <- times(fit <- sgld(glmm_gaussian_formula, d))
   x <- as.matrix(fit)
-  s <- stan$draws[, colnames(x)]
-  z <- abs(colMeans(x) - colMeans(s)) / apply(s, 2, sd)
-  ratio <- apply(x, 2, sd) / apply(s, 2, sd)
+  z <- abs(colMeans(x) - stan$mean[colnames(x)]) / stan$sd[colnames(x)]
+  ratio <- apply(x, 2, sd) / stan$sd[colnames(x)]
   say("lmer %.2f s CPU; sgld %.1f s CPU (%.1f elapsed); stan_glmer %.1f s CPU (%.1f elapsed), %s",
       t_lmer[["cpu"]], t_sgld[["cpu"]], t_sgld[["elapsed"]], stan$time[["cpu"]],
       stan$time[["elapsed"]], stan$date)
