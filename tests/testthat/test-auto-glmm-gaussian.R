@@ -151,3 +151,15 @@ test_that("sgld(f, data) at the defaults matches the exact posterior (grid)", {
   expect_lt(max(abs(colMeans(Q) - ref$mean[colnames(Q)]) / se), 4)
   expect_lt(max(abs(apply(Q, 2, sd) / ref$sd[colnames(Q)] - 1) * sqrt(2 * ess) / 1.5), 4)
 })
+
+test_that("a given iter and chains are run as given, never extended", {
+  d <- tiny_data(6)
+  set.seed(2)
+  fit <- suppressWarnings(sgld(y ~ x + (1 | g), d, iter = 150, chains = 2))
+  expect_identical(fit$auto$route, "collapsed")
+  expect_equal(fit$auto$iter, 150)
+  expect_equal(fit$auto$extended, 0L)
+  expect_equal(dim(as.matrix(fit)), c(300L, fit$model$d))
+  expect_identical(fit$status, c("done", "done"))
+  expect_error(sgld(y ~ x + (1 | g), d, chains = 0), "chains")
+})
