@@ -240,7 +240,10 @@ glmm_theta_logpost <- function(sys, theta) {
   if (any(!is.finite(theta)) || any(abs(theta) > 300) ||
       any(abs(theta[glmm_cpc_index(sys$model)]) > 15))
     return(list(value = -Inf))
-  cond <- glmm_conditional(sys, theta)
+  # a factorisation that fails (a theta far out, where M is singular to
+  # working precision) is a point the chain cannot move to
+  cond <- tryCatch(glmm_conditional(sys, theta), error = function(e) NULL)
+  if (is.null(cond)) return(list(value = -Inf))
   cond$value <- cond$loglik + glmm_theta_logprior(sys, theta)
   if (!is.finite(cond$value)) cond$value <- -Inf
   cond
@@ -300,5 +303,5 @@ glmm_effects_draw <- function(sys, cond) {
                      system = "Pt")
   v <- cond$mean + cond$sigma * as.double(e)
   m <- sys$model
-  c(m$prior_loc + m$prior_scale * v[seq_len(sys$p)], v[-seq_len(sys$p)])
+  c(m$prior_loc + m$prior_scale * v[seq_len(sys$p)], v[sys$p + seq_len(sys$nz)])
 }

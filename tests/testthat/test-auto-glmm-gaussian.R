@@ -162,4 +162,8 @@ test_that("a given iter and chains are run as given, never extended", {
   expect_equal(dim(as.matrix(fit)), c(300L, fit$model$d))
   expect_identical(fit$status, c("done", "done"))
   expect_error(sgld(y ~ x + (1 | g), d, chains = 0), "chains")
+  # no fixed effects: every group effect still drawn
+  none <- suppressWarnings(sgld(y ~ 0 + (1 | g), d, iter = 50, chains = 1))
+  expect_true(all(is.finite(as.matrix(none))))
+  expect_equal(ncol(as.matrix(none)), 6L)
 })
