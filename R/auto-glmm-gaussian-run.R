@@ -37,7 +37,7 @@ glmm_collapsed_warmup <- function(sys, post, prop, chains, warm, progress) {
   if (nrow(pooled) > 4 * length(ti)) {
     # shrunk towards the mode's covariance by k / (draws + k)
     a <- nrow(pooled) / (nrow(pooled) + length(ti))
-    S <- a * stats::cov(pooled) + (1 - a) * crossprod(prop$chol)
+    S <- a * stats::cov(pooled) + (1 - a) * prop$covariance
     prop <- glmm_t_proposal(colMeans(pooled), S)
   }
   list(states = states, proposal = prop, acceptance = moved / (chains * warm))
