@@ -55,6 +55,8 @@ auto_mala_recipe.sgld_model_glmm <- function(model)
   function(model, args, given, call) auto_glmm(model, args, given, call, "mala()")
 
 auto_glmm <- function(model, args, given, call, what) {
+  if (model$family == "gaussian" && what == "sgld()")   # exact: R/auto-glmm-gaussian.R
+    return(auto_glmm_gaussian(model, args, given, call, what))
   auto_phases(function(made) auto_glmm_phases(model, args, given, call, made, what))
 }
 

@@ -34,6 +34,12 @@
 #' `posterior_predict()`, `posterior_epred()`, `posterior_linpred()`
 #' (`re.form`, new levels), `log_lik()`, `loo()`, `summary()`.
 #'
+#' `sgld()` with no settings samples a gaussian model exactly: the
+#' variance parameters from their marginal posterior (the fixed and group
+#' effects integrated out through a sparse Cholesky factor, as lme4 does),
+#' the effects given them (`fit$auto$route` is `"collapsed"`). Binomial
+#' and poisson models, and `mala()`, take Metropolis-adjusted Langevin steps.
+#'
 #' @param formula A formula with at least one random-effect term.
 #' @param data A data frame holding every variable of `formula`, without
 #'   missing values.

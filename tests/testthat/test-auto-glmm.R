@@ -42,9 +42,9 @@ expect_face_matches <- function(name, formula, family) {
 }
 
 test_that("sleepstudy (gaussian, correlated intercept and slope): sgld(f, data)", {
-  # model-first with the priors passed in, seeds 1-3: at most 0.052 sd and
-  # 4.3% over 42 quantities, 7-8 s of CPU; the formula face, seed 1: 0.043 sd
-  # and 4.5%
+  # the collapsed sampler (R/auto-glmm-gaussian.R), the formula face, seeds
+  # 1-3: at most 0.075 sd and 6.1% over 42 quantities, 4-5 s of CPU (the
+  # MALA route before it: 0.052 sd and 4.3%, 7-8 s)
   expect_face_matches("sleepstudy", Reaction ~ Days + (Days | Subject), gaussian)
 })
 

@@ -1,0 +1,57 @@
+# The default call on gaussian multilevel models (the collapsed sampler,
+# R/auto-glmm-gaussian.R): lme4's InstEval with its crossed model, and a
+# simulated data set of 10^4 rows against stan_glmer (4 chains, its
+# defaults; run once by bench/glmm-gaussian-stan.R, stored in
+# bench/glmm-gaussian-stan.rds). Figures in bench/glmm-gaussian.md.
+#   nice Rscript bench/glmm-gaussian.R [insteval|sim|all]
+suppressMessages({library(sgld); library(lme4)})
+source("bench/glmm-gaussian-data.R")
+what <- commandArgs(TRUE)[1]
+if (is.na(what)) what <- "all"
+times <- function(expr) {
+  t <- system.time(expr)
+  c(elapsed = t[["elapsed"]], cpu = t[["user.self"]] + t[["sys.self"]])
+}
+say <- function(...) cat(sprintf(...), "\n", sep = "")
+if (what %in% c("insteval", "all")) {
+  f <- y ~ service + (1 | s) + (1 | d) + (1 | dept:service)   # lme4's own example
+  say("InstEval: %s, %d rows; load %s", deparse(f), nrow(InstEval), readLines("/proc/loadavg"))
+  set.seed(1)
+  t_sgld <- times(fit <- sgld(f, InstEval, progress = TRUE))
+  t_lmer <- times(fl <- lmer(f, InstEval))
+  say("lmer: %.1f s CPU (%.1f elapsed); sgld(f, InstEval): %.1f s CPU (%.1f elapsed)",
+      t_lmer[["cpu"]], t_lmer[["elapsed"]], t_sgld[["cpu"]], t_sgld[["elapsed"]])
+  say(paste("mode of theta %.1f s (%d evaluations); iterations per chain %d (+ %d warm-up);",
+            "acceptance %s; %d evaluations of p(theta | y) in all; sampling %.1f s"),
+      fit$auto$setup_time, fit$auto$mode_evaluations, fit$auto$iter, fit$auto$warmup,
+      paste(format(fit$auto$acceptance, digits = 2), collapse = " "), fit$auto$evaluations,
+      fit$sampling_time)
+  conv <- fit$checks$convergence
+  say("smallest ESS %.0f, largest R-hat %.3f; load after %s", conv$ess_min, conv$rhat_max,
+      readLines("/proc/loadavg"))
+  print(VarCorr(fit))
+  print(VarCorr(fl))
+  print(fixef(fit)); print(fixef(fl))
+}
+if (what %in% c("sim", "all")) {
+  d <- glmm_gaussian_data()
+  stan <- readRDS("bench/glmm-gaussian-stan.rds")
+  say("simulated: %s, %d rows, %d groups; load %s", deparse(glmm_gaussian_formula), nrow(d),
+      nlevels(d$g), readLines("/proc/loadavg"))
+  t_lmer <- times(fl <- lmer(glmm_gaussian_formula, d))
+  set.seed(1)
+  t_sgld <- times(fit <- sgld(glmm_gaussian_formula, d))
+  x <- as.matrix(fit)
+  z <- abs(colMeans(x) - stan$mean[colnames(x)]) / stan$sd[colnames(x)]
+  ratio <- apply(x, 2, sd) / stan$sd[colnames(x)]
+  say("lmer %.2f s CPU; sgld %.1f s CPU (%.1f elapsed); stan_glmer %.1f s CPU (%.1f elapsed), %s",
+      t_lmer[["cpu"]], t_sgld[["cpu"]], t_sgld[["elapsed"]], stan$time[["cpu"]],
+      stan$time[["elapsed"]], stan$date)
+  say("speed-up: %.0fx CPU, %.0fx elapsed", stan$time[["cpu"]] / t_sgld[["cpu"]],
+      stan$time[["elapsed"]] / t_sgld[["elapsed"]])
+  say("largest |mean diff| / sd %.3f (%s); sd ratio %.3f-%.3f; %d quantities",
+      max(z), names(which.max(z)), min(ratio), max(ratio), length(z))
+  conv <- fit$checks$convergence
+  say("smallest ESS %.0f, largest R-hat %.3f; iterations per chain %d; load after %s",
+      conv$ess_min, conv$rhat_max, fit$auto$iter, readLines("/proc/loadavg"))
+}
