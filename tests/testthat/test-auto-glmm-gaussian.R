@@ -155,7 +155,7 @@ test_that("sgld(f, data) at the defaults matches the exact posterior (grid)", {
 test_that("a given iter and chains are run as given, never extended", {
   d <- tiny_data(6)
   set.seed(2)
-  fit <- suppressWarnings(sgld(y ~ x + (1 | g), d, iter = 150, chains = 2))
+  fit <- quietly_checked(sgld(y ~ x + (1 | g), d, iter = 150, chains = 2))
   expect_identical(fit$auto$route, "collapsed")
   expect_equal(fit$auto$iter, 150)
   expect_equal(fit$auto$extended, 0L)
@@ -163,7 +163,7 @@ test_that("a given iter and chains are run as given, never extended", {
   expect_identical(fit$status, c("done", "done"))
   expect_error(sgld(y ~ x + (1 | g), d, chains = 0), "chains")
   # no fixed effects: every group effect still drawn
-  none <- suppressWarnings(sgld(y ~ 0 + (1 | g), d, iter = 50, chains = 1))
+  none <- quietly_checked(sgld(y ~ 0 + (1 | g), d, iter = 50, chains = 1))
   expect_true(all(is.finite(as.matrix(none))))
   expect_equal(ncol(as.matrix(none)), 6L)
 })
