@@ -9,12 +9,15 @@
 #  (a) the mode by L-BFGS-B (O(d) memory), each evaluation a pass in C;
 #  (b) the diagonal of the posterior precision at the mode, H_jj, from
 #      Hessian-vector products (central differences of full-data gradients):
-#      with unit vectors for the few coordinates coupled to many, on random
-#      +-1 vectors for the rest (Hutchinson's estimator);
+#      with unit vectors for the few coordinates coupled to many, one probe
+#      per group of columns that share no row (a factor's levels), random
+#      +-1 vectors for the rest (Hutchinson's estimator); coordinates far
+#      from Gaussian on few rows (levels whose rows are all events) are
+#      then drawn alone by slice sampling, and (c)-(d) concern the rest;
 #  (c) the fixed diagonal preconditioner P = diag(1 / H_jj), corrected
 #      along the few directions where it fits worst (the extreme Ritz
 #      pairs of the Lanczos iteration on the preconditioned precision, from
-#      the same products): P = L L^T, L = S (I + V C V^T), O(d k) a step
+#      the same products, in rounds): P = L L^T, L = S (I + V C V^T), O(d k) a step
 #      (src/update_precond.c);
 #  (d) the largest and smallest curvatures of the corrected posterior by
 #      the Lanczos iteration again: the step is auto_wide_eta over the
