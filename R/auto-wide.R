@@ -9,12 +9,15 @@
 #  (a) the mode by L-BFGS-B (O(d) memory), each evaluation a pass in C;
 #  (b) the diagonal of the posterior precision at the mode, H_jj, from
 #      Hessian-vector products (central differences of full-data gradients):
-#      with unit vectors for the few coordinates coupled to many, on random
-#      +-1 vectors for the rest (Hutchinson's estimator);
+#      with unit vectors for the few coordinates coupled to many, one probe
+#      per group of columns that share no row (a factor's levels), random
+#      +-1 vectors for the rest (Hutchinson's estimator); coordinates far
+#      from Gaussian on few rows (levels whose rows are all events) are
+#      then drawn alone by slice sampling, and (c)-(d) concern the rest;
 #  (c) the fixed diagonal preconditioner P = diag(1 / H_jj), corrected
 #      along the few directions where it fits worst (the extreme Ritz
 #      pairs of the Lanczos iteration on the preconditioned precision, from
-#      the same products): P = L L^T, L = S (I + V C V^T), O(d k) a step
+#      the same products, in rounds): P = L L^T, L = S (I + V C V^T), O(d k) a step
 #      (src/update_precond.c);
 #  (d) the largest and smallest curvatures of the corrected posterior by
 #      the Lanczos iteration again: the step is auto_wide_eta over the
@@ -46,7 +49,12 @@ auto_wide_ess <- 1000    # effective draws along the slowest (all chains)
 auto_wide_probes <- 64   # random vectors for the Hessian's diagonal
 auto_wide_power <- 40    # Lanczos steps for the extreme curvatures
 auto_wide_band <- 1.5    # curvatures beyond [1/1.5, 1.5] are corrected,
-auto_wide_rank <- 20     # along at most this many directions
+auto_wide_rank <- 20     # along at most this many directions a round,
+# in at most this many rounds, each on the posterior the last left: on
+# Adult's a9a design made full rank (d = 106 with the bar moved), the first
+# round's 17 directions left curvatures 0.0014-1.4 (its smallest hidden
+# behind the largest, 10.8, before), a second round's 3 more 0.67-1.4
+auto_wide_rounds <- 3
 # chains start from N(mode, spread^2 P): at R/auto.R's spread 2, steps of
 # 0.8 from such starts diverged in 4 of 24 chains of a negative binomial on
 # tf-idf values (bench/sparse-heldout.R's design, seeds 1-6), in none at 1.5
@@ -61,12 +69,25 @@ auto_sgld_wide <- function(model, args, given, call, made) {
   d <- model$d
   pm <- wide_mode(model, "sgld()")
   hvp <- hessian_product(model, pm$sampler)
-  h <- hessian_diagonal(hvp, d, coupled_coordinates(model))
+  exact <- coupled_coordinates(model)
+  groups <- orthogonal_groups(model, setdiff(seq_len(d), exact))
+  h <- hessian_diagonal(hvp, d, exact, groups)
   P <- 1 / h
+  # coordinates far from Gaussian on few rows are drawn alone (slice
+  # sampling, src/coordinate.c); the Langevin steps move the rest, A
+  coords <- wide_coordinates(model, pm, hvp, h, unlist(groups, use.names = FALSE))
+  A <- setdiff(seq_len(d), coords$index)
   s <- sqrt(P)
-  fix <- low_rank_correction(lanczos(function(v) s * hvp(s * v), d))
+  s[coords$index] <- 0
+  fix <- NULL
+  for (round in seq_len(auto_wide_rounds)) {
+    ops <- precondition_ops(s, fix$basis, fix$coef)
+    more <- low_rank_correction(lanczos(function(v) ops$Lt(hvp(ops$L(v))), d, support = A))
+    if (is.null(more)) break
+    fix <- merge_corrections(fix, more)
+  }
   ops <- precondition_ops(s, fix$basis, fix$coef)
-  curv <- preconditioned_curvatures(hvp, ops, d)
+  curv <- preconditioned_curvatures(hvp, ops, d, A)
   lr <- auto_wide_eta / curv[2]
   eta_slow <- lr * curv[1]
   chosen <- auto_batch(model, args, given, function(batch, use_cv)
@@ -106,19 +127,21 @@ auto_sgld_wide <- function(model, args, given, call, made) {
     temperature = temperature, chains = chains, init = init, replace = args$replace,
     clip = args$clip, monitor = args$monitor, threads = args$threads,
     diagnostics = args$diagnostics, rule = rule, control_variates = cv, method = "sgld",
-    call = call, pars = args$pars, progress = args$progress, parallel = args$parallel))
+    call = call, pars = args$pars, progress = args$progress, parallel = args$parallel,
+    coordinates = coords$settings))
   fit$auto <- list(
     lr = lr, batch_size = batch, control_variates = !isFALSE(cv), iter = iter,
     burnin = burnin, thin = thin, temperature = temperature, mode = pm$mode,
     precondition = P, laplace_precondition = FALSE, curvature = curv, alpha = alpha,
     target_ess = auto_wide_ess, autocorrelation_time = tau_int,
     overdispersed = chains > 1 && !"init" %in% given, setup_time = setup,
+    coordinates = model$sampler_names[coords$index],
     strategy = "langevin-diagonal",
     reason = sprintf(paste0(
       "lr = \"auto\": %d parameters, so a diagonal preconditioner (the inverse of the ",
       "posterior precision's diagonal at the mode%s) and step %s along its stiffest direction ",
       "(curvatures %s to %s, temperature %s), %s; %s iterations for about %d effective ",
-      "draws along the slowest direction%s."),
+      "draws along the slowest direction%s%s."),
       d, if (is.null(fix)) "" else sprintf(", corrected along %d directions", length(fix$coef)),
       format(auto_wide_eta * chosen$shrink, digits = 3), format(curv[1], digits = 2),
       format(curv[2], digits = 2), format(temperature, digits = 3),
@@ -128,6 +151,10 @@ auto_sgld_wide <- function(model, args, given, call, made) {
                    format(alpha, digits = 2)),
       format(iter, big.mark = ","), auto_wide_ess,
       if (chains > 1 && !"init" %in% given) "; chains start over-dispersed around the mode"
+      else "",
+      if (length(coords$index))
+        sprintf("; %d coefficients far from Gaussian (each on few rows) drawn alone by slice sampling",
+                length(coords$index))
       else ""))
   fit$auto$sampling_time <- fit$sampling_time
   fit$time <- fit$time + setup
@@ -160,19 +187,111 @@ hessian_product <- function(model, w) {
 # taken exactly, and the rest, coupled weakly, by the probes. Floored at a
 # millionth of the largest, as noise can leave a weak coordinate's estimate
 # small or negative.
-hessian_diagonal <- function(hvp, d, exact = integer(0), probes = auto_wide_probes) {
+hessian_diagonal <- function(hvp, d, exact = integer(0), groups = list(),
+                             probes = auto_wide_probes) {
   h <- numeric(d)
   for (j in exact) h[j] <- hvp(replace(numeric(d), j, 1))[j]
-  rest <- setdiff(seq_len(d), exact)
-  if (length(rest)) h[rest] <- with_seed_kept({
+  grouped <- unlist(groups, use.names = FALSE)
+  rest <- setdiff(seq_len(d), c(exact, grouped))
+  with_seed_kept({
     set.seed(1)
-    rowMeans(vapply(seq_len(probes), function(k) {
+    if (length(rest)) h[rest] <- rowMeans(vapply(seq_len(probes), function(k) {
       v <- numeric(d)
       v[rest] <- sample(c(-1, 1), length(rest), replace = TRUE)
       (v * hvp(v))[rest]
     }, numeric(length(rest))))
+    for (g in groups) {
+      v <- numeric(d)
+      v[g] <- sample(c(-1, 1), length(g), replace = TRUE)
+      h[g] <- (v * hvp(v))[g]
+    }
   })
-  pmax(h, 1e-6 * max(h))
+  floor <- 1e-6 * max(h)
+  h[rest] <- pmax(h[rest], floor)
+  # exact up to the prior's couplings: a level whose rows are all events has
+  # a curvature far below the floor (its mode is out where the prior alone
+  # holds it), and the floor would shrink its steps a hundredfold
+  h[grouped] <- pmax(h[grouped], 1e-12 * max(h))
+  h
+}
+
+# Groups of coordinates whose columns share no row (greedily, the columns
+# on most rows first, in at most `colours` groups; the rest are left out).
+# Within a group the likelihood's Hessian has no cross terms, so one probe
+# with random signs on the group gives each member's H_jj up to the prior's
+# couplings (the centred intercept's, mean_j mean_k / s^2). The levels of
+# a factor are one group: Hutchinson's estimator would need thousands of
+# probes for the relative accuracy that one probe gives them here, and the
+# floor it needs took the curvature of levels whose rows are all events
+# (1e-4, against the intercept's 4,000 at 2,000 levels x 20,000 rows) up
+# 40-fold, leaving 81 directions beyond [0.9, 1.1] after the diagonal
+# (4 with the exact diagonal).
+orthogonal_groups <- function(model, candidates, colours = 30L) {
+  if (!length(candidates)) return(list())
+  rows <- model_coordinate_rows(model, candidates)
+  if (is.null(rows)) return(list())
+  ok <- lengths(rows) > 0
+  candidates <- candidates[ok]
+  rows <- rows[ok]
+  taken <- integer(model$n)   # per row, a bit for each group it is in
+  bits <- as.integer(2^(seq_len(colours) - 1))
+  group <- integer(length(candidates))
+  for (k in order(lengths(rows), decreasing = TRUE)) {
+    r <- rows[[k]] + 1
+    used <- taken[r]
+    for (c in seq_len(colours)) if (!any(bitwAnd(used, bits[c]) > 0L)) {
+      group[k] <- c
+      taken[r] <- bitwOr(used, bits[c])
+      break
+    }
+  }
+  unname(split(candidates[group > 0], group[group > 0]))
+}
+
+# The coordinates the wide recipe draws alone (R/auto.R's auto_coordinates()
+# for wide models, where its d x d algebra is out of reach): of the
+# coordinates whose curvature is exact (`grouped`) and whose columns are on
+# at most auto_coord_rows of the rows, those whose conditional score departs
+# from the Gaussian's by more than auto_coord_residual conditional sds
+# (root mean square at `points` points, each coordinate moved by its
+# conditional Laplace sd 1 / sqrt(h_j) at once: 2 `points` passes), the
+# farthest first while their rows add up to at most auto_coord_rows of the
+# data (so that a sweep costs at most a tenth of a pass). A level whose rows
+# are all events or all non-events is half-flat out to its prior's reach:
+# Langevin steps on the scale of its curvature at the mode overshoot the
+# side its rows hold. Returns NULL, or the engine's settings and the
+# indices.
+wide_coordinates <- function(model, pm, hvp, h, grouped, points = 10) {
+  if (!isTRUE(model_engine(model)$logpost_coordinate) || !length(grouped)) return(NULL)
+  rows <- model_coordinate_rows(model, grouped)
+  if (is.null(rows)) return(NULL)
+  few <- lengths(rows) <= auto_coord_rows * model$n
+  grouped <- grouped[few]
+  rows <- rows[few]
+  if (!length(grouped)) return(NULL)
+  d <- model$d
+  sd <- 1 / sqrt(h[grouped])
+  res <- with_seed_kept({
+    set.seed(3)
+    vapply(seq_len(points), function(k) {
+      u <- numeric(d)
+      u[grouped] <- stats::rnorm(length(grouped)) * sd
+      ((full_gradient(model, pm$sampler + u) + hvp(u)) [grouped] * sd)^2
+    }, numeric(length(grouped)))
+  })
+  residual <- sqrt(rowMeans(matrix(res, length(grouped))))
+  far <- which(residual > auto_coord_residual)
+  if (!length(far)) return(NULL)
+  far <- far[order(residual[far], decreasing = TRUE)]
+  far <- far[cumsum(lengths(rows[far])) <= auto_coord_rows * model$n]
+  if (!length(far)) return(NULL)
+  far <- sort(far)
+  B <- grouped[far]
+  list(index = B, settings = list(index = as.integer(B - 1L),
+                                  start = c(0, cumsum(lengths(rows[far]))),
+                                  rows = as.double(unlist(rows[far])),
+                                  # twice the conditional Laplace sd
+                                  width = 2 * sd[far]))
 }
 
 # The coordinates hessian_diagonal() takes exactly: a regression's
@@ -194,18 +313,23 @@ coupled_coordinates <- function(model, most = 50, share = 0.05) {
 # reorthogonalised: `steps` vectors of length d) from a random start: the
 # Ritz values, vectors and residual norms, whose extreme pairs converge
 # first.
-lanczos <- function(op, d, steps = auto_wide_power) {
-  steps <- min(steps, d)
+lanczos <- function(op, d, steps = auto_wide_power, support = seq_len(d)) {
+  steps <- min(steps, length(support))
   Q <- matrix(0, d, steps)
   alpha <- beta <- numeric(steps)
   v <- with_seed_kept({
     set.seed(2)
     stats::rnorm(d)
   })
+  # an operator zero off `support` keeps the iteration there, from a start there
+  v[-support] <- 0
   Q[, 1] <- v / sqrt(sum(v^2))
   k <- steps
   for (j in seq_len(steps)) {
     u <- op(Q[, j])
+    # rounding leaves ~1e-17 off the support (a correction's basis), which
+    # the iteration would amplify into a spurious zero curvature
+    u[-support] <- 0
     alpha[j] <- sum(u * Q[, j])
     for (pass in 1:2) {
       Qj <- Q[, seq_len(j), drop = FALSE]
@@ -250,9 +374,31 @@ low_rank_correction <- function(ritz) {
   list(basis = V, coef = 1 / sqrt(ritz$values[idx]) - 1)
 }
 
+# The preconditioner S (I + V1 C1 V1') (I + V2 C2 V2'), a first correction
+# `fix` (NULL: none) followed by `more` found on the posterior it left, as
+# one correction of the same form: P = S M1 M2^2 M1 S = S (I + Q E Q') S on
+# Q, an orthonormal basis of [V1 V2] that M1 and M2 map to itself, so
+# L = S (I + Q W c W' Q') with E = W diag(e) W' and (1 + c)^2 = 1 + e (the
+# same P; L differs from the product by a rotation, which the steps' law
+# does not see).
+merge_corrections <- function(fix, more) {
+  if (is.null(fix)) return(more)
+  Q <- qr.Q(qr(cbind(fix$basis, more$basis)))
+  on_q <- function(part) {
+    a <- crossprod(Q, part$basis)
+    diag(ncol(Q)) + a %*% (part$coef * t(a))
+  }
+  M1 <- on_q(fix)
+  M2 <- on_q(more)
+  K <- M1 %*% M2 %*% M2 %*% M1
+  e <- eigen((K + t(K)) / 2, symmetric = TRUE)
+  keep <- abs(e$values - 1) > 1e-8
+  list(basis = Q %*% e$vectors[, keep, drop = FALSE], coef = sqrt(e$values[keep]) - 1)
+}
+
 # The smallest and largest curvatures of the preconditioned posterior, L^T H L.
-preconditioned_curvatures <- function(hvp, ops, d) {
-  ritz <- lanczos(function(v) ops$Lt(hvp(ops$L(v))), d)
+preconditioned_curvatures <- function(hvp, ops, d, support = seq_len(d)) {
+  ritz <- lanczos(function(v) ops$Lt(hvp(ops$L(v))), d, support = support)
   top <- max(ritz$values)
   c(max(min(ritz$values), 1e-3 * top), top)
 }

@@ -164,7 +164,9 @@ sparse_design_matrix <- function(model) {
 # coefficient (it reads every row).
 sparse_coordinate_rows <- function(model, j) {
   row <- rep(seq_len(model$n), diff(model$sp_start)) - 1
-  lapply(j, function(k) if (k <= model$p) row[model$sp_col == k - 1L])
+  # split once: a scan of the non-zeros per coordinate is O(d nnz) for all
+  by_col <- split(row, factor(model$sp_col + 1L, levels = seq_len(model$p)))
+  lapply(j, function(k) if (k <= model$p) by_col[[k]])
 }
 
 # Factors of many levels make a design mostly of zeros (one non-zero per

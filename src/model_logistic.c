@@ -393,12 +393,13 @@ static inline double coef_logprior(const logistic_data *L, int j, double v) {
   return L->prior_type[j] == PRIOR_LAPLACE ? -fabs(u) : -0.5 * u * u;
 }
 
-/* the log posterior along coefficient j (sgld.h): the rows idx[0..m) with
+/* the log posterior along coefficient j (sgld.h), but for the centred term
+   (coord_centre): the rows idx[0..m) with
    beta_j = v, whose linear predictors move by x_ij (v - beta_j) */
 static double logistic_logpost_coordinate(const void *data, const double *w, int j, double v,
                                           const R_xlen_t *idx, R_xlen_t m) {
   const logistic_data *L = data;
-  double lp = coef_logprior(L, j, v) + centred_coordinate(&L->centred, w, j, v);
+  double lp = coef_logprior(L, j, v);
   for (R_xlen_t k = 0; k < m; k++) {
     const R_xlen_t i = idx[k];
     lp += loglik_at(L, i, eta_offset(L, i, w) + x_of(L, i, j) * (v - w[j]));
@@ -744,6 +745,9 @@ sgld_model model_logistic_build(SEXP spec) {
     .hess_loglik = logistic_hess_loglik,
     .hess_logprior = logistic_hess_logprior,
     .loglik_grad = logistic_loglik_grad,
-    .logpost_coordinate = logistic_logpost_coordinate
+    .logpost_coordinate = logistic_logpost_coordinate,
+    .coord_centre = L->centred.centre,
+    .coord_centre_loc = L->centred.centre_loc,
+    .coord_centre_scale = L->centred.centre_scale
   };
 }

@@ -65,12 +65,13 @@ static void poisson_grad_logprior(const void *data, const double *w, double *g) 
   coef_prior_grad(&((const poisson_data *) data)->prior, w, g);
 }
 
-/* the log posterior along coefficient j (sgld.h), up to a constant: the rows
+/* the log posterior along coefficient j (sgld.h), up to a constant and the
+   centred term (coord_centre): the rows
    idx[0..m) with beta_j = v, whose linear predictors move by x_ij (v - beta_j) */
 static double poisson_logpost_coordinate(const void *data, const double *w, int j, double v,
                                          const R_xlen_t *idx, R_xlen_t m) {
   const poisson_data *L = data;
-  double lp = coef_prior_coordinate(&L->prior, w, j, v);
+  double lp = coef_prior_coordinate(&L->prior, j, v);
   for (R_xlen_t k = 0; k < m; k++) {
     const R_xlen_t i = idx[k];
     const double eta = eta_of(L, i, w) + rows_entry(&L->X, i, j) * (v - w[j]);
@@ -165,6 +166,9 @@ sgld_model model_poisson_build(SEXP spec) {
     .grad_loglik_local = poisson_grad_loglik_local,
     .expected_loglik = poisson_expected_loglik,
     .expected_logprior = poisson_expected_logprior,
-    .logpost_coordinate = poisson_logpost_coordinate
+    .logpost_coordinate = poisson_logpost_coordinate,
+    .coord_centre = L->prior.centre,
+    .coord_centre_loc = L->prior.centre_loc,
+    .coord_centre_scale = L->prior.centre_scale
   };
 }

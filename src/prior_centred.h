@@ -92,16 +92,6 @@ static inline double centred_expected(const coef_prior *cp, const double *mu, co
   return -0.5 * (delta * delta + v) / s2 - log(cp->centre_scale) - M_LN_SQRT_2PI;
 }
 
-/* the centred term along coefficient j, w_j = v, up to a constant */
-static inline double centred_coordinate(const coef_prior *cp, const double *w, int j,
-                                        double v) {
-  if (!cp->centre) return 0.0;
-  double a = 0.0;
-  for (int k = 0; k < cp->p; k++) a += cp->centre[k] * w[k];
-  const double z = (a + cp->centre[j] * (v - w[j]) - cp->centre_loc) / cp->centre_scale;
-  return -0.5 * z * z;
-}
-
 /* ---- the whole normal prior ------------------------------------------------ */
 
 static inline double coef_prior_log(const coef_prior *cp, const double *w) {
@@ -144,11 +134,11 @@ static inline double coef_prior_expected(const coef_prior *cp, const double *mu,
   return lp + centred_expected(cp, mu, sd, g_mu, g_sd);
 }
 
-/* the prior along coefficient j at w_j = v, up to a constant */
-static inline double coef_prior_coordinate(const coef_prior *cp, const double *w, int j,
-                                           double v) {
+/* coefficient j's own prior at w_j = v, up to a constant: the centred term
+   is the coordinate updates' (sgld.h: coord_centre) */
+static inline double coef_prior_coordinate(const coef_prior *cp, int j, double v) {
   const double z = (v - cp->loc[j]) / cp->scale[j];
-  return -0.5 * z * z + centred_coordinate(cp, w, j, v);
+  return -0.5 * z * z;
 }
 
 #endif

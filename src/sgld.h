@@ -214,9 +214,16 @@ typedef struct sgld_model {
      likelihood of the items idx[0..m) with w_j replaced by v, plus w_j's
      log prior at v. idx must hold every item whose x_ij is not zero (the
      others do not depend on w_j). For the coordinate updates (coordinate.c);
-     reads nothing but data and w. */
+     reads nothing but data and w. A prior term on one linear combination
+     u'w (prior_centred.h: the intercept at centred predictors) is left out
+     of it and described by coord_centre (u, d entries; NULL: none),
+     coord_centre_loc and coord_centre_scale, the normal's mean and sd: the
+     coordinate updates keep u'w as they go, where each evaluation would
+     otherwise cost O(d) (at 10,000 levels, most of a run). */
   double (*logpost_coordinate)(const void *data, const double *w, int j, double v,
                                const R_xlen_t *idx, R_xlen_t m);
+  const double *coord_centre;
+  double coord_centre_loc, coord_centre_scale;
   /* Optional (0 / NULL: none), for control variates around w0 (gradient.c):
      cv_fill writes what each item's likelihood gradient at w0 needs,
      cv_width doubles an item (n cv_width in all), once before a run; then

@@ -1,0 +1,50 @@
+# The wide recipe (R/auto-wide.R) on the formula face with a factor of many
+# levels (issue 49): y ~ x + g, g of 1,000 levels of about 10 rows each.
+
+test_that("the levels of a factor are probed together: the exact diagonal", {
+  dat <- wide_levels_data(1000, 10000)
+  m <- model_logistic(y ~ x + g, data = dat)
+  exact <- coupled_coordinates(m)
+  expect_setequal(m$sampler_names[exact], c("(Intercept)", "x"))
+  groups <- orthogonal_groups(m, setdiff(seq_len(m$d), exact))
+  # the levels share no row: one group
+  expect_length(groups, 1)
+  expect_setequal(groups[[1]], setdiff(seq_len(m$d), exact))
+  # columns that share rows go to different groups
+  X <- Matrix::sparseMatrix(i = c(1, 2, 2, 3, 1, 3), j = c(1, 1, 2, 2, 3, 3), x = 1,
+                            dims = c(3, 3))
+  tiny <- model_logistic(X, c(0, 1, 1), prior = prior_normal(0, 1))
+  expect_equal(sort(lengths(orthogonal_groups(tiny, 1:3))), c(1L, 1L, 1L))
+  pm <- posterior_mode(m, covariance = TRUE)
+  H <- solve(pm$covariance)
+  hvp <- hessian_product(m, pm$sampler)
+  h <- hessian_diagonal(hvp, m$d, exact, groups)
+  # exact up to the prior's couplings and the differences' rounding, down to
+  # the levels whose rows are all events or none (curvatures near 1e-4,
+  # which the old floor, 1e-6 of the intercept's, raised 40-fold)
+  expect_lt(min(diag(H)), 1e-6 * max(diag(H)))
+  expect_equal(h, unname(diag(H)), tolerance = 1e-4)
+})
+
+test_that("a second round's correction merges with the first into one of the same form", {
+  set.seed(3)
+  d <- 12
+  s <- stats::runif(d, 0.5, 2)
+  V1 <- qr.Q(qr(matrix(stats::rnorm(d * 2), d)))
+  V2 <- qr.Q(qr(matrix(stats::rnorm(d * 3), d)))
+  c1 <- c(1.5, -0.6)
+  c2 <- c(3, -0.9, 0.2)
+  M1 <- diag(d) + V1 %*% (c1 * t(V1))
+  M2 <- diag(d) + V2 %*% (c2 * t(V2))
+  # the steps go through L = S M1 M2: P = L L'
+  L <- s * M1 %*% M2
+  fix <- merge_corrections(list(basis = V1, coef = c1), list(basis = V2, coef = c2))
+  expect_lte(length(fix$coef), 5)
+  expect_equal(crossprod(fix$basis), diag(length(fix$coef)))
+  expect_true(all(fix$coef > -1))
+  merged <- s * (diag(d) + fix$basis %*% (fix$coef * t(fix$basis)))
+  expect_equal(tcrossprod(merged), tcrossprod(L))
+  ops <- precondition_ops(s, fix$basis, fix$coef)
+  expect_equal(ops$L(diag(d)[, 4]), merged[, 4])
+  expect_identical(merge_corrections(NULL, fix), fix)
+})
