@@ -95,7 +95,7 @@ test_that("a sparse-stored model answers every method as the dense one", {
                                           control_variates = ms$mode)
   expect_equal(gs, gd, tolerance = 1e-10)
   # (runs too short for their diagnostics, which warn)
-  short <- function(f, ...) suppressWarnings(f(...))
+  short <- function(f, ...) quietly_checked(f(...))
   set.seed(5); fs <- short(sgld, sp, lr = 1e-4, batch_size = 100, iter = 200,
                            control_variates = TRUE, init = ms$mode)
   set.seed(5); fd <- short(sgld, de, lr = 1e-4, batch_size = 100, iter = 200,

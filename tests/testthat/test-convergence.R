@@ -83,7 +83,7 @@ test_that("a network's R-hat and ESS judge its log likelihood, not its permuted 
                                                 batch_size = 200, pars = TRUE), "network sgld")
   # the two chains found different arrangements of the hidden units: their
   # weights' R-hat is far above 1.05, which means nothing for a network
-  s <- suppressWarnings(summary(good))$statistics
+  s <- quietly_checked(summary(good))$statistics
   expect_gt(max(s[grep("^[Wb]", rownames(s)), "Rhat"]), 2)
   set.seed(25)
   expect_good_run_quiet(function() psgld(m, lr = 1e-3, iter = 20000, chains = 2,
@@ -104,7 +104,7 @@ test_that("a network's R-hat and ESS judge its log likelihood, not its permuted 
 test_that("summary() and print() repeat the fit's convergence warnings", {
   m <- model_linear(y ~ x1 + x2 + g, data = small_data(), prior = prior_nig())
   set.seed(31)
-  fit <- suppressWarnings(sgld(m, lr = 1e-6, iter = 2000, chains = 2, batch_size = 200,
+  fit <- quietly_checked(sgld(m, lr = 1e-6, iter = 2000, chains = 2, batch_size = 200,
                                init = rbind(c(3, 2, 1, 1, 1, 4), c(-2, -1, -1, -1, -1, 0.1))))
   for (res in list(with_warnings(summary(fit)), with_warnings(capture.output(print(fit)))))
     expect_identical(convergence_warnings(res), fit$checks$convergence$messages)

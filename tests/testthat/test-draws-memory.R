@@ -24,7 +24,7 @@ test_that("draws beyond the memory available are refused up front, naming the li
                       "more than the 0.25 GiB of memory available \\(options\\(sgld.memory_limit\\)\\); ",
                       "increase `thin`"))
   # the same run thinned, or storing fewer parameters, fits
-  expect_s3_class(suppressWarnings(sgld(m, lr = 1e-5, batch_size = 10, iter = 4e4, burnin = 0,
+  expect_s3_class(quietly_checked(sgld(m, lr = 1e-5, batch_size = 10, iter = 4e4, burnin = 0,
                                         pars = "glu", chains = 1)), "sgld_fit")
   settings <- function(thin) sgld:::run_settings(m, lr = 1e-5, batch_size = 10, iter = 4e6,
                                                  burnin = 0, thin = thin, temperature = 1,
