@@ -819,7 +819,7 @@ sgld_model model_glmm_build(SEXP spec) {
   M->wt = list_optional_doubles(spec, "obs_weight", n);
   if (M->wt)
     for (R_xlen_t i = 0; i < n; i++)
-      if (!(M->wt[i] >= 0.0) || !isfinite(M->wt[i])) error("internal: glmm weights must be >= 0");
+      if (!(M->wt[i] >= 0.0) || !isfinite(M->wt[i])) error("internal: glmm weights must be finite and >= 0");
   double *ln = (double *) R_alloc((size_t) n, sizeof(double));
   for (R_xlen_t i = 0; i < n; i++)
     ln[i] = M->family == GLMM_BINOMIAL ? lchoose(M->trials[i], M->y[i])

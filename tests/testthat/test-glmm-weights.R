@@ -130,12 +130,13 @@ test_that("lme4's weighted fits are modes of the weighted model", {
   }
 })
 
-test_that("sgld(f, data, weights) at the defaults samples the rows repeated", {
-  # both runs exact (the collapsed route); fixed priors, since autoscaling
-  # reads the data, which repeating rows changes
+test_that("sgld(f, data, weights) samples the rows repeated", {
+  # both runs exact (the default collapsed route, 2 chains); fixed priors,
+  # since autoscaling reads the data, which repeating rows changes
   d <- weights_data()
   dd <- d[rep(seq_len(nrow(d)), d$wi), ]
-  pr <- list(prior = prior_normal(0, 5), prior_intercept = NULL, prior_aux = prior_exponential(1))
+  pr <- list(prior = prior_normal(0, 5), prior_intercept = NULL, prior_aux = prior_exponential(1),
+             chains = 2)
   set.seed(7)
   fw <- do.call(sgld, c(list(y ~ x + (1 | a), d, weights = quote(wi)), pr))
   set.seed(8)
@@ -188,4 +189,27 @@ test_that("bad weights are a clear error naming `weights`", {
   # weights go with `subset`: evaluated on all rows, then subset with them
   m <- model_glmer(f, d, weights = wi, subset = x > 0)
   expect_identical(m$obs_weight, as.double(d$wi[d$x > 0]))
+})
+
+test_that("a proportions fit is the cbind() fit, and its methods read the weights", {
+  d <- lme4::cbpp
+  d$p <- d$incidence / d$size
+  set.seed(11)
+  fp <- sgld(p ~ period + (1 | herd), d, family = binomial(), weights = size, chains = 2)
+  set.seed(11)
+  fc <- sgld(cbind(incidence, size - incidence) ~ period + (1 | herd), d, family = binomial(),
+             chains = 2)
+  expect_identical(as.matrix(fp), as.matrix(fc))
+  # log_lik of new rows (in R, the weights' expression evaluated in newdata)
+  # is the training rows' (in C)
+  expect_equal(unname(log_lik(fp, newdata = d)), unname(log_lik(fp)), tolerance = 1e-10)
+  yrep <- posterior_predict(fp, newdata = d[1:3, ], ndraws = 50)
+  expect_true(all(yrep <= rep(d$size[1:3], each = 50)) && any(yrep > 1))
+  # prior weights on a poisson model: the same, each row's term times its weight
+  d2 <- data.frame(k = rpois(40, 3), g = gl(5, 8), w = rep(c(0.5, 2), 20))
+  m <- model_glmer(k ~ 1 + (1 | g), d2, family = poisson(), weights = w)
+  set.seed(12)
+  fw <- quietly_checked(mala(m, chains = 1, iter = 50, lr = 1e-3))
+  expect_equal(unname(log_lik(fw, newdata = d2)), unname(log_lik(fw)), tolerance = 1e-10)
+  expect_error(log_lik(fw, newdata = d2[, c("k", "g")]), "`newdata`: the weights `w`")
 })
