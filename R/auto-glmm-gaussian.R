@@ -11,6 +11,8 @@
 #   v | theta, y ~ N(M^-1 W'r, sigma^2 M^-1),   r = y - offset - X m0,
 #   log p(y | theta) = -n/2 log(2 pi) - (n - q) log sigma - log det(M) / 2
 #                      - (r'r - r'W M^-1 W'r) / (2 sigma^2),
+# with prior weights C = diag(c) (each row's log density times c_i): W'W,
+# W'r and r'r become W'CW, W'Cr and r'Cr, and n becomes sum(c).
 # q = p + the group effects (Woodbury). theta is drawn from its marginal
 # posterior p(theta | y) p(theta) by independence Metropolis-Hastings with a
 # multivariate t proposal (10 df), first fitted to the mode and curvature of
@@ -136,12 +138,16 @@ glmm_gaussian_system <- function(model) {
                              dims = c(p + nz, n))
   resid <- model$y - drop(crossprod(model$x, model$prior_loc))
   if (!is.null(model$obs_offset)) resid <- resid - model$obs_offset
+  # prior weights c_i multiply each row's log density: the sums below are
+  # weighted (W'CW, W'Cr, r'Cr) and n becomes sum(c)
+  wt <- if (is.null(model$obs_weight)) rep(1, n) else model$obs_weight
   one <- model
-  one[c("n", "x", "y", "u", "group", "obs_offset")] <- list(
+  one[c("n", "x", "y", "u", "group", "obs_offset", "obs_weight")] <- list(
     1, model$x[, 1, drop = FALSE], model$y[1], model$u[, 1, drop = FALSE],
-    model$group[seq_len(model$K)], if (!is.null(model$obs_offset)) model$obs_offset[1])
-  sys <- list(model = model, p = p, nz = nz, n = n, Wt = Wt, resid = resid,
-              rr = sum(resid^2), prior_model = one,
+    model$group[seq_len(model$K)], if (!is.null(model$obs_offset)) model$obs_offset[1],
+    if (!is.null(model$obs_weight)) 1)
+  sys <- list(model = model, p = p, nz = nz, n = sum(wt), Wt = Wt, resid = resid,
+              rr = sum(wt * resid^2), prior_model = one,
               new_matrix = utils::packageVersion("Matrix") >= "1.6-0",
               # log N(beta = m0; m0, s0^2) + log N(z = 0; 0, I): the prior's
               # other parts at the point where the C prior is read
@@ -149,8 +155,9 @@ glmm_gaussian_system <- function(model) {
   pattern <- glmm_factor_pattern(model)
   sys$Tt <- pattern$Tt
   sys$Tt_order <- pattern$order
-  sys$C0 <- Matrix::tcrossprod(Wt)
-  sys$c0 <- as.double(Wt %*% resid)
+  sys$C0 <- if (is.null(model$obs_weight)) Matrix::tcrossprod(Wt)
+            else Matrix::tcrossprod(Wt %*% Matrix::Diagonal(x = sqrt(wt)))
+  sys$c0 <- as.double(Wt %*% (wt * resid))
   # the symbolic factor, at a theta whose factors have no zero entry (sds
   # 1, every CPC's atanh 0.1), so that its pattern holds every theta's
   theta <- replace(numeric(length(glmm_theta_index(model))), glmm_cpc_index(model), 0.1)
@@ -246,8 +253,10 @@ glmm_theta_logpost <- function(sys, theta) {
       any(abs(theta[glmm_cpc_index(sys$model)]) > 15))
     return(list(value = -Inf))
   # a factorisation that fails (a theta far out, where M is singular to
-  # working precision) is a point the chain cannot move to
-  cond <- tryCatch(glmm_conditional(sys, theta), error = function(e) NULL)
+  # working precision) is a point the chain cannot move to; CHOLMOD says
+  # so by a warning, and its factor is then not M's
+  cond <- tryCatch(glmm_conditional(sys, theta), error = function(e) NULL,
+                   warning = function(w) NULL)
   if (is.null(cond)) return(list(value = -Inf))
   cond$value <- cond$loglik + glmm_theta_logprior(sys, theta)
   if (!is.finite(cond$value)) cond$value <- -Inf

@@ -136,10 +136,19 @@ auto_glmm_phases <- function(model, args, given, call, made, what) {
 # The start on the sampler's scale from lme4's fit of the same formula and
 # data (lme4's default priors are flat: a start, not the posterior).
 glmm_start <- function(model) {
+  data <- model$lme4_data
+  # the weights as given, as a column of the data lme4 evaluates them in
+  # (lmer() reads gaussian ones as precision weights: near enough for a start)
+  wts <- NULL
+  if (!is.null(model$lme4_weights)) {
+    data$.sgld_weights <- model$lme4_weights
+    wts <- quote(.sgld_weights)
+  }
   fit <- tryCatch(suppressMessages(suppressWarnings(
     if (model$family == "gaussian")
-      lme4::lmer(model$formula, data = model$lme4_data)
-    else lme4::glmer(model$formula, data = model$lme4_data, family = model$family))),
+      eval(bquote(lme4::lmer(model$formula, data = data, weights = .(wts))))
+    else eval(bquote(lme4::glmer(model$formula, data = data, family = model$family,
+                                 weights = .(wts)))))),
     error = function(e) NULL)
   if (is.null(fit)) return(glmm_start_default(model))
   gaussian <- model$family == "gaussian"

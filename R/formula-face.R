@@ -62,8 +62,9 @@
 #' poisson (exposure as an `offset()` term of the formula); the negative
 #' binomial is an error. The model's arguments are `data`, `family`,
 #' `prior`, `prior_intercept`, `prior_aux` and `prior_covariance`
-#' ([prior_decov()]), `offset` and `subset`; `weights` is not taken
-#' (an error names it). Every variable must be a column of `data` with
+#' ([prior_decov()]), `offset`, `subset` and `weights` (prior weights
+#' multiplying each row's log likelihood, or a binomial proportion's trials;
+#' see [model_glmer()]). Every variable must be a column of `data` with
 #' no missing value; a factor with many levels on the left of a bar, or a
 #' grouping factor with one level, is an error. Methods: see
 #' [fixef()][fixef.sgld_fit].

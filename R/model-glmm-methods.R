@@ -26,12 +26,19 @@
 #' `posterior_epred()`, `posterior_linpred()`, `predict()`,
 #' `predictive_interval()`) take two more arguments, named as in rstanarm and
 #' lme4: `re.form` (`NULL`, the default, for every group effect; `NA` or `~0`
-#' for none, the population-level prediction) and `allow.new.levels`
+#' for none, the population-level prediction; a formula of random-effect
+#' terms such as `~ (1 | a)` for those terms' effects only, as
+#' `lme4::predict.merMod()` reads it: `(lhs | g)` keeps the effects of the
+#' grouping factor `g` on the coefficients of `lhs`, so `~ (1 | Subject)` on
+#' a `(Days | Subject)` model keeps the group intercepts and drops the
+#' slopes; a term or coefficient the model does not have is an error) and `allow.new.levels`
 #' (`TRUE`, the default: a group of `newdata` not seen in training gets, at
 #' each draw, an effect drawn from its term's normal distribution with that
 #' draw's covariance, independently for each new group, as rstanarm does for
 #' its new levels; `FALSE`: a new group is an error). `log_lik()` and `loo()`
-#' are those of each row given the group effects.
+#' are those of each row given the group effects, times the row's prior
+#' weight when the model has `weights` (for `newdata`, the weights'
+#' expression evaluated in it).
 #'
 #' The generics `fixef()`, `ranef()` and `ngrps()` are lme4's and
 #' `VarCorr()` is nlme's, re-exported as rstanarm does.
@@ -185,17 +192,61 @@ with_group_options <- function(object, ...) {
     check_dots_empty(...)
     return(object)
   }
-  re_form <- dots$re.form
-  if (!is.null(re_form) && !(length(re_form) == 1L && is.na(re_form)) &&
-      !(inherits(re_form, "formula") && is.null(lme4::findbars(re_form)) &&
-        identical(deparse1(re_form[[length(re_form)]]), "0")))
-    abort("`re.form` must be NULL (every group effect), NA or ~0 (none); a subset of the ",
-          "terms is not supported.")
+  keep <- glmm_re_form(object$model, dots$re.form)
   allow <- if (is.null(dots$allow.new.levels)) TRUE else dots$allow.new.levels
   check_flag(allow, "allow.new.levels")
-  object$model$re_form_none <- !is.null(re_form)
+  object$model$re_keep <- keep
+  object$model$re_form_none <- !is.null(keep) && !any(unlist(keep))
   object$model$allow_new_levels <- allow
   object
+}
+
+# Which group effects `re.form` keeps, as lme4's predict.merMod() reads it:
+# NULL (every one: NULL returned), NA or ~0 (none), or a formula of
+# random-effect terms, each (lhs | g) keeping the effects of g's grouping
+# factor on lhs's coefficients, whichever terms of the model hold them; (x ||
+# g) and (1 | a/b) expand as in the model's formula. A list, per term of the
+# model, of one logical per coefficient.
+glmm_re_form <- function(model, re_form) {
+  if (is.null(re_form)) return(NULL)
+  none <- lapply(model$r, function(r) rep(FALSE, r))
+  if (length(re_form) == 1L && !is.language(re_form) && is.na(re_form)) return(none)
+  if (!inherits(re_form, "formula"))
+    abort("`re.form` must be NULL (every group effect), NA or ~0 (none), or a formula of ",
+          "the model's random-effect terms such as ~(1 | g); not ", describe(re_form), ".")
+  bars <- lme4::findbars(lme4::expandDoubleVerts(re_form))
+  rhs <- re_form[[length(re_form)]]
+  if (is.null(bars)) {
+    if (identical(deparse1(rhs), "0")) return(none)
+    abort("`re.form` ", deparse1(re_form), " has no random-effect term; give ~(1 | g) ",
+          "terms of the model, or NA for none.")
+  }
+  # the coefficients' names of each term of re.form, from rows of the
+  # training data (their levels and contrasts are the model's)
+  rows <- utils::head(model$lme4_data, 2L)
+  xlev_of <- function(f) model$var_levels[intersect(names(model$var_levels), all.vars(f))]
+  keep <- none
+  for (b in bars) {
+    g <- deparse1(b[[3]])
+    term <- paste0("(", deparse1(b), ")")
+    if (!g %in% model$group_names)
+      abort("`re.form`: the term ", term, " groups by `", g, "`, which no term of the ",
+            "model does (", paste0("`", unique(model$group_names), "`", collapse = ", "), ").")
+    cn <- tryCatch(colnames(glmm_term_matrix(b, rows, xlev_of)), error = function(e)
+      abort("`re.form`: the term ", term, " cannot be read on the model's data: ",
+            conditionMessage(e)))
+    found <- character()
+    for (k in which(model$group_names == g)) {
+      hit <- model$cnms[[k]] %in% cn
+      keep[[k]] <- keep[[k]] | hit
+      found <- c(found, model$cnms[[k]][hit])
+    }
+    missing_cn <- setdiff(cn, found)
+    if (length(missing_cn))
+      abort("`re.form`: the term ", term, " has group effects the model does not (",
+            paste0("`", missing_cn, "`", collapse = ", "), " by `", g, "`).")
+  }
+  keep
 }
 
 # draws x rows linear predictors at the sampler-scale draws W, for the
@@ -212,11 +263,13 @@ glmm_linpred <- function(model, W, newdata) {
   if (!isTRUE(model$re_form_none)) {
     for (k in seq_len(model$K)) {
       r <- model$r[k]
+      kept <- if (is.null(model$re_keep)) rep(TRUE, r) else model$re_keep[[k]]
+      if (!any(kept)) next
       bk <- U[, model$p + model$b_block[[k]], drop = FALSE]
       g <- design$group[[k]]
       uk <- design$u[[k]]
       new <- which(is.na(g))
-      for (j in seq_len(r)) {
+      for (j in which(kept)) {
         cols <- (g - 1L) * r + j
         eff <- matrix(0, nrow(U), length(g))
         known <- which(!is.na(g))
@@ -242,6 +295,9 @@ glmm_new_effects <- function(model, U, k, design, new) {
   for (s in seq_len(nrow(U))) {
     L <- t(chol(glmm_sigma_matrix(S[s, ], r)))
     b <- L %*% matrix(stats::rnorm(r * length(groups)), r)
+    # re.form's subset: the kept coefficients' effects (their joint
+    # distribution is the full draw's margin)
+    if (!is.null(model$re_keep)) b[!model$re_keep[[k]], ] <- 0
     out[s, ] <- colSums(b[, match(labels, groups), drop = FALSE] *
                           design$u[[k]][, new, drop = FALSE])
   }
@@ -268,9 +324,15 @@ glmm_new_design <- function(model, newdata) {
   env <- environment(model$formula)
   vars <- all.vars(model$formula[[3L]])
   missing_vars <- setdiff(vars, c(names(newdata), ls(env)))
-  if (isTRUE(model$re_form_none))
-    missing_vars <- setdiff(missing_vars, unlist(lapply(lme4::findbars(model$formula),
-                                                        function(b) all.vars(b[[3]]))))
+  # the variables of the terms re.form leaves out need not be in newdata,
+  # as in lme4: only the fixed part's and those of the kept terms' groups
+  if (!is.null(model$re_keep)) {
+    kept_groups <- model$group_names[vapply(model$re_keep, any, TRUE)]
+    needed <- c(all.vars(model$fixed_terms), unlist(lapply(
+      lme4::findbars(lme4::expandDoubleVerts(model$formula)),
+      function(b) if (deparse1(b[[3]]) %in% kept_groups) all.vars(b))))
+    missing_vars <- intersect(missing_vars, needed)
+  }
   if (length(missing_vars))
     abort("`newdata` has no column named ", paste0("'", missing_vars, "'", collapse = ", "), ".")
   # the training levels of the factors a formula uses
@@ -294,6 +356,7 @@ glmm_new_design <- function(model, newdata) {
     keys <- vapply(bars, function(b) paste(deparse1(b[[3]]), paste(
       colnames(glmm_term_matrix(b, newdata, xlev_of)), collapse = ",")), "")
     for (k in seq_len(model$K)) {
+      if (!is.null(model$re_keep) && !any(model$re_keep[[k]])) next
       key <- paste(model$group_names[k], paste(model$cnms[[k]], collapse = ","))
       b <- bars[[match(key, keys)]]
       uk <- glmm_term_matrix(b, newdata, xlev_of)
@@ -340,7 +403,21 @@ glmm_trials <- function(model, newdata) {
           "(events + nonevents) are the number of draws of each new row.")
   }
   y <- eval(lhs, newdata, environment(model$formula))
+  if (isTRUE(model$trials_from_weights)) return(glmm_new_weights(model, newdata))
   if (is.matrix(y)) y[, 1] + y[, 2] else rep(1, NROW(y))
+}
+
+# The prior weights of new rows: the model's `weights` expression
+# evaluated in newdata (NULL for a model without weights).
+glmm_new_weights <- function(model, newdata) {
+  if (is.null(model$weights_expr)) return(NULL)
+  w <- tryCatch(eval(model$weights_expr, newdata, environment(model$formula)),
+                error = function(e) abort("`newdata`: the weights `", deparse1(model$weights_expr),
+                                          "` cannot be evaluated in it: ", conditionMessage(e)))
+  if (!is.numeric(w) || length(w) != nrow(newdata) || anyNA(w) || any(w < 0))
+    abort("`newdata`: the weights `", deparse1(model$weights_expr), "` must give one ",
+          "non-negative number per row (", nrow(newdata), ").")
+  as.double(w)
 }
 
 glmm_replicate <- function(model, eta, W, newdata) {
@@ -386,14 +463,21 @@ model_log_lik.sgld_model_glmm <- function(model, object, newdata, ndraws) {
           ": the response, which the log likelihood needs.")
   eta <- glmm_linpred(model, W, newdata)
   y <- eval(model$formula[[2L]], newdata, environment(model$formula))
+  wt <- glmm_new_weights(model, newdata)
   rep_rows <- function(v) rep(v, each = nrow(eta))
   ll <- switch(model$family,
     gaussian = stats::dnorm(rep_rows(y), eta, exp(W[, model$d]), log = TRUE),
     binomial = if (is.matrix(y)) stats::dbinom(rep_rows(y[, 1]), rep_rows(y[, 1] + y[, 2]),
                                                stats::plogis(eta), log = TRUE)
-               else stats::dbinom(rep_rows(glmm_response(y, "binomial")$y), 1,
-                                  stats::plogis(eta), log = TRUE),
+               else if (isTRUE(model$trials_from_weights)) {
+                 trials <- wt
+                 wt <- NULL   # the trials, not a multiplier
+                 stats::dbinom(rep_rows(round(as.double(y) * trials)), rep_rows(trials),
+                               stats::plogis(eta), log = TRUE)
+               } else stats::dbinom(rep_rows(glmm_response(y, "binomial")$y), 1,
+                                    stats::plogis(eta), log = TRUE),
     poisson = stats::dpois(rep_rows(y), exp(eta), log = TRUE))
+  if (!is.null(wt)) ll <- ll * rep_rows(wt)
   matrix(ll, nrow(eta), dimnames = dimnames(eta))
 }
 

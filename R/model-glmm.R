@@ -28,7 +28,7 @@ model_glmm <- function(formula, data, family = c("gaussian", "binomial", "poisso
                        prior_loc = 0, prior_scale = 10, aux_rate = 1,
                        decov = list(regularization = 1, concentration = 1, shape = 1,
                                     scale = 1), centre = FALSE, priors = NULL,
-                       offset = NULL) {
+                       offset = NULL, weights = NULL) {
   if (!requireNamespace("lme4", quietly = TRUE))
     abort("Multilevel models need the package lme4 to read their formula; ",
           "install it with install.packages(\"lme4\").")
@@ -47,7 +47,10 @@ model_glmm <- function(formula, data, family = c("gaussian", "binomial", "poisso
   fr <- parsed$fr
   X <- parsed$X
   n <- nrow(X)
-  resp <- glmm_response(stats::model.response(fr), family)
+  weights <- glmm_check_weights(weights, nrow(X))
+  resp <- glmm_response(stats::model.response(fr), family, weights)
+  # binomial proportions take the weights as their trials (resp$weights NULL)
+  weights <- resp$weights
   # the formula's offset() terms plus an `offset` argument (evaluated by the caller)
   offset <- glmm_offset(stats::model.offset(fr), offset, nrow(X))
   re <- glmm_terms(parsed$reTrms)
@@ -93,6 +96,7 @@ model_glmm <- function(formula, data, family = c("gaussian", "binomial", "poisso
     var_levels = Filter(Negate(is.null), lapply(fr, function(v)
       if (is.factor(v) || is.character(v)) levels(factor(v)))),
     y = resp$y, trials = resp$trials, obs_offset = if (!is.null(offset)) as.double(offset),
+    obs_weight = weights, trials_from_weights = isTRUE(resp$trials_from_weights),
     prior_loc = prior_loc, prior_scale = prior_scale, aux_rate = as.double(aux_rate),
     decov_regularization = dc$regularization, decov_concentration = dc$concentration,
     decov_shape = dc$shape, decov_scale = dc$scale,
@@ -172,27 +176,66 @@ glmm_offset <- function(in_formula, given, n) {
   if (is.null(in_formula)) as.double(given) else in_formula + given
 }
 
-# The response as C reads it: y, and for binomial the trials.
-glmm_response <- function(y, family) {
+# Prior weights (NULL: none), one non-negative finite number per row.
+glmm_check_weights <- function(weights, n) {
+  if (is.null(weights)) return(NULL)
+  if (!is.numeric(weights) || is.matrix(weights))
+    abort("`weights` must be numbers, one per row of `data`, not ", describe(weights), ".")
+  if (length(weights) != n)
+    abort("`weights` must have one value per row of `data` (", n, "), not ",
+          length(weights), ".")
+  if (anyNA(weights))
+    abort("`weights` has ", sum(is.na(weights)), " missing value",
+          if (sum(is.na(weights)) > 1) "s", " (first in row ", which(is.na(weights))[1], ").")
+  bad <- which(!is.finite(weights) | weights < 0)
+  if (length(bad))
+    abort("`weights` must be finite and non-negative; row ", bad[1], " has ",
+          format(weights[bad[1]]), ".")
+  if (!any(weights > 0)) abort("`weights` are all zero: no row would count.")
+  as.double(weights)
+}
+
+# The response as C reads it: y, for binomial the trials, and the prior
+# weights left to multiply each row's log likelihood. A binomial response of
+# proportions takes the weights as its trials, as glm() and rstanarm do
+# (successes y * weights of weights trials); 0/1 and cbind() responses keep
+# the weights as prior weights.
+glmm_response <- function(y, family, weights = NULL) {
   if (family == "binomial") {
+    from_weights <- FALSE
     if (is.matrix(y) && ncol(y) == 2L) {
       trials <- y[, 1] + y[, 2]
       y <- y[, 1]
     } else {
       if (is.factor(y)) y <- as.integer(y != levels(y)[1L])
       y <- as.double(y)
-      if (any(!y %in% c(0, 1)))
-        abort("`formula`: a binomial response must be 0/1, a factor, or cbind(successes, ",
-              "failures).")
-      trials <- rep(1, length(y))
+      if (is.null(weights) && any(!y %in% c(0, 1)))
+        abort("`formula`: a binomial response must be 0/1, a factor, cbind(successes, ",
+              "failures), or proportions with the trials as `weights`.")
+      if (any(!y %in% c(0, 1))) {
+        if (any(y < 0 | y > 1))
+          abort("`formula`: a binomial response of proportions must lie in [0, 1].")
+        successes <- y * weights
+        if (any(abs(successes - round(successes)) > 1e-8 * pmax(1, weights)) ||
+            any(weights != round(weights)))
+          abort("`weights`: with a binomial response of proportions the weights are the ",
+                "numbers of trials, so they and proportion * weights must be whole numbers.")
+        y <- round(successes)
+        trials <- weights
+        weights <- NULL
+        from_weights <- TRUE
+      } else {
+        trials <- rep(1, length(y))
+      }
     }
     if (any(y < 0 | y != round(y) | trials < y))
       abort("`formula`: binomial successes and failures must be non-negative whole numbers.")
-    return(list(y = as.double(y), trials = as.double(trials)))
+    return(list(y = as.double(y), trials = as.double(trials), weights = weights,
+                trials_from_weights = from_weights))
   }
   if (!is.numeric(y) || is.matrix(y)) abort("`formula`: the response must be a numeric vector.")
   if (family == "poisson") y <- count_response(y, "the response of `formula`")
-  list(y = as.double(y), trials = NULL)
+  list(y = as.double(y), trials = NULL, weights = weights)
 }
 
 # The random-effect terms from lme4's reTrms, compact: per term its

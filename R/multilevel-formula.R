@@ -54,6 +54,21 @@
 #'   [glm()]: evaluated in `data` (e.g. `offset = log(exposure)`), added to
 #'   any `offset()` term of the formula, and evaluated again in `newdata`
 #'   by the prediction methods.
+#' @param weights Prior weights, one per row, evaluated in `data` as in
+#'   [glm()] (`weights = n_obs`). For a binomial response of proportions
+#'   they are the numbers of trials (successes `y * weights`), as in
+#'   [glm()], `lme4::glmer()` and rstanarm; otherwise each row's log
+#'   likelihood is multiplied by its weight, as rstanarm documents its
+#'   `weights`: integer weights give the posterior of the data with each row
+#'   repeated that many times. For gaussian models this is not lme4's
+#'   precision weight (row variance \eqn{\sigma^2 / w_i}{sigma^2 / w_i}):
+#'   both give the same fixed and group effects given the variances, but
+#'   here the weights count rows, so \eqn{\sigma}{sigma} is the sd of one
+#'   row, as for `lmer()` on the rows repeated. (rstanarm 2.21.3's
+#'   `stan_glm()` ignores gaussian weights in its sampling, measured in
+#'   bench/glmm-weights.md; sgld follows its documentation and its
+#'   `log_lik()`.) `log_lik()` and `loo()` of the training rows are
+#'   weighted; autoscaled priors read the unweighted data, as rstanarm's.
 #' @param subset Rows of `data` to fit, as in [glm()]: a logical
 #'   expression evaluated in `data` (`subset = year > 2000`) or row
 #'   numbers; levels of a grouping factor left without rows are dropped, as
@@ -71,13 +86,28 @@ model_glmer <- function(formula, data, family = stats::gaussian(),
                         prior = prior_normal(0, 2.5, autoscale = TRUE),
                         prior_intercept = prior_normal(NULL, 2.5, autoscale = TRUE),
                         prior_aux = prior_exponential(1, autoscale = TRUE),
-                        prior_covariance = prior_decov(), offset = NULL, subset = NULL) {
+                        prior_covariance = prior_decov(), offset = NULL, subset = NULL,
+                        weights = NULL) {
   if (missing(formula)) abort("`formula` is missing: give y ~ x + (1 | g).")
   if (missing(data)) abort("`data` is missing: give the data frame of the formula's variables.")
+  # `weights` is evaluated in `data` (then where the formula was made), as
+  # glm() does, before `subset` picks the rows of both
+  weights_expr <- substitute(weights)
+  weights <- if (!is.null(weights_expr)) {
+    if (!is.data.frame(data)) abort("`data` must be a data frame, not ", describe(data), ".")
+    tryCatch(eval(weights_expr, data, environment(formula)), error = function(e)
+      abort("`weights` cannot be evaluated on `data`: ", conditionMessage(e)))
+  }
   subset_expr <- substitute(subset)
   if (!is.null(subset_expr)) {
     if (!is.data.frame(data)) abort("`data` must be a data frame, not ", describe(data), ".")
     keep <- check_subset(subset_expr, data, formula)   # R/design.R
+    if (!is.null(weights)) {
+      if (length(weights) != nrow(data))
+        abort("`weights` must have one value per row of `data` (", nrow(data), "), not ",
+              length(weights), ".")
+      weights <- weights[keep]
+    }
     data <- data[keep, , drop = FALSE]
     if (nrow(data) < 1L) abort("`subset` leaves no rows of `data`.")
   }
@@ -93,8 +123,11 @@ model_glmer <- function(formula, data, family = stats::gaussian(),
   offset_expr <- substitute(offset)
   offset <- tryCatch(eval(offset_expr, data, environment(formula)), error = function(e)
     abort("`offset` cannot be evaluated on `data`: ", conditionMessage(e)))
-  m <- model_glmm(formula, data, kind, priors = resolve, offset = offset)
+  m <- model_glmm(formula, data, kind, priors = resolve, offset = offset, weights = weights)
   m$offset_expr <- if (!is.null(offset)) offset_expr
+  m$weights_expr <- if (!is.null(weights)) weights_expr
+  # as given (lme4's start refits the formula with them, R/auto-glmm.R)
+  m$lme4_weights <- weights
   m$prior <- prior
   m$prior_intercept <- prior_intercept
   m$prior_aux <- if (kind == "gaussian") prior_aux
@@ -139,6 +172,9 @@ glmer_check_groups <- function(formula, data) {
 print.sgld_model_glmm <- function(x, ...) {
   cat("Multilevel model (", x$family, "), ", format(x$n, big.mark = ","), " rows\n", sep = "")
   cat("  formula: ", deparse1(x$formula), "\n", sep = "")
+  if (!is.null(x$obs_weight))
+    cat("  prior weights summing to ", format(sum(x$obs_weight)), "\n", sep = "")
+  if (isTRUE(x$trials_from_weights)) cat("  trials: the weights\n")
   cat("  fixed effects: ", paste(x$coef_names, collapse = ", "), "\n", sep = "")
   for (k in seq_len(x$K))
     cat("  group effects: ", paste(x$cnms[[k]], collapse = ", "), " | ", x$group_names[k],

@@ -7,6 +7,14 @@
  *   binomial (logit):    y_i ~ Binomial(t_i, 1 / (1 + e^-eta_i)), y_i successes of t_i;
  *   poisson (log):       y_i ~ Poisson(e^eta_i).
  *
+ * Optional prior weights c_i >= 0 multiply row i's log likelihood (its
+ * normalising constant included), as rstanarm's `weights` are documented
+ * (and as its log_lik() computes them): integer weights give the posterior
+ * of the data with rows repeated. For gaussian this is not lme4's precision
+ * weight (variance sigma^2 / c_i), whose log density has -log sigma once per
+ * row, not c_i times. Binomial proportions with weights as trials are made
+ * successes and trials on the R side (R/model-glmm.R).
+ *
  * Term k has r_k coefficients per group (the columns u_ki of its model
  * matrix) and G_k groups; g_k(i) is row i's group. Group effects are stored
  * non-centred: b_kg = L_k z_kg with z_kg ~ N(0, I) a priori and L_k the lower
@@ -73,6 +81,7 @@ typedef struct glmm_data {
   const double *x;            /* p x n */
   const double *y, *trials;   /* per row; trials for binomial only */
   const double *offset;       /* per row, or NULL */
+  const double *wt;           /* prior weights per row, or NULL (all 1) */
   const double *log_norm;     /* per row: log choose(t, y) or -log y!, 0 for gaussian */
   const int *r, *G, *group;   /* group: K x n, 0-based */
   const double *u;            /* R x n */
@@ -157,10 +166,10 @@ static inline double row_eta(const glmm_data *M, R_xlen_t i, const double *w, co
   return eta;
 }
 
-/* row i's log likelihood at eta; with d non-NULL, its derivative in eta into
-   d[0] and (gaussian) in log sigma into d[1] */
-static inline double row_loglik(const glmm_data *M, R_xlen_t i, double eta, double log_sigma,
-                                double *d) {
+/* row i's log likelihood at eta with weight 1; with d non-NULL, its
+   derivative in eta into d[0] and (gaussian) in log sigma into d[1] */
+static inline double row_loglik_unit(const glmm_data *M, R_xlen_t i, double eta,
+                                     double log_sigma, double *d) {
   const double y = M->y[i];
   switch (M->family) {
   case GLMM_GAUSSIAN: {
@@ -182,6 +191,19 @@ static inline double row_loglik(const glmm_data *M, R_xlen_t i, double eta, doub
     return y * eta - mu + M->log_norm[i];
   }
   }
+}
+
+/* row i's weighted log likelihood (and derivatives, as row_loglik_unit()) */
+static inline double row_loglik(const glmm_data *M, R_xlen_t i, double eta, double log_sigma,
+                                double *d) {
+  const double ll = row_loglik_unit(M, i, eta, log_sigma, d);
+  if (!M->wt) return ll;
+  const double c = M->wt[i];
+  if (d) {
+    d[0] *= c;
+    d[1] *= c;
+  }
+  return c * ll;
 }
 
 static inline double log_sigma_of(const glmm_data *M, const double *w) {
@@ -504,13 +526,15 @@ static void centred_slice(const glmm_data *M, int k, double *theta, int c, const
 }
 
 
-/* row i's likelihood weight: the negative second derivative in eta */
+/* row i's curvature: the negative second derivative of its weighted log
+   likelihood in eta */
 static inline double row_weight(const glmm_data *M, R_xlen_t i, double eta) {
+  const double c = M->wt ? M->wt[i] : 1.0;
   if (M->family == GLMM_BINOMIAL) {
     const double p = 1.0 / (1.0 + exp(-eta));
-    return M->trials[i] * p * (1.0 - p);
+    return c * M->trials[i] * p * (1.0 - p);
   }
-  return exp(eta);
+  return c * exp(eta);
 }
 
 /* in place: the lower Cholesky factor of the r x r symmetric positive
@@ -562,7 +586,7 @@ static int group_newton(const glmm_data *M, int k, int grp, const double *L, con
     const double *u = M->u + i * M->R + M->u_off[k];
     double e = eta[i];
     if (db) for (int j = 0; j < r; j++) e += u[j] * db[j];
-    double d[2];
+    double d[2] = {0.0, 0.0};
     ll += row_loglik(M, i, e, 0.0, d);
     const double wt = row_weight(M, i, e);
     for (int a = 0; a < r; a++) {
@@ -792,6 +816,10 @@ sgld_model model_glmm_build(SEXP spec) {
   M->y = list_doubles(spec, "y", n);
   M->trials = M->family == GLMM_BINOMIAL ? list_doubles(spec, "trials", n) : NULL;
   M->offset = list_optional_doubles(spec, "obs_offset", n);
+  M->wt = list_optional_doubles(spec, "obs_weight", n);
+  if (M->wt)
+    for (R_xlen_t i = 0; i < n; i++)
+      if (!(M->wt[i] >= 0.0) || !isfinite(M->wt[i])) error("internal: glmm weights must be finite and >= 0");
   double *ln = (double *) R_alloc((size_t) n, sizeof(double));
   for (R_xlen_t i = 0; i < n; i++)
     ln[i] = M->family == GLMM_BINOMIAL ? lchoose(M->trials[i], M->y[i])

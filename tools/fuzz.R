@@ -40,10 +40,12 @@ run_cases <- function(seed, first, last) {
     mlp_classes = model_mlp(g ~ x + y, data = df, hidden = c(3, 2), family = "categorical")
   )
   # a multilevel model with the centred moves of its covariance parameters
-  # (model_glmm.c), a correlated two-coefficient term and a crossed one
+  # (model_glmm.c), a correlated two-coefficient term and a crossed one, and
+  # prior weights (obs_weight, mutated with the rest)
   glmm_moves <- if (requireNamespace("lme4", quietly = TRUE)) {
     mg <- sgld:::model_glmm(s ~ x + (1 + x | g) + (1 | k),
-                            cbind(df, s = rep(0:3, 10), k = gl(4, 1, 40)), "poisson")
+                            cbind(df, s = rep(0:3, 10), k = gl(4, 1, 40)), "poisson",
+                            weights = rep(c(0.5, 1, 2, 3), 10))
     mg$exact_moves <- 1L
     mg$local_parameters <- FALSE
     mg

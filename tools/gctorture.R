@@ -120,7 +120,8 @@ for (nm in names(models)) {
 # and a short MALA run, with a correlated two-coefficient term and a crossed one
 if (requireNamespace("lme4", quietly = TRUE)) {
   dg <- data.frame(y = rpois(40, 2), x = rnorm(40), a = gl(5, 8), b = gl(4, 1, 40))
-  mg <- sgld:::model_glmm(y ~ x + (1 + x | a) + (1 | b), dg, "poisson")
+  mg <- sgld:::model_glmm(y ~ x + (1 + x | a) + (1 | b), dg, "poisson",
+                          weights = rep(c(0.5, 2), 20))   # prior weights read too
   wg <- rnorm(mg$d, sd = 0.1)
   calls[["glmm eval"]] <- list(sgld:::C_sgld_model_eval, mg, wg)
   calls[["glmm loglik draws"]] <- list(sgld:::C_sgld_loglik_draws, mg, matrix(wg, mg$d, 2),

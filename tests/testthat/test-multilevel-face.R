@@ -256,7 +256,9 @@ test_that("a new group's effect is drawn from its term's distribution at each dr
   expect_lt(abs(cor(eta[, 1] - fixed[, 1], eta[, 3] - fixed[, 3])), 4 / sqrt(nrow(U)))
   expect_error(posterior_epred(fit, newdata = nd, allow.new.levels = FALSE),
                "group .zz. of \\(1 \\+ x \\| a\\) was not in the training data")
-  expect_error(posterior_epred(fit, newdata = nd, re.form = ~ (1 | a)), "`re.form`")
+  # re.form's terms must be the model's (subsets: test-glmm-re-form.R)
+  expect_error(posterior_epred(fit, newdata = nd, re.form = ~ (1 | b)),
+               "`re.form`: the term \\(1 \\| b\\) groups by `b`, which no term")
   expect_error(posterior_epred(fit, newdata = nd, wrong = 1), "unknown argument")
   expect_error(posterior_epred(fit, newdata = data.frame(x = 1)), "no column named 'a'")
   # binomial trials come from the response's columns
@@ -339,8 +341,10 @@ test_that("bad input is a clear error naming it", {
   # a group with one row is fitted, as lme4 and rstanarm fit it
   d$g2 <- factor(c(rep(c("p", "q"), 29), "r", "s"))
   expect_identical(model_glmer(y ~ x + (1 | g2), d)$G, 4L)
-  # the face names arguments the multilevel model does not take
-  expect_error(sgld(y ~ x + (1 | a), data = d, weights = x), "`weights` is not an argument of model_glmer")
+  # the face names arguments the multilevel model does not take, and bad weights
+  expect_error(sgld(y ~ x + (1 | a), data = d, na.action = na.omit),
+               "`na.action` is not an argument of model_glmer")
+  expect_error(sgld(y ~ x + (1 | a), data = d, weights = x), "`weights` must be finite and non-negative")
   expect_error(model_glmer(y ~ x + (1 | a), d, prior = prior_laplace()), "prior_normal")
   expect_error(model_glmer(y ~ x + (1 | a), d, prior_covariance = prior_normal()),
                "`prior_covariance` must be made by prior_decov")
