@@ -149,7 +149,8 @@ continue_auto <- function(model, fit, args, given, call) {
     monitor = args$monitor, threads = args$threads, rule = rule, mala = TRUE,
     leapfrog = if (is.null(a$leapfrog)) 1L else a$leapfrog, method = "mala", call = call,
     pars = args$pars, progress = args$progress, parallel = args$parallel,
-    checks = if (has("lr") && !identical(args$lr, "auto")) TRUE else "auto")
+    checks = if (has("lr") && !identical(args$lr, "auto")) TRUE else "auto",
+    thin_auto = FALSE)   # the run's own thinning (R/auto.R: auto_sgld_full())
   else run_sampler(model, lr = lr, batch_size = pick("batch_size", a$batch_size),
                      iter = iter, burnin = burnin, thin = pick("thin", a$thin),
                      temperature = pick("temperature", a$temperature),

@@ -64,8 +64,10 @@
 #'     (warning above 1.05 or below 100, repeated by `summary()` and
 #'     `print()`; from at most 1000 draws a chain, every `thin`-th).}
 #'   \item{auto}{with `lr = "auto"`, what was chosen and why (see [sgld()]):
-#'     among others `strategy` (`"langevin"`, or `"mala"` where the Laplace
-#'     approximation failed), `reason` (the sentence `print()` shows),
+#'     among others `strategy` (`"langevin"`; `"mala"` where the Laplace
+#'     approximation failed; `"mala-gaussian"` where it holds and every step
+#'     reads the full data: exact steps much larger than the unadjusted
+#'     ones), `reason` (the sentence `print()` shows),
 #'     `setup_time` and `sampling_time` (the iterations of every phase:
 #'     pilots, warm-up and run), and, for a fit stopped by an interrupt
 #'     before its run, `interrupted` (the phase).}
