@@ -744,7 +744,10 @@ auto_sgld_full <- function(model, args, given, call, made, pm, step, start) {
   run <- auto_mala_runner(model, args, call, rule, leapfrog = leapfrog)
   eps <- auto_full_step * (8 / max(8, model$d))^(if (hmc) 1 / 4 else 1 / 6)
   burnin <- if ("burnin" %in% given) args$burnin else auto_full_warmup
-  if ("iter" %in% given && !is.null(args$iter)) burnin <- min(burnin, args$iter - 1)
+  # an `iter` given alone shorter than the warm-up: half of it, as sgld()'s
+  # own default burn-in
+  if ("iter" %in% given && !is.null(args$iter) && burnin >= args$iter)
+    burnin <- if ("burnin" %in% given) args$iter - 1 else floor(args$iter / 2)
   time <- sampling <- 0
   warm <- NULL
   for (k in 1:4) {
@@ -763,27 +766,25 @@ auto_sgld_full <- function(model, args, given, call, made, pm, step, start) {
   if (!measured) rate <- auto_eta / (2 - auto_eta)
   kept <- ceiling(auto_target_ess / (rate * chains))
   iter <- if ("iter" %in% given && !is.null(args$iter)) args$iter else kept + burnin
-  # every draw a quarter of an effective one apart, not the default
-  # thinning to 1,000 a chain, which would leave one chain (chains = 1) 1,000
-  # effective draws instead of 2,000; at most 10^6 numbers a chain
-  thin <- if ("thin" %in% given) args$thin
-          else max(1, floor(1 / (4 * rate)), ceiling((iter - burnin) * model$d / 1e6))
+  # a draw kept every quarter of an effective one (and at most about 1,000
+  # a chain, as every run without a `thin` given: R/collect.R)
+  thin <- if ("thin" %in% given) args$thin else max(1, floor(1 / (4 * rate)))
   made$settings <- list(lr = eta, rule = rule, batch_size = model$n, control_variates = FALSE,
                         temperature = 1, iter = iter, burnin = burnin, thin = thin,
                         method = "mala", leapfrog = leapfrog,
                         expected_ess = floor(min(auto_target_ess,
                                                  rate * chains * (iter - burnin))))
   setup <- proc.time()[["elapsed"]] - start - time
-  fit <- if (is.null(warm)) run(iter, 0, thin, init, eta, args$monitor, args$pars,
-                                thin_auto = FALSE)
+  fit <- if (is.null(warm)) run(iter, 0, thin, init, eta, args$monitor, args$pars)
          else run(iter - burnin, 0, thin, warm, eta, args$monitor, args$pars,
-                  as_run = list(iter = iter, burnin = burnin), thin_auto = FALSE)
+                  as_run = list(iter = iter, burnin = burnin))
   fit <- auto_main(made, fit, warm)
+  made$settings$thin <- fit$settings$thin
   # one run: its starts are the warm-up's
   if (!is.null(warm)) fit$settings$init <- warm$settings$init
   fit$auto <- list(
     lr = eta, batch_size = model$n, control_variates = FALSE, temperature = 1, iter = iter,
-    burnin = burnin, thin = thin, mode = pm$mode,
+    burnin = burnin, thin = fit$settings$thin, mode = pm$mode,
     settings = made$settings, covariance = pm$covariance, laplace_precondition = TRUE,
     laplace_departure = step$departure, leapfrog = leapfrog,
     warmup_acceptance = if (!is.null(warm)) mean(warm$acceptance),

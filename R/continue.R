@@ -149,8 +149,7 @@ continue_auto <- function(model, fit, args, given, call) {
     monitor = args$monitor, threads = args$threads, rule = rule, mala = TRUE,
     leapfrog = if (is.null(a$leapfrog)) 1L else a$leapfrog, method = "mala", call = call,
     pars = args$pars, progress = args$progress, parallel = args$parallel,
-    checks = if (has("lr") && !identical(args$lr, "auto")) TRUE else "auto",
-    thin_auto = FALSE)   # the run's own thinning (R/auto.R: auto_sgld_full())
+    checks = if (has("lr") && !identical(args$lr, "auto")) TRUE else "auto")
   else run_sampler(model, lr = lr, batch_size = pick("batch_size", a$batch_size),
                      iter = iter, burnin = burnin, thin = pick("thin", a$thin),
                      temperature = pick("temperature", a$temperature),

@@ -157,7 +157,7 @@ test_that("log_lik, predict and posterior_predict follow from the draws", {
   skip_if_not_installed("loo")
   m <- quine_model()
   set.seed(4)
-  # (a short run: Hamiltonian steps since issue 51, whose ESS may or may not warn)
+  # (a short run: Metropolis-adjusted steps since issue 51, whose ESS may or may not warn)
   fit <- quietly_checked(sgld(m, iter = 2000, chains = 1))
   W <- as.matrix(fit, scale = "sampler")
   X <- model.matrix(Days ~ Eth + Sex + Age + Lrn, data = MASS::quine)
