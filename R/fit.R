@@ -65,9 +65,10 @@
 #'     `print()`; from at most 1000 draws a chain, every `thin`-th).}
 #'   \item{auto}{with `lr = "auto"`, what was chosen and why (see [sgld()]):
 #'     among others `strategy` (`"langevin"`; `"mala"` where the Laplace
-#'     approximation failed; `"mala-gaussian"` where it holds and every step
-#'     reads the full data: exact steps much larger than the unadjusted
-#'     ones), `reason` (the sentence `print()` shows),
+#'     approximation failed; `"mala-gaussian"` for a negative binomial
+#'     where it holds and every step reads the full data: exact steps much
+#'     larger than the unadjusted ones), `reason` (the sentence `print()`
+#'     shows),
 #'     `setup_time` and `sampling_time` (the iterations of every phase:
 #'     pilots, warm-up and run), and, for a fit stopped by an interrupt
 #'     before its run, `interrupted` (the phase).}
