@@ -939,7 +939,7 @@ mala_ess_rate <- function(warm, chains, squares = FALSE) {
   if (squares) {
     mu <- colMeans(do.call(rbind, lapply(half, unclass)))
     e <- c(e, ess(coda::mcmc.list(lapply(half, function(ch)
-      coda::mcmc(sweep(unclass(ch), 2, mu)^2)))))
+      coda::mcmc((unclass(ch) - rep(mu, each = nrow(ch)))^2)))))
   }
   if (anyNA(e)) return(NA_real_)
   min(e) / ((K - from + 1) * chains)

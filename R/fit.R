@@ -501,7 +501,10 @@ ess_ar <- function(x) {
   k <- ncol(x)
   out <- rep(NA_real_, k)
   if (N < 3) return(out)
-  xc <- sweep(x, 2, colMeans(x), check.margin = FALSE)
+  # the same differences as sweep()'s, without its aperm() of an array of
+  # the means (a fifth of the default call's effective sample sizes on
+  # MASS::quine)
+  xc <- x - rep(colMeans(x), each = N)
   ok <- is.finite(colSums(xc^2))
   # spectrum0.ar()'s test: the residual sd of a straight line in time, 0 to
   # all.equal()'s tolerance
