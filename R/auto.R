@@ -394,6 +394,8 @@ auto_sgld_phases <- function(model, args, given, call, made) {
     return(auto_sgld_mala(model, args, given, call, made, pm, step$precondition, step$curv,
                           step$departure, start, "departure"))
   plan <- auto_sgld_plan(model, args, given, pm, step)
+  if (auto_full_wanted(model, given, step, plan))
+    return(auto_sgld_full(model, args, given, call, made, pm, step, start))
   init <- if ("init" %in% given && !is.null(args$init)) args$init
           else auto_init(model, pm, args$chains)
   setup <- proc.time()[["elapsed"]] - start
@@ -686,15 +688,141 @@ auto_sgld_mala <- function(model, args, given, call, made, pm, precondition, cur
   fit
 }
 
-auto_mala_runner <- function(model, args, call, rule)
+auto_mala_runner <- function(model, args, call, rule, leapfrog = 1L)
   function(iter, burnin, thin, init, eta, monitor = NULL, pars = NULL, checks = "auto",
-           chains = args$chains, as_run = NULL)
+           chains = args$chains, as_run = NULL, thin_auto = NULL)
     run_sampler(model, lr = eta, batch_size = model$n, iter = iter, burnin = burnin,
                 thin = thin, temperature = 1, chains = chains, init = init, replace = FALSE,
                 clip = NULL, monitor = monitor, threads = args$threads, mala = TRUE,
                 rule = rule, method = "mala", call = call, pars = pars,
                 progress = args$progress, parallel = args$parallel, checks = checks,
-                as_run = as_run)
+                as_run = as_run, leapfrog = leapfrog, thin_auto = thin_auto)
+
+# Close to Gaussian with the full data in every step (small n), the
+# unadjusted step 0.25 needs (2 - 0.25) / 0.25 = 7 passes per effective
+# draw, and its temperature 1 - eta / 2 cancels its bias only for a
+# Gaussian. Metropolis-adjusted steps in the Laplace metric may be much
+# larger and are exact. Measured per effective draw of the slowest of the
+# means AND of the squares (an sd's precision needs the latter; bench/hmc.md)
+# on MASS::quine's negative binomial (d = 8) and the held-out sacramento
+# regression (d = 7), 4 chains from the mode: unadjusted 0.25, 8.0 and 7.3
+# passes; MALA with steps 1.0 / 1.2 / 1.4 in Laplace coordinates (acceptance
+# 0.73 / 0.57 / 0.38), 3.7-4.1 / 3.1-3.6 / 3.9-4.8; Hamiltonian
+# trajectories of 1 to 3 leapfrog steps (mala(leapfrog = 2)) of 0.7, 4.1-4.4,
+# and of 0.9, 5.8-6.4: their means mix three times faster than MALA's but
+# their squares no faster (the energy changes only through the momentum
+# drawn afresh each iteration, ESS of the squares about 0.3 an iteration
+# whatever the trajectory's length). So MALA, at the step 1.2 for d = 8,
+# scaled as d^(-1/6) (Roberts and Rosenthal's optimal scaling).
+auto_full_step <- 1.2       # proposal sd in Laplace coordinates at d = 8 (lr = step^2 / 2)
+auto_full_leapfrog <- 1L    # mean leapfrog steps a proposal (1: MALA)
+auto_full_warmup <- 200     # warm-up iterations a chain (its second half measures the rate)
+auto_full_accept <- 0.35    # a warm-up accepting less takes a step 1.5 times smaller
+
+# Only where a Metropolis-adjusted step costs little more than an
+# unadjusted one: it needs the log likelihood as well as the gradient. One
+# pass each, 4 chains x 3,000 steps, us a step adjusted / unadjusted:
+# MASS::quine's negative binomial 6.3 / 5.3 (its lgamma and digamma steps
+# from tables, one pass), sacramento (linear) 18 / 15, boston (linear) 13 /
+# 4.9, birthwt (logistic) 9.5 / 3.8, the nearly separated logistic
+# simulation (1,300 rows) 54 / 17, warpbreaks (Poisson) 3.5 / 1.5. With
+# 0.45-0.65 of the passes, only the negative binomial gains (the nearly
+# separated simulation took 0.56-0.77 CPU s this way, 0.35 unadjusted).
+adjusted_steps_pay <- function(model) UseMethod("adjusted_steps_pay")
+adjusted_steps_pay.default <- function(model) FALSE
+adjusted_steps_pay.sgld_model_negbin <- function(model) TRUE
+
+auto_full_wanted <- function(model, given, step, plan)
+  adjusted_steps_pay(model) && is.null(step$coords) && !isTRUE(step$skewed) && plan$batch >= model$n &&
+    isFALSE(plan$cv) && auto_mala_allowed(model, given) &&
+    !any(c("precondition", "lr") %in% given) && model$d <= auto_max_d &&
+    !inherits(tryCatch(check_densities(model, "mala()"), error = identity), "error")
+
+# The run: a warm-up from the chains' starts that measures the acceptance
+# and the effective draws per iteration (of the means and of the squares),
+# then as many iterations as the target needs, continuing it (one run, as
+# for the Metropolis-adjusted route of walls of data).
+auto_sgld_full <- function(model, args, given, call, made, pm, step, start) {
+  chains <- args$chains
+  # every chain from the mode, as mala(m)'s (auto_mala_phases()): started
+  # over-dispersed from N(mode, 4 S), one of four chains of the held-out
+  # mtcars_am (32 rows, bench/heldout.R) sat where no proposal of this step
+  # was accepted, and its mean came out 0.9 sd off; from the mode the
+  # chains part within the warm-up, and R-hat still compares them
+  init <- if ("init" %in% given && !is.null(args$init)) args$init else pm$mode
+  leapfrog <- auto_full_leapfrog
+  hmc <- leapfrog > 1
+  rule <- mala_rule(pm$covariance, model)
+  if (hmc) rule$label <- "HMC"
+  run <- auto_mala_runner(model, args, call, rule, leapfrog = leapfrog)
+  eps <- auto_full_step * (8 / max(8, model$d))^(if (hmc) 1 / 4 else 1 / 6)
+  burnin <- if ("burnin" %in% given) args$burnin else auto_full_warmup
+  # an `iter` given alone shorter than the warm-up: half of it, as sgld()'s
+  # own default burn-in
+  if ("iter" %in% given && !is.null(args$iter) && burnin >= args$iter)
+    burnin <- if ("burnin" %in% given) args$iter - 1 else floor(args$iter / 2)
+  time <- sampling <- 0
+  warm <- NULL
+  for (k in 1:4) {
+    if (burnin < 1) break
+    warm <- auto_phase(made, "warm-up", suppressWarnings(
+      run(burnin, 0, 1, init, eps^2 / 2, pars = TRUE, checks = FALSE)))
+    time <- time + warm$time
+    sampling <- sampling + warm$sampling_time
+    if (mean(warm$acceptance) >= auto_full_accept) break
+    eps <- eps / 1.5
+  }
+  eta <- eps^2 / 2
+  rate <- if (!is.null(warm)) min(1, mala_ess_rate(warm, chains, squares = TRUE)) else NA_real_
+  measured <- is.finite(rate) && rate > 0
+  # unmeasured: the rate of the unadjusted step's plan
+  if (!measured) rate <- auto_eta / (2 - auto_eta)
+  kept <- ceiling(auto_target_ess / (rate * chains))
+  iter <- if ("iter" %in% given && !is.null(args$iter)) args$iter else kept + burnin
+  # a draw kept every quarter of an effective one (and at most about 1,000
+  # a chain, as every run without a `thin` given: R/collect.R)
+  thin <- if ("thin" %in% given) args$thin else max(1, floor(1 / (4 * rate)))
+  made$settings <- list(lr = eta, rule = rule, batch_size = model$n, control_variates = FALSE,
+                        temperature = 1, iter = iter, burnin = burnin, thin = thin,
+                        method = "mala", leapfrog = leapfrog,
+                        expected_ess = floor(min(auto_target_ess,
+                                                 rate * chains * (iter - burnin))))
+  setup <- proc.time()[["elapsed"]] - start - time
+  fit <- if (is.null(warm)) run(iter, 0, thin, init, eta, args$monitor, args$pars)
+         else run(iter - burnin, 0, thin, warm, eta, args$monitor, args$pars,
+                  as_run = list(iter = iter, burnin = burnin))
+  fit <- auto_main(made, fit, warm)
+  made$settings$thin <- fit$settings$thin
+  # one run: its starts are the warm-up's
+  if (!is.null(warm)) fit$settings$init <- warm$settings$init
+  fit$auto <- list(
+    lr = eta, batch_size = model$n, control_variates = FALSE, temperature = 1, iter = iter,
+    burnin = burnin, thin = fit$settings$thin, mode = pm$mode,
+    settings = made$settings, covariance = pm$covariance, laplace_precondition = TRUE,
+    laplace_departure = step$departure, leapfrog = leapfrog,
+    warmup_acceptance = if (!is.null(warm)) mean(warm$acceptance),
+    ess_per_iteration = if (measured) rate, target_ess = auto_target_ess,
+    overdispersed = FALSE, start = if (!"init" %in% given) "mode", setup_time = setup,
+    strategy = if (hmc) "hmc" else "mala-gaussian",
+    reason = sprintf(paste0(
+      "lr = \"auto\": close to its Laplace approximation, with the full data in every ",
+      "step: %s (exact) with the Laplace covariance at the mode as metric, proposal sd %s ",
+      "in its coordinates (lr = %s)%s (warm-up acceptance %s); %s iterations planned for ",
+      "about %s effective draws of the means and squares (%s per iteration in a warm-up of ",
+      "%s)%s."),
+      if (hmc) "Hamiltonian Monte Carlo" else "Metropolis-adjusted Langevin steps",
+      format(eps, digits = 3), format(eta, digits = 3),
+      if (hmc) sprintf(", 1 to %d leapfrog steps a proposal", 2L * leapfrog - 1L) else "",
+      if (is.null(warm)) "not measured" else format(mean(warm$acceptance), digits = 2),
+      format(iter, big.mark = ","), format(made$settings$expected_ess, big.mark = ","),
+      if (measured) format(rate, digits = 2) else "not measured", format(burnin, big.mark = ","),
+      if (!"init" %in% given)
+        sprintf("; %s at the posterior mode", if (chains > 1) "chains start" else "the chain starts")
+      else ""))
+  fit$auto$sampling_time <- fit$sampling_time + sampling
+  fit$time <- fit$time + setup + time
+  fit
+}
 
 # The step: Roberts and Rosenthal's scaling, then pilots of one chain from
 # the mode that continue each other, halving or growing it until the
@@ -799,7 +927,7 @@ auto_mala_reason <- function(why, departure, ratio, given, step, span, warm)
 
 # Effective draws per kept draw (per chain) of the slowest parameter, from
 # the second half of each chain of a warm-up.
-mala_ess_rate <- function(warm, chains) {
+mala_ess_rate <- function(warm, chains, squares = FALSE) {
   if (!all(warm$status == "done")) return(NA_real_)
   x <- warm$draws
   K <- coda::niter(x)
@@ -807,6 +935,12 @@ mala_ess_rate <- function(warm, chains) {
   half <- coda::mcmc.list(lapply(x, function(ch)
     coda::mcmc(unclass(ch)[from:K, , drop = FALSE])))
   e <- ess(half)
+  # and of the squared deviations from the mean, on which an sd's precision rests
+  if (squares) {
+    mu <- colMeans(do.call(rbind, lapply(half, unclass)))
+    e <- c(e, ess(coda::mcmc.list(lapply(half, function(ch)
+      coda::mcmc((unclass(ch) - rep(mu, each = nrow(ch)))^2)))))
+  }
   if (anyNA(e)) return(NA_real_)
   min(e) / ((K - from + 1) * chains)
 }

@@ -119,7 +119,7 @@ upgrade_rule <- function(rule) {
 # recorded (R/auto.R)?
 is_auto_fit <- function(init) {
   inherits(init, "sgld_fit") && is.list(init$auto$settings) &&
-    identical(init$auto$settings$method, "sgld")
+    init$auto$settings$method %in% c("sgld", "mala")
 }
 
 # sgld(model, init = fit) for a fit of lr = "auto": continues its chains with
@@ -138,7 +138,19 @@ continue_auto <- function(model, fit, args, given, call) {
           else if (reached < a$iter) a$iter - reached else a$iter - a$burnin
   burnin <- if (has("burnin")) args$burnin else min(max(0, a$burnin - reached), iter - 1)
   pick <- function(name, value) if (has(name)) args[[name]] else value
-  fit <- run_sampler(model, lr = lr, batch_size = pick("batch_size", a$batch_size),
+  # Metropolis-adjusted or Hamiltonian steps (R/auto.R): full data, exact;
+  # a batch or control variates given ask for unadjusted steps instead
+  adjusted <- identical(a$method, "mala") && !has("batch_size") && !has("control_variates")
+  if (adjusted && has("precondition")) rule <- mala_rule(args$precondition, model)
+  fit <- if (adjusted) run_sampler(
+    model, lr = lr, batch_size = model$n, iter = iter, burnin = burnin,
+    thin = pick("thin", a$thin), temperature = pick("temperature", a$temperature),
+    chains = pick("chains", fit$settings$chains), init = fit, replace = FALSE, clip = NULL,
+    monitor = args$monitor, threads = args$threads, rule = rule, mala = TRUE,
+    leapfrog = if (is.null(a$leapfrog)) 1L else a$leapfrog, method = "mala", call = call,
+    pars = args$pars, progress = args$progress, parallel = args$parallel,
+    checks = if (has("lr") && !identical(args$lr, "auto")) TRUE else "auto")
+  else run_sampler(model, lr = lr, batch_size = pick("batch_size", a$batch_size),
                      iter = iter, burnin = burnin, thin = pick("thin", a$thin),
                      temperature = pick("temperature", a$temperature),
                      chains = pick("chains", fit$settings$chains), init = fit,

@@ -64,8 +64,11 @@
 #'     (warning above 1.05 or below 100, repeated by `summary()` and
 #'     `print()`; from at most 1000 draws a chain, every `thin`-th).}
 #'   \item{auto}{with `lr = "auto"`, what was chosen and why (see [sgld()]):
-#'     among others `strategy` (`"langevin"`, or `"mala"` where the Laplace
-#'     approximation failed), `reason` (the sentence `print()` shows),
+#'     among others `strategy` (`"langevin"`; `"mala"` where the Laplace
+#'     approximation failed; `"mala-gaussian"` for a negative binomial
+#'     where it holds and every step reads the full data: exact steps much
+#'     larger than the unadjusted ones), `reason` (the sentence `print()`
+#'     shows),
 #'     `setup_time` and `sampling_time` (the iterations of every phase:
 #'     pilots, warm-up and run), and, for a fit stopped by an interrupt
 #'     before its run, `interrupted` (the phase).}
@@ -498,7 +501,10 @@ ess_ar <- function(x) {
   k <- ncol(x)
   out <- rep(NA_real_, k)
   if (N < 3) return(out)
-  xc <- sweep(x, 2, colMeans(x), check.margin = FALSE)
+  # the same differences as sweep()'s, without its aperm() of an array of
+  # the means (a fifth of the default call's effective sample sizes on
+  # MASS::quine)
+  xc <- x - rep(colMeans(x), each = N)
   ok <- is.finite(colSums(xc^2))
   # spectrum0.ar()'s test: the residual sd of a straight line in time, 0 to
   # all.equal()'s tolerance

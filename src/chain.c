@@ -152,6 +152,43 @@ static int mala_step(const run_context *ctx, chain *ch, double eta, double t_abs
   return 1;
 }
 
+/* A Metropolis-Hastings step whose proposal is a leapfrog trajectory
+   (Hamiltonian Monte Carlo) under the rule's fixed preconditioner: the step
+   eps = sqrt(2 eta tau) makes its first leapfrog step mala()'s proposal, and
+   the number of steps is drawn uniformly from 1, ..., 2 L - 1 (mean L) so
+   that no fixed trajectory length can resonate with a period of the
+   posterior. 0 if the chain must stop. */
+static int hmc_step(const run_context *ctx, chain *ch, double eta, double t_abs) {
+  const sgld_model *model = ctx->model;
+  const run_settings *s = ctx->s;
+  chain_scratch *sc = &ch->sc;
+  const int d = model->d;
+  double *r = sc->momentum;
+  const int steps = 1 + (int) rng_below(&ch->rng, (uint64_t) (2 * s->leapfrog - 1));
+  double kinetic = 0.0;
+  for (int j = 0; j < d; j++) {
+    r[j] = rng_norm(&ch->rng);
+    kinetic += r[j] * r[j];
+  }
+  memcpy(sc->w_new, sc->w, d * sizeof(double));
+  memcpy(sc->g_new, sc->g, d * sizeof(double));
+  const double U_new = leapfrog_path(model, s->metric, sc->w_new, sc->g_new, r, ch->U,
+                                     sqrt(2.0 * eta * s->tau), steps, s->tau, s->all_idx,
+                                     sc->work);
+  if (model_stopped(model, &ch->res, t_abs, 0)) return 0;
+  double kinetic_new = 0.0;
+  for (int j = 0; j < d; j++) kinetic_new += r[j] * r[j];
+  const double log_u = log(rng_unif(&ch->rng));
+  if (isfinite(U_new) && all_finite(sc->g_new, d) &&
+      log_u < (U_new - ch->U) / s->tau - 0.5 * (kinetic_new - kinetic)) {
+    memcpy(sc->w, sc->w_new, d * sizeof(double));
+    memcpy(sc->g, sc->g_new, d * sizeof(double));
+    ch->U = U_new;
+    ch->res.accepted++;
+  }
+  return 1;
+}
+
 /* Offer the state after iteration t to the collector: burn-in, the
    schedule's sampling phases, then every parameter into the moments, and
    thinning decides whether the kept parameters are stored. */
@@ -264,7 +301,8 @@ static int iterate(const run_context *ctx, chain *ch, R_xlen_t t) {
 
   memcpy(sc->w_prev, sc->w, p * sizeof(double));
   if (s->mala) {
-    if (!mala_step(ctx, ch, eta, t_abs)) return 0;
+    if (!(s->leapfrog > 1 ? hmc_step(ctx, ch, eta, t_abs) : mala_step(ctx, ch, eta, t_abs)))
+      return 0;
     /* the model's own exact moves keep the untempered posterior only */
     if (model->exact_moves && s->tau == 1.0)
       model->exact_moves(model->data, sc->w, &ch->U, sc->g, &ch->rng, sc->work);

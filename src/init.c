@@ -21,6 +21,7 @@ SEXP sgld_rng_draws(SEXP n, SEXP kind, SEXP bound, SEXP stream);
 SEXP sgld_streams(SEXP chains);
 SEXP sgld_state_sizes(SEXP model, SEXP rule, SEXP gradient, SEXP gradient_opts);
 SEXP sgld_rule_factor(SEXP model, SEXP rule, SEXP opts, SEXP w, SEXP state);
+SEXP sgld_leapfrog(SEXP model, SEXP factor, SEXP w, SEXP r, SEXP step);
 SEXP sgld_file_rows(SEXP args);
 SEXP sgld_rows_lost_since(void);
 SEXP sgld_allow_interrupts(void);
@@ -60,6 +61,7 @@ static const R_CallMethodDef call_methods[] = {
   CALLDEF(sgld_streams, 1),
   CALLDEF(sgld_state_sizes, 4),
   CALLDEF(sgld_rule_factor, 5),
+  CALLDEF(sgld_leapfrog, 5),
   CALLDEF(sgld_file_rows, 1),
   CALLDEF(sgld_rows_lost_since, 0),
   CALLDEF(sgld_allow_interrupts, 0),

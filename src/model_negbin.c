@@ -100,8 +100,8 @@ static inline double digamma_step_from(double y, const dispersion *D, const doub
 
 /* its derivatives in eta (*c) and in u (*du), without the case weight, T a
    digamma_table() or NULL */
-static inline void nb_slopes(const negbin_data *L, R_xlen_t i, double eta, const dispersion *D,
-                             const double *T, double *c, double *du) {
+static inline double nb_slopes(const negbin_data *L, R_xlen_t i, double eta, const dispersion *D,
+                               const double *T, double *c, double *du) {
   const double y = y_of(L, i);
   /* log(phi + mu) = top + log1p(t), t = e^-|u - eta|: one exp, one log1p;
      mu / (phi + mu) and 1 / (phi + mu) = e^-top / (1 + t) from t without
@@ -114,6 +114,28 @@ static inline void nb_slopes(const negbin_data *L, R_xlen_t i, double eta, const
   const double r = (y + D->phi) * (mu_top ? t : 1.0) * D->inv_phi * inv;  /* (y + phi) / (phi + mu) */
   *c = y - (y + D->phi) * share_mu;
   *du = D->phi * (digamma_step_from(y, D, T, L->table_len) + D->u - lse + 1.0 - r);
+  return lse;
+}
+
+/* lgamma(k + phi) - lgamma(phi) for every count k below table_len, the sum
+   of log(phi + j) over j < k, into `work` (past the digamma table): one log
+   per count for the whole batch instead of an lgammafn() per row, as for
+   the digamma steps, and only where the batch's rows outnumber half the
+   counts. NULL where it would not pay. */
+static inline const double *lgamma_table(const negbin_data *L, const dispersion *D, int m,
+                                         double *work) {
+  if (L->table_len < 2 || L->table_len > 2 * m) return NULL;
+  work[0] = 0.0;
+  for (int k = 1; k < L->table_len; k++) work[k] = work[k - 1] + log(D->phi + (k - 1));
+  return work;
+}
+
+/* row i's log likelihood (without its case weight) from its log(phi + mu) */
+static inline double nb_loglik_from(const negbin_data *L, R_xlen_t i, double eta, double lse,
+                                    const dispersion *D, const double *LT) {
+  const double y = y_of(L, i);
+  const double lg = LT && y < L->table_len ? LT[(int) y] : lgammafn(y + D->phi) - D->lgamma_phi;
+  return lg - L->rows.log_fact[i] + D->phi * (D->u - lse) + y * (eta - lse);
 }
 
 /* g += the likelihood gradient summed over the rows idx[0..m), or with `at`
@@ -123,11 +145,13 @@ static inline void nb_slopes(const negbin_data *L, R_xlen_t i, double eta, const
    as rows.h takes it, so that dense and sparse storage give the same bits
    (test-sparse-design.R; dense.h's kernels, whose partial sums would not). */
 static inline void negbin_rows(const negbin_data *L, const double *w, const R_xlen_t *idx,
-                               int m, double *g, double *work, const double *at) {
+                               int m, double *g, double *work, const double *at, double *ll) {
   const int p = L->rows.p;
   const dispersion D = dispersion_of(w[p], 1);
   const double *T = digamma_table(L, &D, m, work);
-  double G = 0.0;
+  /* the log likelihood too (ll not NULL): its lgamma steps tabled after T */
+  const double *LT = ll ? lgamma_table(L, &D, m, work + table_max) : NULL;
+  double G = 0.0, sum_ll = 0.0;
   int k = 0;
   if (L->rows.X.z) {
     /* dense rows four at a time: their dot products side by side, each the
@@ -155,7 +179,8 @@ static inline void negbin_rows(const negbin_data *L, const double *w, const R_xl
         const R_xlen_t i = idx[k + b];
         const double c_i = wt_of(L, i);
         double s, du;
-        nb_slopes(L, i, eta[b], &D, T, &s, &du);
+        const double lse = nb_slopes(L, i, eta[b], &D, T, &s, &du);
+        if (ll) sum_ll += c_i * nb_loglik_from(L, i, eta[b], lse, &D, LT);
         rows_axpy(&L->rows.X, i, c_i * s - (at ? at[2 * i] : 0.0), g);
         G += c_i * du - (at ? at[2 * i + 1] : 0.0);
       }
@@ -165,16 +190,46 @@ static inline void negbin_rows(const negbin_data *L, const double *w, const R_xl
     const R_xlen_t i = idx[k];
     const double c_i = wt_of(L, i);
     double s, du;
-    nb_slopes(L, i, eta_of(L, i, w), &D, T, &s, &du);
+    const double eta = eta_of(L, i, w);
+    const double lse = nb_slopes(L, i, eta, &D, T, &s, &du);
+    if (ll) sum_ll += c_i * nb_loglik_from(L, i, eta, lse, &D, LT);
     rows_axpy(&L->rows.X, i, c_i * s - (at ? at[2 * i] : 0.0), g);
     G += c_i * du - (at ? at[2 * i + 1] : 0.0);
   }
   g[p] += G;
+  if (ll) *ll = sum_ll;
 }
 
 static void negbin_grad_loglik(const void *data, const double *w, const R_xlen_t *idx,
                                int m, double *g, double *work) {
-  negbin_rows(data, w, idx, m, g, work, NULL);
+  negbin_rows(data, w, idx, m, g, work, NULL, NULL);
+}
+
+/* The log likelihood and its gradient in one pass (sgld.h: loglik_grad),
+   for mala() and its Hamiltonian trajectories, which need both: each row's
+   linear predictor and log(phi + mu) once, and the lgamma steps from a
+   table. Two passes (the gradient, then loglik() with an lgammafn() per
+   row) made a step of mala() on MASS::quine (146 rows) 3.4 times a
+   gradient's cost (bench/hmc.md). */
+static double negbin_loglik_grad(const void *data, const double *w, const R_xlen_t *idx,
+                                 R_xlen_t m, double *g, double *work) {
+  const negbin_data *L = data;
+  double ll = 0.0;
+  if (idx) {   /* the callers' rows number at most INT_MAX (run.c: full_data_items()) */
+    negbin_rows(L, w, idx, (int) m, g, work, NULL, &ll);
+    return ll;
+  }
+  /* every row, in chunks whose indices fit on the stack */
+  enum { chunk = 256 };
+  R_xlen_t rows[chunk];
+  for (R_xlen_t from = 0; from < L->rows.n; from += chunk) {
+    const int len = (int) (L->rows.n - from < chunk ? L->rows.n - from : chunk);
+    for (int k = 0; k < len; k++) rows[k] = from + k;
+    double part;
+    negbin_rows(L, w, rows, len, g, work, NULL, &part);
+    ll += part;
+  }
+  return ll;
 }
 
 /* Control variates (sgld.h: cv_width): each row's slopes at w0, case weight
@@ -193,7 +248,7 @@ static void negbin_cv_fill(const void *data, const double *w0, double *at) {
 
 static void negbin_grad_loglik_diff(const void *data, const double *at, const double *w,
                                     const R_xlen_t *idx, int m, double *g, double *work) {
-  negbin_rows(data, w, idx, m, g, work, at);
+  negbin_rows(data, w, idx, m, g, work, at, NULL);
 }
 
 static double negbin_loglik(const void *data, const double *w, const R_xlen_t *idx,
@@ -319,7 +374,10 @@ sgld_model model_negbin_build(SEXP spec) {
     .in_domain = negbin_in_domain,
     .metrics = negbin_metrics,
     .grad_loglik_local = negbin_grad_loglik_local,
-    .work_size = table_max,   /* not the data's own table_len: a held-out set shares the scratch */
+    .loglik_grad = negbin_loglik_grad,
+    /* the digamma and lgamma tables; not the data's own table_len: a
+       held-out set shares the scratch */
+    .work_size = 2 * table_max,
     .cv_width = 2,
     .cv_fill = negbin_cv_fill,
     .grad_loglik_diff = negbin_grad_loglik_diff

@@ -151,6 +151,31 @@ static void read_coordinates(SEXP settings, run_settings *s, const sgld_model *m
   s->coord_width = width;
 }
 
+/* Leapfrog trajectories in place of MALA's single step (settings$leapfrog,
+   the mean number of steps; 1 or absent: MALA). Their metric is the rule's
+   fixed preconditioner, whose factor is taken once here: only the plain
+   rule (the identity) and a fixed matrix or diagonal have one that does not
+   move with w. */
+static void read_leapfrog(SEXP settings, run_settings *s, const sgld_model *model,
+                          const sgld_update *rule) {
+  s->leapfrog = 1;
+  s->metric = NULL;
+  if (list_optional(settings, "leapfrog") == R_NilValue) return;
+  s->leapfrog = list_int(settings, "leapfrog");
+  if (s->leapfrog < 1 || s->leapfrog > 10000)
+    error("internal: 'leapfrog' must be 1 to 10000 steps");
+  if (s->leapfrog == 1) return;
+  if (!s->mala) error("internal: leapfrog trajectories go with mala");
+  if (rule == &update_sgld) return;
+  if (rule != &update_precond || s->p != model->d)
+    error("internal: leapfrog trajectories need a fixed preconditioner");
+  const int d = model->d;
+  double *T = (double *) R_alloc((size_t) d * d, sizeof(double));
+  double *buf = (double *) R_alloc(update_scratch_length(rule, d) + 1, sizeof(double));
+  rule->precond_factor(s->init, buf, T, buf, d, s->opts);
+  s->metric = T;
+}
+
 static run_settings read_settings(SEXP settings, const sgld_model *model,
                                   const sgld_update *rule, const sgld_gradient *grad) {
   run_settings s;
@@ -193,6 +218,7 @@ static run_settings read_settings(SEXP settings, const sgld_model *model,
     error("internal: diagnostics and mala need the minibatch gradient estimator");
   if (rule->needs_g_bar && s.p != d)
     error("internal: a rule that reads g_bar cannot move an estimator's extra parameters");
+  read_leapfrog(settings, &s, model, rule);
   if (list_elt(settings, "cv_mode") != R_NilValue) {
     if (s.mala) error("internal: mala uses the full data, not control variates");
     s.cv_mode = list_doubles(settings, "cv_mode", d);
@@ -247,6 +273,7 @@ static void alloc_scratch(chain_scratch *sc, const run_settings *s, const sgld_m
      one) by a rule that can take them ready-drawn */
   sc->noise = rule->step_drawn && !s->mala && s->p == d && s->tau > 0 &&
                 estimator->blocks > 1 ? scratch(d, sizeof(double)) : NULL;
+  sc->momentum = s->leapfrog > 1 ? scratch(d, sizeof(double)) : NULL;
   sc->diag_idx = s->diag_every > 0 && s->diag_sample < model->n
                    ? scratch(s->diag_sample, sizeof(R_xlen_t)) : NULL;
   sc->state = scratch(s->rule_state + update_scratch_length(rule, s->p), sizeof(double));

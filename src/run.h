@@ -37,6 +37,8 @@ typedef struct run_settings {
   R_xlen_t n_diag;
   R_xlen_t diag_sample;        /* items for the score covariance */
   int mala;                    /* Metropolis-Hastings accept step, full data */
+  int leapfrog;                /* mala: mean leapfrog steps a proposal (1: MALA itself) */
+  const double *metric;        /* their metric's lower factor T (d x d), NULL for I */
   const void *opts;            /* the update rule's own settings (its build()) */
   const void *grad_opts;       /* the gradient estimator's (its build()) */
   int p;                       /* what the rule moves: d + the estimator's extra parameters */
@@ -70,6 +72,7 @@ typedef struct chain_scratch {
   double *grad_state;          /* the estimator's state, then its scratch */
   double *w_new, *g_new, *diag_buf;
   double *noise;   /* the step's normals, drawn during the gradient; NULL: not so drawn */
+  double *momentum;            /* leapfrog trajectories' momentum (d), NULL without */
   R_xlen_t *idx, *diag_idx;
   void *batch_memory;
 } chain_scratch;

@@ -545,6 +545,14 @@ void mh_propose(const sgld_update *rule, const double *w, const double *g, doubl
 double mh_log_ratio(const sgld_update *rule, const double *w, double U, const double *g,
                     const double *w_new, double U_new, const double *g_new, double eta,
                     double tau, double *scratch, int d, const void *opts);
+/* `steps` leapfrog steps of size eps for H(w, r) = -U(w) / tau + |r|^2 / 2
+   under the metric P = T T^T (T lower triangular, d x d; NULL: P = I), r
+   the momentum in the coordinates x of w = T x; w, g = grad U(w) and r move
+   in place, and U at the end is returned (non-finite: the path left the
+   posterior's support and stopped there) (langevin.c) */
+double leapfrog_path(const sgld_model *model, const double *T, double *w, double *g,
+                     double *r, double U, double eps, int steps, double tau,
+                     const R_xlen_t *all_idx, double *work);
 double lambda_max_psd(const double *A, int d, double *v, double *av);
 /* doubles of the per-chain diagnostics buffer for d parameters */
 size_t diagnostics_scratch_length(int d);

@@ -160,7 +160,7 @@ run_cases <- function(seed, first, last) {
     target <- sample(c("run", "coordinates", "vi", "whiten", "eval", "expected", "log_joint", "gradient", "rng",
                        "schedule", "codes", "sampler", "predict", "predict_mixture", "ksd", "psis_loo",
                        "file_rows", "state", "state_engine", "file", "loglik_draws", "mode",
-                       "gram", "rule_factor", "moves"), 1)
+                       "gram", "rule_factor", "moves", "leapfrog"), 1)
     if (nzchar(Sys.getenv("FUZZ_VERBOSE"))) cat("case", case, target, which_model, "\n")
     res <- tryCatch({
       switch(target,
@@ -309,6 +309,20 @@ run_cases <- function(seed, first, last) {
             future::plan(future::sequential)
             run(m, chains = 2, parallel = "future")
           } else run(m)
+        },
+        leapfrog = {
+          # leapfrog trajectories (langevin.c): alone, and as mala()'s
+          # proposals in a run, its settings or the model mutated
+          a <- list(model = m, factor = if (runif(1) < 0.5) diag(m$d), w = rnorm(m$d, sd = 0.1),
+                    r = rnorm(m$d), step = c(0.01, 3, 1))
+          a <- mutate(a, sample(0:3, 1))
+          do.call(.Call, c(list(sgld:::C_sgld_leapfrog), unname(a)))
+          s <- sgld:::run_settings(m, lr = 1e-4, batch_size = m$n, iter = 20, burnin = 5,
+                                   thin = 1, temperature = 1, chains = 2, init = NULL,
+                                   replace = FALSE, clip = NULL, threads = 2, mala = TRUE,
+                                   leapfrog = 2)
+          s <- clamp_iter(mutate(s, sample(0:2, 1)))
+          .Call(sgld:::C_sgld_run, m, s)
         },
         rule_factor = {
           # a rule's preconditioner factor (update_table.c), on every model

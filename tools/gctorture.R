@@ -97,6 +97,14 @@ calls[["state sizes"]] <- list(sgld:::C_sgld_state_sizes, models$linear, "sghmc"
 calls[["rule factor"]] <- list(sgld:::C_sgld_rule_factor, models$linear, "psgld",
                                list(alpha = 0.99, lambda = 1e-5, v_init = 0),
                                rnorm(models$linear$d), runif(2 * models$linear$d))
+# leapfrog trajectories (langevin.c), alone and as a run's proposals
+calls[["leapfrog"]] <- list(sgld:::C_sgld_leapfrog, models$linear, diag(models$linear$d),
+                            rnorm(models$linear$d, sd = 0.1), rnorm(models$linear$d),
+                            c(0.01, 3, 1))
+calls[["leapfrog run"]] <- list(sgld:::C_sgld_run, models$logistic, sgld:::run_settings(
+  models$logistic, lr = 1e-3, batch_size = models$logistic$n, iter = 20, burnin = 5, thin = 1,
+  temperature = 1, chains = 2, init = NULL, replace = FALSE, clip = NULL, threads = 1,
+  mala = TRUE, leapfrog = 3, rule = sgld:::mala_rule(diag(models$logistic$d), models$logistic)))
 for (nm in names(models)) {
   m <- models[[nm]]
   s <- sgld:::run_settings(m, lr = 1e-6, batch_size = 4, iter = 20, burnin = 5, thin = 2,

@@ -72,11 +72,21 @@ test_that("the one-pass log likelihood and gradient of mala() agree with the two
                             sparse = TRUE, prior = prior_normal(0, 10), prior_intercept = NULL),
     binary = model_logistic(cbind(1, diag(300)[, 1:12]), y, sparse = TRUE, prior = prior_normal(0, 10), prior_intercept = NULL),
     counts = model_logistic(cbind(k, 5 - k) ~ glu + bmi + offset(age / 10), data = d,
-                            weights = wt, prior = prior_normal(0, 10), prior_intercept = NULL))
+                            weights = wt, prior = prior_normal(0, 10), prior_intercept = NULL),
+    # negative binomials: counts tabled (quine: 146 rows, largest count 81;
+    # 600 rows, in chunks of 256) or beyond the table (counts to 2,000 on 30
+    # rows: lgammafn), with weights and an offset
+    negbin = model_negbin(Days ~ Eth + Sex + Age + Lrn, data = MASS::quine),
+    negbin_rows = model_negbin(k ~ glu + bmi + offset(age / 100), data = d[rep(1:200, 3), ],
+                               weights = wt),
+    negbin_large = model_negbin(y ~ x, data = data.frame(x = seq(0, 3, length.out = 30),
+                                                         y = rpois(30, exp(seq(3, 7.5, length.out = 30))))))
   for (nm in names(models)) {
     m <- models[[nm]]
     for (scale in c(0.01, 3)) {
-      w <- rnorm(m$d, 0, scale) / pmax(1, apply(abs(sgld:::design_matrix(m)), 2, max))
+      w <- if (inherits(m, "sgld_model_negbin"))   # around the mode: no design_matrix()
+        posterior_mode(m)$sampler + rnorm(m$d, 0, 0.05 * scale)
+      else rnorm(m$d, 0, scale) / pmax(1, apply(abs(sgld:::design_matrix(m)), 2, max))
       e <- .Call(sgld:::C_sgld_model_eval, m, w)
       f <- .Call(sgld:::C_sgld_model_fused, m, w)
       expect_equal(f$loglik, e$loglik, tolerance = 1e-13, label = nm)

@@ -78,16 +78,29 @@ test_that("control variates from the stored slopes at the mode are exact and unb
 })
 
 test_that("sgld(m) at its defaults is within 0.15 sd and 10% of NUTS on two data sets", {
-  # measured (seed 1): quine 0.045 sd and 2.9%, epil 0.049 sd and 1.7%; seeds 2
-  # and 3 at most 0.056 sd and 3.7%
+  # measured (Metropolis-adjusted route, seed 1): quine 0.040 sd and 4.4%,
+  # epil 0.071 sd and 4.6%; seeds 2 and 3 at most 0.103 sd and 3.7% (one
+  # chain: about 1,000 stored draws)
   for (case in list(list(m = quine_model(), ref = "quine"),
                     list(m = epil_model(), ref = "epil"))) {
     set.seed(1)
     fit <- sgld(case$m, chains = 1)
+    # all rows in every step: Metropolis-adjusted steps from the mode
+    expect_identical(fit$auto$strategy, "mala-gaussian")
+    expect_identical(fit$auto$start, "mode")
     err <- reference_errors(as.matrix(fit), count_reference(case$ref))
     expect_lt(err[["mean"]], 0.15)
     expect_lt(err[["sd"]], 0.10)
   }
+  # init = fit continues it with its own settings: as long again as its
+  # sample, no burn-in, the same step and metric
+  more <- sgld(case$m, init = fit)
+  expect_identical(more$method, "mala")
+  expect_identical(more$rule, fit$rule)
+  expect_identical(more$settings$lr, fit$settings$lr)
+  expect_identical(more$settings$iter, fit$auto$iter - fit$auto$burnin)
+  expect_identical(more$settings$burnin, 0)
+  expect_true(more$auto$continued)
 })
 
 test_that("sgld(m) at 5,000 rows subsamples with control variates and stays accurate", {
@@ -157,7 +170,8 @@ test_that("log_lik, predict and posterior_predict follow from the draws", {
   skip_if_not_installed("loo")
   m <- quine_model()
   set.seed(4)
-  fit <- expect_run_warnings(sgld(m, iter = 2000, chains = 1), "ess")
+  # (a short run: Metropolis-adjusted steps since issue 51, whose ESS may or may not warn)
+  fit <- quietly_checked(sgld(m, iter = 2000, chains = 1))
   W <- as.matrix(fit, scale = "sampler")
   X <- model.matrix(Days ~ Eth + Sex + Age + Lrn, data = MASS::quine)
   eta <- W[, seq_len(m$p)] %*% t(X)
@@ -176,9 +190,13 @@ test_that("log_lik, predict and posterior_predict follow from the draws", {
   set.seed(5)
   expect_equal(yrep, matrix(rnbinom(length(eta), size = phi, mu = exp(eta)), nrow(eta)),
                ignore_attr = TRUE)
-  lo <- loo::loo(fit)
+  # (both sides may warn of large Pareto k, depending on the draws: the
+  # test is that they agree)
+  pareto <- function(expr) withCallingHandlers(expr, warning = function(w)
+    if (grepl("Pareto k", conditionMessage(w))) invokeRestart("muffleWarning"))
+  lo <- pareto(loo::loo(fit))
   r_eff <- loo::relative_eff(exp(ref), chain_id = sgld:::chain_of_draws(fit))
-  expect_equal(lo$estimates, loo::loo(ref, r_eff = r_eff)$estimates)
+  expect_equal(lo$estimates, pareto(loo::loo(ref, r_eff = r_eff))$estimates)
 })
 
 test_that("bad input is a clear error", {
