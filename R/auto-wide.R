@@ -302,8 +302,7 @@ coupled_coordinates <- function(model, most = 50, share = 0.05) {
   d <- model$d
   p <- if (is.null(model$p)) d else model$p
   extra <- if (p < d) (p + 1):d else integer(0)
-  counts <- if (!is.null(model$sp_col)) tabulate(model$sp_col + 1L, nbins = p)
-            else if (!is.null(model$z)) rowSums(model$z[seq_len(p), , drop = FALSE] != 0)
+  counts <- column_row_counts(model)   # R/pars.R
   if (is.null(counts)) return(extra)
   o <- order(counts, decreasing = TRUE)
   c(utils::head(o[counts[o] > share * model$n], most), extra)
