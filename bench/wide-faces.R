@@ -55,6 +55,10 @@ fit <- switch(face,
 cat(fit$auto$reason, "\n")
 cat(sprintf("setup %.1f s, sampling %.1f s (elapsed); %d drawn alone\n", fit$auto$setup_time,
             fit$auto$sampling_time, length(fit$auto$coordinates)))
+conv <- fit$checks$convergence
+if (!is.null(conv))
+  cat(sprintf("stored: %d parameters; smallest ESS %.0f, largest R-hat %.3f\n",
+              length(sgld:::kept_indices(fit)), conv$ess_min, conv$rhat_max))
 cat(sprintf("fit: %.1f MB (object.size)\n", as.numeric(utils::object.size(fit)) / 2^20))
 cat(sprintf("resident %.0f MB after the data; peak since %.0f MB (+%.0f MB)\n", base,
             status("VmHWM"), status("VmHWM") - base))
