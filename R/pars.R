@@ -138,7 +138,7 @@ budget_storage <- function(collect, keep, pars, model, chains, thin_auto) {
 }
 
 # The default storage of a regression whose draws of every parameter would
-# be more than wide_draws_budget numbers: `keep` (the parameters that are no
+# be more than draws_budget() numbers: `keep` (the parameters that are no
 # coefficient and the coefficients on at least common_column_share of the
 # rows, the most common first up to the budget) and `storage`, why; NULL
 # within the budget, or for a model without columns.
