@@ -285,8 +285,9 @@ print.sgld_fit <- function(x, digits = 4, ...) {
         cat("... and ", format(nrow(sm) - print_max_rows, big.mark = ","),
             " more parameters: see summary(fit)$statistics\n", sep = "")
       if (!all_kept(x))
-        cat("Draws stored for ", length(kept_indices(x)), " of ", x$model$d, " parameters ",
-            "(`pars`); the others' means and sds are from running moments.\n", sep = "")
+        cat("Draws stored for ", length(kept_indices(x)), " of ", x$model$d, " parameters",
+            if (is.null(x$storage)) " (`pars`)", "; the others' means and sds are from ",
+            "running moments.\n", sep = "")
       if (!is.null(x$storage)) cat("Draws: ", x$storage, ".\n", sep = "")
     } else {
       cat("Final iterate:\n")

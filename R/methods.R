@@ -153,11 +153,21 @@ posterior_interval.sgld_fit <- function(object, prob = 0.9, pars = NULL, ...) {
   need_draws(object, "posterior_interval()")
   x <- as.matrix.sgld_fit(object)   # with sigma for model_linear(), as rstanarm's
   if (!is.null(pars)) {
+    # a parameter whose draws the fit did not store has no quantiles
+    unstored <- setdiff(intersect(pars, object$model$names), colnames(x))
+    if (is.character(pars) && length(unstored))
+      abort("`pars`: the fit stored no draws of ", name_list(unstored), " (",
+            if (is.null(object$storage)) "`pars` of the run" else object$storage,
+            "); their means and sds are in summary(). Rerun with `pars = TRUE`, or `pars` ",
+            "naming them, for their intervals.")
     if (!is.character(pars) || !all(pars %in% colnames(x)))
       abort("`pars` must name parameters of the fit (",
             paste0("'", colnames(x), "'", collapse = ", "), "); ",
             paste0("'", setdiff(pars, colnames(x)), "'", collapse = ", "), " is not one.")
     x <- x[, pars, drop = FALSE]
+  } else if (!all_kept(object)) {
+    message("posterior_interval(): intervals of the ", ncol(x), " parameters whose draws ",
+            "were stored, of ", object$model$d, "; rerun with `pars = TRUE` for all.")
   }
   central_quantiles(x, prob)
 }

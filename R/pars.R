@@ -24,6 +24,24 @@ draws_budget_share <- 0.5
 # over the budget with fewer, a default `pars` stores none.
 min_budget_draws <- 100L
 
+# A default `pars` stores every parameter's draws unless they would number
+# more than this (chains x draws x parameters: 80 MB, held about three times
+# while the fit is built, draws_memory()). At a factor of 10,000 levels x
+# 10^5 rows (bench/sparse.md) all draws were 2 x 10^7 numbers, 200 MB of
+# fit beside a 4 MB design, most of the run's peak memory; a glmnet user
+# asks for the coefficients, not 4,000 draws of each level. The option
+# sgld.draws_budget moves it (Inf: every draw by default; the tests lower it).
+wide_draws_budget <- 1e7
+draws_budget <- function() getOption("sgld.draws_budget", wide_draws_budget)
+
+# Over that budget, a default `pars` stores the draws of the parameters that
+# are no coefficient (sigma2, a dispersion) and of the coefficients whose
+# column is non-zero on at least this share of the rows: the intercept,
+# continuous covariates, the levels of factors of few levels; not the levels
+# of a factor of thousands, nor rare words, whose means and sds come from
+# the running moments (src/moments.c).
+common_column_share <- 0.01
+
 # `pars` as sorted 1-based indices, or NULL for all (the engine's fast path).
 # NULL (the default) is every parameter, unless the model makes its own
 # choice (`model$default_pars`: model_sv()'s globals, model_mlp()'s
@@ -68,7 +86,9 @@ resolve_pars <- function(pars, model) {
 }
 
 # The default storage within the memory budget: when the user left `pars`
-# and `thin` at their defaults and every parameter would be stored, draws
+# and `thin` at their defaults and every parameter would be stored, a
+# regression whose draws would be more than draws_budget() numbers stores
+# those of its common parameters only (common_parameters()); otherwise draws
 # whose fit would take more than draws_budget_share of the memory available
 # are thinned further (to no fewer than min_budget_draws a chain), or else
 # not stored. Returns the collection and `keep`, and `storage`: why
@@ -83,6 +103,17 @@ budget_storage <- function(collect, keep, pars, model, chains, thin_auto) {
     return(same)
   }
   d <- model$d
+  wide <- common_parameters(model, collect$capacity, chains)
+  if (!is.null(wide)) {
+    same$keep <- wide$keep
+    same$storage <- wide$storage
+    if (!isTRUE(session$told_wide_storage)) {   # once a session: a loop of fits would repeat it
+      session$told_wide_storage <- TRUE
+      message("sgld: ", wide$storage, ". Give `pars = TRUE` to store every draw (this ",
+              "message is shown once a session).")
+    }
+    return(same)
+  }
   need <- draws_memory(collect$capacity, d, chains)
   if (need < memory_check_floor && is.null(getOption("sgld.memory_limit"))) return(same)
   avail <- memory_available()
@@ -104,6 +135,45 @@ budget_storage <- function(collect, keep, pars, model, chains, thin_auto) {
   same$storage <- paste0("storing every parameter's draws would take ", gib,
                          " GiB, over half the memory available (", avail[["from"]], ")")
   same
+}
+
+# The default storage of a regression whose draws of every parameter would
+# be more than draws_budget() numbers: `keep` (the parameters that are no
+# coefficient and the coefficients on at least common_column_share of the
+# rows, the most common first up to the budget) and `storage`, why; NULL
+# within the budget, or for a model without columns.
+common_parameters <- function(model, capacity, chains) {
+  d <- model$d
+  per_parameter <- as.double(capacity) * chains
+  budget <- draws_budget()
+  if (!is.numeric(budget) || length(budget) != 1L || is.na(budget) || budget < 0)
+    abort("`options(sgld.draws_budget)` must be a number of stored draws (Inf for no ",
+          "limit), not ", describe(budget), ".")
+  if (per_parameter * d <= budget) return(NULL)
+  if (!isTRUE(model_capabilities(model)$regression) || is.null(model$p)) return(NULL)
+  counts <- column_row_counts(model)
+  if (is.null(counts)) return(NULL)
+  p <- model$p
+  extra <- if (p < d) (p + 1):d else integer(0)
+  common <- which(counts >= common_column_share * model$n)
+  room <- max(0, floor(budget / per_parameter) - length(extra))
+  common <- utils::head(common[order(counts[common], decreasing = TRUE)], room)
+  keep <- sort(c(common, extra))
+  list(keep = keep, storage = sprintf(paste0(
+    "%s draws of each of %s parameters would be %s million numbers, so draws were stored ",
+    "for the %d that are no coefficient or whose column is non-zero on at least %s%% of ",
+    "the rows; the means and sds of all are from running moments"),
+    format(per_parameter, big.mark = ",", scientific = FALSE),
+    format(d, big.mark = ","), format(per_parameter * d / 1e6, digits = 3), length(keep),
+    format(100 * common_column_share)))
+}
+
+# The number of rows on which each coefficient's column is non-zero, from the
+# model's row storage (sparse or dense); NULL when it keeps neither.
+column_row_counts <- function(model) {
+  p <- if (is.null(model$p)) model$d else model$p
+  if (!is.null(model$sp_col)) tabulate(model$sp_col + 1L, nbins = p)
+  else if (!is.null(model$z)) rowSums(model$z[seq_len(p), , drop = FALSE] != 0)
 }
 
 # indices of the stored parameters
@@ -129,8 +199,9 @@ require_stored_draws <- function(fit, what) {
 require_all_draws <- function(fit, what) {
   if (!all_kept(fit))
     abort(what, " needs the draws of every parameter, but this fit stored ",
-          length(fit$pars), " of ", fit$model$d, " (`pars`); rerun with `pars = TRUE` ",
-          "(every parameter) or pass the parameters it needs.")
+          length(fit$pars), " of ", fit$model$d,
+          if (is.null(fit$storage)) " (`pars`)" else paste0(" (", fit$storage, ")"),
+          "; rerun with `pars = TRUE` (every parameter) or pass the parameters it needs.")
 }
 
 # Stored draws (columns kept) from the user's to the sampler's scale and back

@@ -140,8 +140,15 @@
 #'   is taken as a regular expression, e.g. `"^w"`), or indices. The default
 #'   stores the model's own choice when it has one (the global parameters
 #'   of [model_sv()], whatever the series' length; the precisions of
-#'   [model_mlp()]), else every parameter, within a memory budget: when
-#'   `thin` is not given either and the stored draws would take more than
+#'   [model_mlp()]), else every parameter, within two budgets. When `thin` is
+#'   not given either and a regression's draws of every parameter would be
+#'   more than \eqn{10^7}{10^7} numbers (chains x draws x parameters: a
+#'   factor of 10,000 levels), the draws stored are those of the parameters
+#'   that are no coefficient (`sigma2`) and of the coefficients whose column
+#'   is non-zero on at least a hundredth of the rows (the intercept, continuous
+#'   covariates, factors of few levels), and a message says so once a
+#'   session; `options(sgld.draws_budget = Inf)` (or another number) moves
+#'   that bar for the session. And when the stored draws would take more than
 #'   half the memory available, the run is thinned further (to no fewer
 #'   than 100 draws a chain), or else stores none; `fit$storage` then says
 #'   so.

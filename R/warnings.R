@@ -477,8 +477,17 @@ name_list <- function(x, most = 5) {
 # that of Z Z' / (draws - 1): the smaller of the two is formed, so a wide
 # model costs draws^2 d, never d x d.
 estimator_threshold <- function(G, eta, T = NULL) {
-  Z <- sweep(G, 2, colMeans(G))
-  if (is.function(T)) Z <- t(apply(Z, 1, T)) else if (!is.null(T)) Z <- Z %*% T
+  if (is.function(T)) {
+    # row by row into one copy of G: sweep(), apply() and t() held five
+    # copies of its 200 x d (at d = 10,000, 16 MB each: 125 MB of the wide
+    # recipe's peak memory, bench/sparse.md)
+    centre <- colMeans(G)
+    for (i in seq_len(nrow(G))) G[i, ] <- T(G[i, ] - centre)
+    Z <- G
+  } else {
+    Z <- sweep(G, 2, colMeans(G))
+    if (!is.null(T)) Z <- Z %*% T
+  }
   C <- (if (ncol(Z) <= nrow(Z)) crossprod(Z) else tcrossprod(Z)) / (nrow(G) - 1)
   # finite gradients so large that their covariance overflows (a network
   # under pSGLD with a tiny lambda, before it diverges): the noise is
