@@ -47,14 +47,12 @@ auto_glmm_gaussian <- function(model, args, given, call, what) {
   ti <- glmm_theta_index(model)
   init <- if ("init" %in% given && is.numeric(args$init) && is.null(dim(args$init)))
             to_sampler_scale(model, matrix(args$init, 1))[1, ] else glmm_start(model)
-  evaluations <- 0
-  post <- function(th) {
-    evaluations <<- evaluations + 1
-    glmm_theta_logpost(sys, th)
-  }
+  post <- function(th) glmm_theta_logpost(sys, th)
   mode <- glmm_theta_mode(post, init[ti])
   prop <- glmm_t_proposal(mode$par, mode$covariance)
-  warmed <- glmm_collapsed_warmup(sys, post, prop, chains, warm, isTRUE(args$progress))
+  workers <- glmm_collapsed_workers(args$threads, chains)
+  warmed <- glmm_collapsed_warmup(sys, post, prop, chains, warm, isTRUE(args$progress),
+                                  workers = workers)
   # the run's length: integrated autocorrelation time (2 - a) / a for an
   # independence sampler accepting a fraction a (a rejection repeats the
   # draw: lag-k autocorrelation (1 - a)^k), for auto_glmm_gaussian_ess
@@ -68,7 +66,8 @@ auto_glmm_gaussian <- function(model, args, given, call, what) {
                            thin = 1, temperature = 1, chains = chains, init = NULL,
                            replace = FALSE, clip = NULL, rule = plain_rule("collapsed"),
                            pars = args$pars, progress = isTRUE(args$progress))
-  run <- glmm_collapsed_chains(sys, post, warmed, iter, settings$keep, settings$progress)
+  run <- glmm_collapsed_chains(sys, post, warmed, iter, settings$keep, settings$progress,
+                               workers = workers)
   # the plan assumed rejections independent of the state; where the ESS of
   # theta falls short of it, the chains run on once for the rest
   ess <- glmm_theta_ess(run)
@@ -79,7 +78,7 @@ auto_glmm_gaussian <- function(model, args, given, call, what) {
                                ceiling(1.2 * iter * (auto_glmm_gaussian_ess / max(ess, 1) - 1))))
     warmed$states <- run$states
     more <- glmm_collapsed_chains(sys, post, warmed, extended, settings$keep,
-                                  settings$progress, centre = run$centre)
+                                  settings$progress, centre = run$centre, workers = workers)
     run <- glmm_append_runs(run, more)
     iter <- iter + extended
   }
@@ -88,7 +87,8 @@ auto_glmm_gaussian <- function(model, args, given, call, what) {
   fit$auto <- list(
     strategy = "glmm", route = "collapsed", start = "lme4", lr = NA_real_,
     warmup = warm, iter = iter, target_ess = auto_glmm_gaussian_ess,
-    warmup_acceptance = warmed$acceptance, evaluations = evaluations,
+    warmup_acceptance = warmed$acceptance, workers = workers,
+    evaluations = mode$evaluations + warmed$evaluations + run$evaluations,
     mode_evaluations = mode$evaluations, acceptance = run$accepted /
       pmax(1, run$kept), extended = extended, theta_mode = mode$par, theta_covariance = mode$covariance,
     proposal = run$proposal, setup_time = mode$time, sampling_time = fit$sampling_time,
@@ -314,4 +314,10 @@ glmm_effects_draw <- function(sys, cond) {
   v <- cond$mean + cond$sigma * as.double(e)
   m <- sys$model
   c(m$prior_loc + m$prior_scale * v[seq_len(sys$p)], v[sys$p + seq_len(sys$nz)])
+}
+
+# The conditional mean of (beta on C's scale, z) given theta.
+glmm_effects_mean <- function(sys, cond) {
+  m <- sys$model
+  c(m$prior_loc + m$prior_scale * cond$mean[seq_len(sys$p)], cond$mean[sys$p + seq_len(sys$nz)])
 }
