@@ -6,7 +6,11 @@
 # draws (an independence sampler started from a draw of a proposal close to
 # the target needs no burn-in; mean and covariance: the marginal of theta can be
 # skewed where the data say little, and the mode's curvature misses that),
-# and each chain runs its kept iterations from where its warm-up ended.
+# and once more to a second round's, drawn with that refitted proposal (a
+# proposal too narrow along a coordinate draws too narrow a sample to fit
+# the next: InstEval's dept:service log sd, posterior sd 0.19, had 0.13
+# after one round; bench/glmm-gaussian.md); each chain then runs its kept
+# iterations from where its warm-up ended.
 #
 # The chains are independent, so they run on forked processes (unix) as
 # many at a time as resolve_threads() allows the run's threads (chains x
@@ -38,39 +42,50 @@ glmm_collapsed_start <- function(prop, post) {
 }
 
 glmm_collapsed_warmup <- function(sys, post, prop, chains, warm, progress, workers = 1L,
-                                  streams = glmm_chain_streams(chains)) {
+                                  streams = glmm_chain_streams(chains),
+                                  rounds = auto_glmm_gaussian_warmup_rounds) {
   ti <- glmm_theta_index(sys$model)
-  bar <- glmm_progress(progress, chains * warm, "warm-up")
-  one <- function(c, tick) {
-    count <- 0
-    counted <- function(th) {
-      count <<- count + 1
-      post(th)
+  bar <- glmm_progress(progress, chains * warm * rounds, "warm-up")
+  states <- NULL
+  for (round in seq_len(rounds)) {
+    one <- function(c, tick) {
+      count <- 0
+      counted <- function(th) {
+        count <<- count + 1
+        post(th)
+      }
+      if (is.null(states)) s <- glmm_collapsed_start(prop, counted)
+      else {
+        s <- states[[c]]
+        s$lq <- glmm_t_logdens(prop, s$theta)
+      }
+      W <- matrix(NA_real_, warm, length(ti))
+      moved <- 0
+      for (i in seq_len(warm)) {
+        s <- glmm_mcmc_step(s, prop, counted)
+        moved <- moved + s$moved
+        W[i, ] <- s$theta
+        tick()
+      }
+      list(state = s, draws = W, moved = moved, evaluations = count)
     }
-    s <- glmm_collapsed_start(prop, counted)
-    W <- matrix(NA_real_, warm, length(ti))
-    moved <- 0
-    for (i in seq_len(warm)) {
-      s <- glmm_mcmc_step(s, prop, counted)
-      moved <- moved + s$moved
-      W[i, ] <- s$theta
-      tick()
+    res <- glmm_chain_map(one, streams, workers, bar, catch_interrupt = FALSE)
+    streams <- lapply(res, `[[`, "seed")
+    states <- lapply(res, `[[`, "state")
+    pooled <- do.call(rbind, lapply(res, `[[`, "draws"))
+    if (nrow(pooled) > 4 * length(ti)) {
+      # shrunk towards the covariance of the proposal that drew them by
+      # k / (draws + k)
+      a <- nrow(pooled) / (nrow(pooled) + length(ti))
+      S <- a * stats::cov(pooled) + (1 - a) * prop$covariance
+      prop <- glmm_t_proposal(colMeans(pooled), S)
     }
-    list(state = s, draws = W, moved = moved, evaluations = count)
+    evaluations <- (if (round == 1L) 0 else evaluations) + sum(vapply(res, `[[`, 0, "evaluations"))
   }
-  res <- glmm_chain_map(one, streams, workers, bar, catch_interrupt = FALSE)
   bar$close()
-  states <- lapply(res, function(r) c(r$state, list(seed = r$seed)))
-  pooled <- do.call(rbind, lapply(res, `[[`, "draws"))
-  if (nrow(pooled) > 4 * length(ti)) {
-    # shrunk towards the mode's covariance by k / (draws + k)
-    a <- nrow(pooled) / (nrow(pooled) + length(ti))
-    S <- a * stats::cov(pooled) + (1 - a) * prop$covariance
-    prop <- glmm_t_proposal(colMeans(pooled), S)
-  }
-  list(states = states, proposal = prop,
-       acceptance = sum(vapply(res, `[[`, 0, "moved")) / (chains * warm),
-       evaluations = sum(vapply(res, `[[`, 0, "evaluations")))
+  list(states = lapply(seq_len(chains), function(c) c(states[[c]], list(seed = streams[[c]]))),
+       proposal = prop, evaluations = evaluations,
+       acceptance = sum(vapply(res, `[[`, 0, "moved")) / (chains * warm))
 }
 
 # One independence Metropolis-Hastings step from state s (theta, its
@@ -92,7 +107,8 @@ glmm_mcmc_step <- function(s, prop, post) glmm_imh_step(s, prop, post)
 # close().
 glmm_progress <- function(show, total, what) {
   if (!show || total < 1)
-    return(list(tick = function() NULL, set = function(n) NULL, close = function() NULL))
+    return(list(tick = function() NULL, set = function(n) NULL, count = function() 0,
+                close = function() NULL))
   message("collapsed sampler: ", what)
   bar <- utils::txtProgressBar(0, total, style = 3, file = stderr())
   n <- 0
@@ -100,6 +116,7 @@ glmm_progress <- function(show, total, what) {
          n <<- n + 1
          if (n %% 10 == 0 || n == total) utils::setTxtProgressBar(bar, n)
        },
+       count = function() n,
        set = function(k) {
          if (k > n) utils::setTxtProgressBar(bar, min(k, total))
          n <<- max(n, k)
@@ -209,9 +226,10 @@ glmm_chain_map <- function(one, streams, workers, bar, catch_interrupt = TRUE) {
     }
   }
   interrupted <- FALSE
+  before <- bar$count()
   poll <- function() while (!all(done)) {
     collect(0.5)
-    bar$set(steps())
+    bar$set(before + steps())
   }
   if (catch_interrupt) tryCatch(poll(), interrupt = function(e) interrupted <<- TRUE)
   else poll()

@@ -14,7 +14,7 @@
 # q = p + the group effects (Woodbury). theta is drawn from its marginal
 # posterior p(theta | y) p(theta) by independence Metropolis-Hastings with a
 # multivariate t proposal (10 df), first fitted to the mode and curvature of
-# that marginal, then to the moments of the warm-up's draws; then (beta, z)
+# that marginal, then to the moments of two rounds of warm-up draws; then (beta, z)
 # exactly given each kept theta. The prior p(theta) is the model's own
 # (src/model_glmm.c: decov and exponential sigma with the Jacobians of these
 # coordinates), read from C on a one-row copy of the model.
@@ -25,7 +25,8 @@
 # independent (bench/glmm-gaussian.md); its tails are heavier than the
 # target's (exponential in the log sds, sigma and atanh CPCs), which keeps
 # the sampler uniformly ergodic.
-auto_glmm_gaussian_warmup <- 50L   # warm-up iterations per chain
+auto_glmm_gaussian_warmup <- 50L   # warm-up iterations per chain and round
+auto_glmm_gaussian_warmup_rounds <- 2L   # rounds, the proposal refitted after each
 auto_glmm_gaussian_ess <- 1000     # effective draws of theta planned, all chains
 auto_glmm_gaussian_min_iter <- 250L   # kept iterations per chain (all kept): at least
 auto_glmm_gaussian_max_iter <- 5000L  # and at most
@@ -43,6 +44,7 @@ auto_glmm_gaussian <- function(model, args, given, call, what) {
   iter <- args$iter
   if ("iter" %in% given && !is.null(iter)) check_count(iter, "iter", lower = 1)
   warm <- auto_glmm_gaussian_warmup
+  rounds <- auto_glmm_gaussian_warmup_rounds
   sys <- glmm_gaussian_system(model)
   ti <- glmm_theta_index(model)
   init <- if ("init" %in% given && is.numeric(args$init) && is.null(dim(args$init)))
@@ -86,7 +88,7 @@ auto_glmm_gaussian <- function(model, args, given, call, what) {
   acc <- mean(run$accepted / pmax(1, run$kept))
   fit$auto <- list(
     strategy = "glmm", route = "collapsed", start = "lme4", lr = NA_real_,
-    warmup = warm, iter = iter, target_ess = auto_glmm_gaussian_ess,
+    warmup = warm * rounds, iter = iter, target_ess = auto_glmm_gaussian_ess,
     warmup_acceptance = warmed$acceptance, workers = workers,
     evaluations = mode$evaluations + warmed$evaluations + run$evaluations,
     mode_evaluations = mode$evaluations, acceptance = run$accepted /
@@ -98,7 +100,7 @@ auto_glmm_gaussian <- function(model, args, given, call, what) {
       "group effects integrated out through a sparse Cholesky factor, by independence ",
       "Metropolis-Hastings with a t proposal fitted to that marginal (acceptance %s); ",
       "the fixed and group effects are then drawn exactly given them. %s warm-up and %s ",
-      "kept iterations per chain."), length(ti), format(acc, digits = 2), warm,
+      "kept iterations per chain."), length(ti), format(acc, digits = 2), warm * rounds,
       format(iter, big.mark = ",")))
   fit$checks <- list(convergence = convergence_check(fit, auto = TRUE))
   fit
