@@ -33,7 +33,8 @@ if (what %in% c("insteval", "all")) {
       fit$auto$extended, paste(format(fit$auto$acceptance, digits = 2), collapse = " "),
       fit$auto$evaluations, fit$sampling_time)
   conv <- fit$checks$convergence
-  say("all parameters: smallest ESS %.0f, largest R-hat %.3f", conv$ess_min, conv$rhat_max)
+  if (is.null(conv)) say("the fit's own convergence check: skipped at this size (4,136 parameters)")
+  else say("all parameters: smallest ESS %.0f, largest R-hat %.3f", conv$ess_min, conv$rhat_max)
   # theta's own R-hat and ESS (the sampler's coordinates: log sds, log sigma)
   x <- as.matrix(fit, scale = "sampler")
   th <- colnames(x)[sgld:::glmm_theta_index(fit$model)]
