@@ -209,7 +209,8 @@ glmm_chain_map <- function(one, streams, workers, bar, catch_interrupt = TRUE) {
   on.exit({
     if (!all(done)) {
       tools::pskill(pids[!done], tools::SIGKILL)
-      parallel::mccollect(jobs[!done], wait = TRUE)
+      # reaped, so that none is left a zombie; they deliver nothing
+      suppressWarnings(parallel::mccollect(jobs[!done], wait = TRUE))
     }
   }, add = TRUE, after = FALSE)
   steps <- function() sum(vapply(files, function(f) {
