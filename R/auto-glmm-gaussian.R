@@ -16,7 +16,7 @@
 # q = p + the group effects (Woodbury). theta is drawn from its marginal
 # posterior p(theta | y) p(theta) by independence Metropolis-Hastings with a
 # multivariate t proposal (10 df), first fitted to the mode and curvature of
-# that marginal, then to the moments of the warm-up's draws; then (beta, z)
+# that marginal, then to the moments of two rounds of warm-up draws; then (beta, z)
 # exactly given each kept theta. The prior p(theta) is the model's own
 # (src/model_glmm.c: decov and exponential sigma with the Jacobians of these
 # coordinates), read from C on a one-row copy of the model.
@@ -27,7 +27,8 @@
 # independent (bench/glmm-gaussian.md); its tails are heavier than the
 # target's (exponential in the log sds, sigma and atanh CPCs), which keeps
 # the sampler uniformly ergodic.
-auto_glmm_gaussian_warmup <- 50L   # warm-up iterations per chain
+auto_glmm_gaussian_warmup <- 50L   # warm-up iterations per chain and round
+auto_glmm_gaussian_warmup_rounds <- 2L   # rounds, the proposal refitted after each
 auto_glmm_gaussian_ess <- 1000     # effective draws of theta planned, all chains
 auto_glmm_gaussian_min_iter <- 250L   # kept iterations per chain (all kept): at least
 auto_glmm_gaussian_max_iter <- 5000L  # and at most
@@ -45,18 +46,17 @@ auto_glmm_gaussian <- function(model, args, given, call, what) {
   iter <- args$iter
   if ("iter" %in% given && !is.null(iter)) check_count(iter, "iter", lower = 1)
   warm <- auto_glmm_gaussian_warmup
+  rounds <- auto_glmm_gaussian_warmup_rounds
   sys <- glmm_gaussian_system(model)
   ti <- glmm_theta_index(model)
   init <- if ("init" %in% given && is.numeric(args$init) && is.null(dim(args$init)))
             to_sampler_scale(model, matrix(args$init, 1))[1, ] else glmm_start(model)
-  evaluations <- 0
-  post <- function(th) {
-    evaluations <<- evaluations + 1
-    glmm_theta_logpost(sys, th)
-  }
+  post <- function(th) glmm_theta_logpost(sys, th)
   mode <- glmm_theta_mode(post, init[ti])
   prop <- glmm_t_proposal(mode$par, mode$covariance)
-  warmed <- glmm_collapsed_warmup(sys, post, prop, chains, warm, isTRUE(args$progress))
+  workers <- glmm_collapsed_workers(args$threads, chains)
+  warmed <- glmm_collapsed_warmup(sys, post, prop, chains, warm, isTRUE(args$progress),
+                                  workers = workers)
   # the run's length: integrated autocorrelation time (2 - a) / a for an
   # independence sampler accepting a fraction a (a rejection repeats the
   # draw: lag-k autocorrelation (1 - a)^k), for auto_glmm_gaussian_ess
@@ -70,7 +70,8 @@ auto_glmm_gaussian <- function(model, args, given, call, what) {
                            thin = 1, temperature = 1, chains = chains, init = NULL,
                            replace = FALSE, clip = NULL, rule = plain_rule("collapsed"),
                            pars = args$pars, progress = isTRUE(args$progress))
-  run <- glmm_collapsed_chains(sys, post, warmed, iter, settings$keep, settings$progress)
+  run <- glmm_collapsed_chains(sys, post, warmed, iter, settings$keep, settings$progress,
+                               workers = workers)
   # the plan assumed rejections independent of the state; where the ESS of
   # theta falls short of it, the chains run on once for the rest
   ess <- glmm_theta_ess(run)
@@ -81,7 +82,7 @@ auto_glmm_gaussian <- function(model, args, given, call, what) {
                                ceiling(1.2 * iter * (auto_glmm_gaussian_ess / max(ess, 1) - 1))))
     warmed$states <- run$states
     more <- glmm_collapsed_chains(sys, post, warmed, extended, settings$keep,
-                                  settings$progress, centre = run$centre)
+                                  settings$progress, centre = run$centre, workers = workers)
     run <- glmm_append_runs(run, more)
     iter <- iter + extended
   }
@@ -89,8 +90,9 @@ auto_glmm_gaussian <- function(model, args, given, call, what) {
   acc <- mean(run$accepted / pmax(1, run$kept))
   fit$auto <- list(
     strategy = "glmm", route = "collapsed", start = "lme4", lr = NA_real_,
-    warmup = warm, iter = iter, target_ess = auto_glmm_gaussian_ess,
-    warmup_acceptance = warmed$acceptance, evaluations = evaluations,
+    warmup = warm * rounds, iter = iter, target_ess = auto_glmm_gaussian_ess,
+    warmup_acceptance = warmed$acceptance, workers = workers,
+    evaluations = mode$evaluations + warmed$evaluations + run$evaluations,
     mode_evaluations = mode$evaluations, acceptance = run$accepted /
       pmax(1, run$kept), extended = extended, theta_mode = mode$par, theta_covariance = mode$covariance,
     proposal = run$proposal, setup_time = mode$time, sampling_time = fit$sampling_time,
@@ -100,7 +102,7 @@ auto_glmm_gaussian <- function(model, args, given, call, what) {
       "group effects integrated out through a sparse Cholesky factor, by independence ",
       "Metropolis-Hastings with a t proposal fitted to that marginal (acceptance %s); ",
       "the fixed and group effects are then drawn exactly given them. %s warm-up and %s ",
-      "kept iterations per chain."), length(ti), format(acc, digits = 2), warm,
+      "kept iterations per chain."), length(ti), format(acc, digits = 2), warm * rounds,
       format(iter, big.mark = ",")))
   fit$checks <- list(convergence = convergence_check(fit, auto = TRUE))
   fit
@@ -323,4 +325,10 @@ glmm_effects_draw <- function(sys, cond) {
   v <- cond$mean + cond$sigma * as.double(e)
   m <- sys$model
   c(m$prior_loc + m$prior_scale * v[seq_len(sys$p)], v[sys$p + seq_len(sys$nz)])
+}
+
+# The conditional mean of (beta on C's scale, z) given theta.
+glmm_effects_mean <- function(sys, cond) {
+  m <- sys$model
+  c(m$prior_loc + m$prior_scale * cond$mean[seq_len(sys$p)], cond$mean[sys$p + seq_len(sys$nz)])
 }

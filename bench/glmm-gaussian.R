@@ -3,35 +3,58 @@
 # simulated data set of 10^4 rows against stan_glmer (4 chains, its
 # defaults; run once by bench/glmm-gaussian-stan.R, stored in
 # bench/glmm-gaussian-stan.rds). Figures in bench/glmm-gaussian.md.
-#   nice Rscript bench/glmm-gaussian.R [insteval|sim|all]
+#   nice Rscript bench/glmm-gaussian.R [insteval|sim|all] [workers]
+# workers: options(sgld.threads =), the chains' processes; left out, the
+# default rule (chains x workers <= the processors not busy with other
+# work), which on a machine loaded by other jobs runs the chains in turn.
 suppressMessages({library(sgld); library(lme4)})
 source("bench/glmm-gaussian-data.R")
 what <- commandArgs(TRUE)[1]
 if (is.na(what)) what <- "all"
+if (!is.na(commandArgs(TRUE)[2])) options(sgld.threads = as.integer(commandArgs(TRUE)[2]))
+# CPU: this process's and its reaped children's (the chains' workers)
 times <- function(expr) {
   t <- system.time(expr)
-  c(elapsed = t[["elapsed"]], cpu = t[["user.self"]] + t[["sys.self"]])
+  c(elapsed = t[["elapsed"]], cpu = sum(t[c("user.self", "sys.self", "user.child", "sys.child")],
+                                        na.rm = TRUE))
 }
 say <- function(...) cat(sprintf(...), "\n", sep = "")
 if (what %in% c("insteval", "all")) {
   f <- y ~ service + (1 | s) + (1 | d) + (1 | dept:service)   # lme4's own example
-  say("InstEval: %s, %d rows; load %s", deparse(f), nrow(InstEval), readLines("/proc/loadavg"))
+  say("InstEval: %s, %d rows; %s UTC, load %s", deparse(f), nrow(InstEval),
+      format(Sys.time(), tz = "UTC"), readLines("/proc/loadavg"))
   set.seed(1)
   t_sgld <- times(fit <- sgld(f, InstEval, progress = TRUE))
-  t_lmer <- times(fl <- lmer(f, InstEval))
-  say("lmer: %.1f s CPU (%.1f elapsed); sgld(f, InstEval): %.1f s CPU (%.1f elapsed)",
-      t_lmer[["cpu"]], t_lmer[["elapsed"]], t_sgld[["cpu"]], t_sgld[["elapsed"]])
-  say(paste("mode of theta %.1f s (%d evaluations); iterations per chain %d (+ %d warm-up);",
-            "acceptance %s; %d evaluations of p(theta | y) in all; sampling %.1f s"),
+  say("sgld(f, InstEval): %.1f s CPU (%.1f elapsed), %d worker(s); load after %s",
+      t_sgld[["cpu"]], t_sgld[["elapsed"]], fit$auto$workers, readLines("/proc/loadavg"))
+  say(paste("mode of theta %.1f s (%d evaluations); iterations per chain %d (+ %d warm-up,",
+            "%d of them extended); acceptance %s; %d evaluations of p(theta | y) in all; sampling %.1f s"),
       fit$auto$setup_time, fit$auto$mode_evaluations, fit$auto$iter, fit$auto$warmup,
-      paste(format(fit$auto$acceptance, digits = 2), collapse = " "), fit$auto$evaluations,
-      fit$sampling_time)
+      fit$auto$extended, paste(format(fit$auto$acceptance, digits = 2), collapse = " "),
+      fit$auto$evaluations, fit$sampling_time)
   conv <- fit$checks$convergence
-  say("smallest ESS %.0f, largest R-hat %.3f; load after %s", conv$ess_min, conv$rhat_max,
-      readLines("/proc/loadavg"))
-  print(VarCorr(fit))
-  print(VarCorr(fl))
-  print(fixef(fit)); print(fixef(fl))
+  if (is.null(conv)) say("the fit's own convergence check: skipped at this size (4,136 parameters)")
+  else say("all parameters: smallest ESS %.0f, largest R-hat %.3f", conv$ess_min, conv$rhat_max)
+  # theta's own R-hat and ESS (the sampler's coordinates: log sds, log sigma)
+  x <- as.matrix(fit, scale = "sampler")
+  th <- colnames(x)[sgld:::glmm_theta_index(fit$model)]
+  per <- coda::mcmc.list(lapply(fit$chain_ids, function(c)
+    coda::mcmc(x[(c - 1) * fit$auto$iter + seq_len(fit$auto$iter), th, drop = FALSE])))
+  print(data.frame(theta = th, rhat = round(sgld:::psrf(per), 4), ess = round(sgld:::ess(per))))
+  t_lmer <- times(fl <- lmer(f, InstEval))
+  say("lmer (REML): %.1f s CPU (%.1f elapsed)", t_lmer[["cpu"]], t_lmer[["elapsed"]])
+  # lmer's REML estimates against the posterior (a sanity check: no NUTS
+  # reference at this size; the collapsed sampler is exact)
+  u <- as.matrix(fit)
+  vc <- as.data.frame(VarCorr(fl))
+  group <- !is.na(vc$var1)
+  cols <- ifelse(group, paste0("Sigma[", vc$grp, ":(Intercept),(Intercept)]"), "sigma")
+  q <- cbind(sqrt(u[, cols[group], drop = FALSE]), u[, c("sigma", names(fixef(fl)))])
+  colnames(q) <- c(paste0("sd[", vc$grp[group], "]"), "sigma", names(fixef(fl)))
+  cmp <- data.frame(lmer = c(vc$sdcor[group], vc$sdcor[!group], fixef(fl)), mean = colMeans(q),
+                    sd = apply(q, 2, sd))
+  cmp$z <- (cmp$mean - cmp$lmer) / cmp$sd
+  print(signif(cmp, 4))
 }
 if (what %in% c("sim", "all")) {
   d <- glmm_gaussian_data()

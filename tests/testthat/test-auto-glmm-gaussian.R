@@ -167,3 +167,45 @@ test_that("a given iter and chains are run as given, never extended", {
   expect_true(all(is.finite(as.matrix(none))))
   expect_equal(ncol(as.matrix(none)), 6L)
 })
+
+test_that("the chains' draws are the same on one worker or several, the session's RNG kept", {
+  skip_on_os("windows")
+  d <- tiny_data(7)
+  m <- model_glmer(y ~ x + (1 | g), d)
+  sys <- sgld:::glmm_gaussian_system(m)
+  ti <- sgld:::glmm_theta_index(m)
+  post <- function(th) sgld:::glmm_theta_logpost(sys, th)
+  prop <- sgld:::glmm_t_proposal(sgld:::glmm_start(m)[ti], diag(0.1, length(ti)))
+  bar <- sgld:::glmm_progress(FALSE, 1, "")
+  runs <- lapply(1:2, function(workers) {
+    RNGkind("Mersenne-Twister")
+    set.seed(11)
+    warmed <- sgld:::glmm_collapsed_warmup(sys, post, prop, chains = 3, warm = 10,
+                                           progress = FALSE, workers = workers)
+    run <- sgld:::glmm_collapsed_chains(sys, post, warmed, iter = 20, keep = NULL,
+                                        progress = FALSE, workers = workers)
+    list(run = run, kind = RNGkind(), after = runif(1))
+  })
+  a <- runs[[1]]$run
+  b <- runs[[2]]$run
+  expect_identical(a$draws, b$draws)      # 3 chains on 2 workers: one runs two
+  expect_identical(a$theta, b$theta)
+  expect_identical(a$status, c(0L, 0L, 0L))
+  expect_identical(b$status, c(0L, 0L, 0L))
+  expect_equal(a$sum, b$sum)
+  expect_false(identical(a$draws[[1]], a$draws[[2]]))   # streams differ by chain
+  # the session's generator: its kind kept, advanced by the one seed drawn
+  expect_identical(runs[[1]]$kind[1], "Mersenne-Twister")
+  expect_identical(runs[[1]]$after, runs[[2]]$after)
+})
+
+test_that("a model the sampler cannot start is a named error, not an endless loop", {
+  prop <- sgld:::glmm_t_proposal(c(0, 0), diag(2))
+  calls <- 0
+  post <- function(th) {
+    calls <<- calls + 1
+    list(value = -Inf)
+  }
+  expect_error(sgld:::glmm_collapsed_start(prop, post), "no start", class = "sgld_collapsed_start_error")
+  expect_equal(calls, sgld:::auto_glmm_gaussian_start_tries)
+})
