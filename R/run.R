@@ -110,7 +110,10 @@
 #'   that is measured to be faster during the run. The draws are
 #'   identical for any number of threads. Models written in R functions ([model_custom()])
 #'   run their chains one after the other whatever `threads` says, as R is
-#'   single-threaded.
+#'   single-threaded. The exact sampler of gaussian multilevel models (see
+#'   [model_glmer()]) runs in R too: there `threads` is the number of forked
+#'   worker processes its chains are dealt to (on Unix; one after the other
+#'   on Windows), by the same default rule.
 #' @param parallel `"threads"` (the default, `getOption("sgld.parallel",
 #'   "threads")`) runs the chains in this process, in `threads` OpenMP
 #'   threads; `"future"` runs each chain as a future on the plan set with
