@@ -55,13 +55,13 @@ test_that("the default call on a factor of 1,000 levels agrees with the exact re
   # reference (data-raw/wide-levels-reference.R: level means by slice
   # sampling, exact for these priors; 4 chains, bulk ESS >= 5,879, R-hat <=
   # 1.0013), every coefficient. Measured at seeds 1-3 (bench/sparse.md):
-  # means within 0.100-0.107 sd; sds of the intercept, x and the half-flat
-  # levels within 7.1%, of the other levels within 10.5-13.0%: the
-  # intercept (here the mean of the baseline level's 5 rows) comes out
-  # 5-6% wide at step 0.8 (1.054, 1.061 on runs 4 times longer), which
-  # widens every level's sd (b_j = a_j - intercept) by 3% on average, and
-  # the planned 1,000 effective draws leave each sd a 2.5% Monte Carlo error,
-  # over 1,000 coefficients up to about 9%.
+  # means within 0.120-0.131 sd; sds of the intercept, x and the half-flat
+  # levels within 5.6%, of the other levels within 10.8-12.7%: their
+  # Monte Carlo error (about 1,000 effective draws a coefficient, less on
+  # the skewed levels of one event or one non-event), which runs of 8,000
+  # iterations bring within 5.1%. At step 0.8 the intercept (the mean of
+  # the baseline level's 5 rows) came out 5-6% wide and every level with
+  # it; at 0.5, the step when levels are drawn alone, 0.4-0.7%.
   ref <- readRDS(test_path("wide-levels-reference.rds"))
   dat <- wide_levels_data(1000, 10000)
   set.seed(1)
