@@ -21,7 +21,7 @@ dat <- wide_levels_data(cs$levels, cs$n, seed = cs$seed, family = cs$family,
 family <- switch(cs$family, binomial = binomial(), poisson = poisson(), gaussian = gaussian())
 # a level is half-flat when its rows are all at one end of the response
 ends <- tapply(dat$y, dat$g, function(v) all(v == 1) || all(v == 0))
-half_flat <- paste0("g", names(ends)[ends & cs$family != "gaussian"])
+half_flat <- if (cs$family == "gaussian") character(0) else paste0("g", names(ends)[ends])
 kind <- function(nm) ifelse(nm %in% c("(Intercept)", "x", "sigma2"), nm,
                             ifelse(nm %in% half_flat, "half-flat level", "other level"))
 cat(sprintf("%s: %d levels x %d rows, %s, %d half-flat levels; reference ESS bulk >= %.0f, tail >= %.0f, R-hat <= %.4f\n",
