@@ -102,10 +102,11 @@ levels_logpost <- function(t, s) {
 level_logf <- function(t, s, offset, v, J) {
   rows <- sequence(t$len[J], t$start[J])
   ll <- row_loglik(t, t$y[rows], rep(v, t$len[J]) + offset[rows], exp(s$log_sigma))
-  total <- cumsum(ll)
-  ends <- cumsum(t$len[J])
-  sums <- diff(c(0, total[ends]))
-  sums[t$len[J] == 0] <- 0
+  # per-level sums by rowsum(), not differences of one cumulative sum: a
+  # level stepped out to exp(eta) ~ 1e300 (poisson) would swamp the rest
+  sums <- numeric(length(J))
+  some <- t$len[J] > 0
+  if (any(some)) sums[some] <- rowsum(ll, rep.int(seq_along(J), t$len[J]), reorder = TRUE)[, 1]
   sums + stats::dnorm(v - s$a[1], t$b_loc[J], t$b_scale[J], log = TRUE)
 }
 
