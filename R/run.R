@@ -280,7 +280,8 @@
 #' the parameters coupled to many others, such as the intercept, by random
 #' probes for the rest), a fixed diagonal preconditioner corrected along the
 #' few directions where it fits worst (found by the Lanczos iteration; O(d k)
-#' a step), the step 0.8 over the largest curvature that leaves, taken as
+#' a step), the step 0.8 over the largest curvature that leaves (0.5 when
+#' levels on few rows are drawn alone by slice sampling), taken as
 #' Leimkuhler-Matthews steps (each step's noise the mean of its own normals
 #' and the last step's: for a Gaussian posterior the draws' law is exact at
 #' any step below 2, where Euler's step widens each direction by its own

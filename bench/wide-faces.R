@@ -17,7 +17,7 @@ family <- if (length(args) >= 1) args[1] else "gaussian"
 face <- if (length(args) >= 2) args[2] else "formula"
 levels <- if (length(args) >= 3) as.numeric(args[3]) else 10000
 n <- if (length(args) >= 4) as.numeric(args[4]) else 1e5
-dat <- wide_levels_data(levels, n, family = family)
+dat <- wide_levels_data(levels, n, family = family, coef = c(-0.5, 0.5))
 X <- Matrix::sparse.model.matrix(~ x + g, dat)
 rownames(X) <- NULL   # the matrix's own size, not 10^5 row names
 cat(sprintf("%s, %s face, %d levels x %d rows; sparse design %.1f MB (object.size)\n",

@@ -7,7 +7,7 @@
 # test-sparse-design.R's; the 10,000-level timings are in bench/sparse.md.
 
 wide_face_fit <- function(family, face, budget = 1e5) {
-  dat <- wide_levels_data(1100, 5000, family = family)
+  dat <- wide_levels_data(1100, 5000, family = family, coef = c(-0.5, 0.5))
   old <- options(sgld.draws_budget = budget)
   on.exit(options(old))
   set.seed(1)
@@ -67,7 +67,7 @@ test_that("levels half-flat on one side are drawn alone: the Poisson face at 4.5
   # the Poisson formula face; 1,100 levels x 5,000 rows: with the levels' probes at independent
   # normal draws, a few levels on rows of zero counts were left to the
   # Langevin steps and every chain diverged (all four, seeds 1-3)
-  dat <- wide_levels_data(1100, 5000, family = "poisson")
+  dat <- wide_levels_data(1100, 5000, family = "poisson", coef = c(-0.5, 0.5))
   set.seed(1)
   fit <- sgld(y ~ x + g, data = dat, family = poisson(), pars = 1:2)
   expect_true(all(fit$status == "done"))
@@ -75,7 +75,7 @@ test_that("levels half-flat on one side are drawn alone: the Poisson face at 4.5
 })
 
 test_that("the gaussian matrix face takes the wide recipe", {
-  dat <- wide_levels_data(1100, 5000, family = "gaussian")
+  dat <- wide_levels_data(1100, 5000, family = "gaussian", coef = c(-0.5, 0.5))
   X <- Matrix::sparse.model.matrix(~ x + g, dat)
   set.seed(1)
   fit <- sgld(model_linear(X, dat$y), pars = c("x", "sigma2"))
