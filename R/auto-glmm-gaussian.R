@@ -29,7 +29,6 @@
 # the sampler uniformly ergodic.
 auto_glmm_gaussian_warmup <- 50L   # warm-up iterations per chain and round
 auto_glmm_gaussian_warmup_rounds <- 2L   # rounds, the proposal refitted after each
-auto_glmm_gaussian_ess <- 1000     # effective draws of theta planned, all chains
 auto_glmm_gaussian_min_iter <- 250L   # kept iterations per chain (all kept): at least
 auto_glmm_gaussian_max_iter <- 5000L  # and at most
 auto_glmm_gaussian_df <- 10         # the proposal's degrees of freedom
@@ -59,12 +58,15 @@ auto_glmm_gaussian <- function(model, args, given, call, what) {
                                   workers = workers)
   # the run's length: integrated autocorrelation time (2 - a) / a for an
   # independence sampler accepting a fraction a (a rejection repeats the
-  # draw: lag-k autocorrelation (1 - a)^k), for auto_glmm_gaussian_ess
-  # effective draws of theta in all
+  # draw: lag-k autocorrelation (1 - a)^k), for the defaults' one target of
+  # effective draws of theta, all chains (auto_target_ess, R/auto.R). At
+  # 1,000 the held-out Penicillin's sd of its 6-level sample sd came out
+  # 11.8% off stan_glmer's at seed 2 (Monte Carlo error of a skewed sd; at
+  # 2,000, seeds 1-3 within 0.074 sd and 4.8%: bench/glmm-defaults.md)
   if (!"iter" %in% given || is.null(args$iter)) {
     a <- max(warmed$acceptance, 0.05)
     iter <- min(auto_glmm_gaussian_max_iter, max(auto_glmm_gaussian_min_iter,
-               ceiling(auto_glmm_gaussian_ess * (2 - a) / a / chains)))
+               ceiling(auto_target_ess * (2 - a) / a / chains)))
   }
   settings <- run_settings(model, lr = 1, batch_size = model$n, iter = iter, burnin = 0,
                            thin = 1, temperature = 1, chains = chains, init = NULL,
@@ -77,9 +79,9 @@ auto_glmm_gaussian <- function(model, args, given, call, what) {
   ess <- glmm_theta_ess(run)
   extended <- 0L
   if (!run$interrupted && !("iter" %in% given && !is.null(args$iter)) &&
-      ess < auto_glmm_gaussian_ess && iter < auto_glmm_gaussian_max_iter) {
+      ess < auto_target_ess && iter < auto_glmm_gaussian_max_iter) {
     extended <- as.integer(min(auto_glmm_gaussian_max_iter - iter,
-                               ceiling(1.2 * iter * (auto_glmm_gaussian_ess / max(ess, 1) - 1))))
+                               ceiling(1.2 * iter * (auto_target_ess / max(ess, 1) - 1))))
     warmed$states <- run$states
     more <- glmm_collapsed_chains(sys, post, warmed, extended, settings$keep,
                                   settings$progress, centre = run$centre, workers = workers)
@@ -90,7 +92,7 @@ auto_glmm_gaussian <- function(model, args, given, call, what) {
   acc <- mean(run$accepted / pmax(1, run$kept))
   fit$auto <- list(
     strategy = "glmm", route = "collapsed", start = "lme4", lr = NA_real_,
-    warmup = warm * rounds, iter = iter, target_ess = auto_glmm_gaussian_ess,
+    warmup = warm * rounds, iter = iter, target_ess = auto_target_ess,
     warmup_acceptance = warmed$acceptance, workers = workers,
     evaluations = mode$evaluations + warmed$evaluations + run$evaluations,
     mode_evaluations = mode$evaluations, acceptance = run$accepted /

@@ -286,7 +286,8 @@
 #' and the last step's: for a Gaussian posterior the draws' law is exact at
 #' any step below 2, where Euler's step widens each direction by its own
 #' factor), and a run long enough for about 1,000 effective draws along the
-#' slowest direction.
+#' slowest direction (3,000 when levels are drawn alone: the few-row levels
+#' mix more slowly than that direction).
 #'
 #' The burn-in runs as a run of its own, which the rest continues exactly
 #' (`init = fit`), so that an interrupt keeps what was made: in the warm-up
