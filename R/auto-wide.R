@@ -64,6 +64,13 @@ auto_wide_ess <- 1000    # effective draws along the slowest (all chains)
 # 11.3%: Monte Carlo error, not bias (three times the iterations: 0.079 sd
 # and 6.7%)
 auto_wide_ess_alone <- function() 1.5 * auto_target_ess
+
+# The step along the stiffest direction and the effective draws the run aims
+# at: smaller, and more, when levels are drawn alone (above).
+wide_aim <- function(coords) {
+  if (length(coords$index)) list(eta = auto_wide_eta_alone, ess = auto_wide_ess_alone())
+  else list(eta = auto_wide_eta, ess = auto_wide_ess)
+}
 auto_wide_probes <- 64   # random vectors for the Hessian's diagonal
 auto_wide_power <- 40    # Lanczos steps for the extreme curvatures
 auto_wide_band <- 1.5    # curvatures beyond [1/1.5, 1.5] are corrected,
@@ -83,7 +90,6 @@ auto_sgld_wide <- function(model, args, given, call, made) {
   check_count(args$chains, "chains", lower = 1, upper = 1000)
   auto_laplace_capable(model, "sgld()")
   chains <- args$chains
-  n <- model$n
   d <- model$d
   pm <- wide_mode(model, "sgld()")
   hvp <- hessian_product(model, pm$sampler)
@@ -106,9 +112,8 @@ auto_sgld_wide <- function(model, args, given, call, made) {
   }
   ops <- precondition_ops(s, fix$basis, fix$coef)
   curv <- preconditioned_curvatures(hvp, ops, d, A)
-  eta <- if (length(coords$index)) auto_wide_eta_alone else auto_wide_eta
-  target <- if (length(coords$index)) auto_wide_ess_alone() else auto_wide_ess
-  lr <- eta / curv[2]
+  aim <- wide_aim(coords)
+  lr <- aim$eta / curv[2]
   eta_slow <- lr * curv[1]
   chosen <- auto_batch(model, args, given, function(batch, use_cv)
     wide_alpha(model, pm, ops, batch, use_cv, lr))
@@ -120,7 +125,7 @@ auto_sgld_wide <- function(model, args, given, call, made) {
   if (isTRUE(cv)) cv <- pm$mode
   # Leimkuhler-Matthews steps: the AR(1) of a Gaussian direction of step e
   # with MA(1) noise has integrated autocorrelation time 2 / e
-  plan <- auto_run_length(eta_slow, target, chains, args, given,   # R/auto.R
+  plan <- auto_run_length(eta_slow, aim$ess, chains, args, given,   # R/auto.R
                           tau_int = 2 / eta_slow)
   tau_int <- plan$tau_int
   burnin <- plan$burnin
@@ -153,7 +158,7 @@ auto_sgld_wide <- function(model, args, given, call, made) {
     lr = lr, batch_size = batch, control_variates = !isFALSE(cv), iter = iter,
     burnin = burnin, thin = thin, temperature = temperature, mode = pm$mode,
     precondition = P, laplace_precondition = FALSE, curvature = curv, alpha = alpha,
-    target_ess = target, autocorrelation_time = tau_int,
+    target_ess = aim$ess, autocorrelation_time = tau_int,
     overdispersed = chains > 1 && !"init" %in% given, setup_time = setup,
     coordinates = model$sampler_names[coords$index],
     strategy = "langevin-diagonal",
@@ -163,13 +168,13 @@ auto_sgld_wide <- function(model, args, given, call, made) {
       "(curvatures %s to %s, temperature %s), %s; %s iterations for about %d effective ",
       "draws along the slowest direction%s%s."),
       d, if (is.null(fix)) "" else sprintf(", corrected along %d directions", length(fix$coef)),
-      format(eta * chosen$shrink, digits = 3), format(curv[1], digits = 2),
+      format(aim$eta * chosen$shrink, digits = 3), format(curv[1], digits = 2),
       format(curv[2], digits = 2), format(temperature, digits = 3),
-      if (batch >= n) "full data in every step"
+      if (batch >= model$n) "full data in every step"
       else sprintf("batch %d%s (sampling threshold %s)", batch,
                    if (!isFALSE(cv)) " with control variates at the mode" else "",
                    format(alpha, digits = 2)),
-      format(iter, big.mark = ","), target,
+      format(iter, big.mark = ","), aim$ess,
       if (chains > 1 && !"init" %in% given) "; chains start over-dispersed around the mode"
       else "",
       if (length(coords$index))
