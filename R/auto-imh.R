@@ -1,0 +1,238 @@
+# lr = "auto" where the posterior is close to its Laplace approximation and
+# a full pass costs little: independence Metropolis-Hastings (IMH) with a
+# multivariate t proposal centred at the mode, scaled by the Laplace
+# covariance S. Every proposal is drawn and its log posterior evaluated up
+# front, in one batched call of the engine per batch (log_joint_draws(): no
+# gradient); the accept/reject scan over the log weights
+# log p(w) - log q(w) is sequential but costs a comparison a proposal.
+# Exact for any proposal whose tails are at least as heavy as the
+# posterior's, and fast where the weights are nearly constant: the gate is
+# Pareto-smoothed importance sampling's k-hat of a pilot's weights and the
+# pilot's acceptance rate; elsewhere the caller's route runs, untouched
+# (the pilot's random numbers are given back).
+#
+# Checks after the run: an exact sampler has no step bias, so the
+# threshold and Stein checks of the unadjusted routes (both about the bias
+# of SGLD's step) do not apply; the acceptance rate, R-hat across chains
+# and the effective sample size do, as for mala() (check_run() with method
+# "mala").
+
+auto_imh_df <- 7           # the t proposal's degrees of freedom
+auto_imh_pilot <- 1000     # the gate's proposals (all chains together)
+auto_imh_khat <- 0.5       # largest pilot k-hat taking this route
+auto_imh_accept <- 0.5     # smallest pilot acceptance taking it
+auto_imh_rounds <- 3       # batches at most (the first, then lengthenings)
+
+# Which models: the negative binomial with the full data in every step
+# (at most auto_full_n rows), where the alternative is full-data MALA. At
+# 4,406-5,190 rows subsampling with control variates costs less: seed 1,
+# CPU s this route / control variates, NMES1988 1.35 / 1.00, DoctorVisits
+# 1.33 / 1.14, the simulated 5,000 rows 1.33 / 0.47 (bench/imh.md)
+imh_pays <- function(model) UseMethod("imh_pays")
+imh_pays.default <- function(model) FALSE
+imh_pays.sgld_model_negbin <- function(model) model$n <= auto_full_n
+
+auto_imh_wanted <- function(model, given, step)
+  imh_pays(model) && is.null(step$coords) && !isTRUE(step$skewed) &&
+    auto_mala_allowed(model, given) && model$d <= auto_max_d &&
+    !any(c("precondition", "lr", "iter", "burnin", "thin", "init", "monitor",
+           "pars", "parallel") %in% given) &&
+    !inherits(tryCatch(check_densities(model, "mala()"), error = identity), "error")
+
+# K proposals w = mode + R^T x, x ~ t_df(0, I) (S = R^T R), with their log
+# posterior and log importance weight (the t density up to its constant)
+imh_proposals <- function(model, pm, R, df, K) {
+  d <- model$d
+  X <- matrix(stats::rnorm(K * d), K, d) * sqrt(df / stats::rchisq(K, df))
+  W <- X %*% R + rep(pm$sampler, each = K)
+  lp <- log_joint_draws(model, W)
+  lp[is.na(lp)] <- -Inf   # outside the model's range: never accepted
+  list(W = W, lp = lp, lw = lp + (df + d) / 2 * log1p(rowSums(X^2) / df))
+}
+
+# The accept/reject scan of one chain from a state of log weight `from`:
+# the index of the state after each proposal (0: still the start)
+imh_scan <- function(lw, from) {
+  lu <- log(stats::runif(length(lw)))
+  at <- integer(length(lw))
+  cur <- 0L
+  for (i in seq_along(lw)) {
+    if (lu[i] < lw[i] - from) {
+      cur <- i
+      from <- lw[i]
+    }
+    at[i] <- cur
+  }
+  at
+}
+
+# Effective draws of the slowest mean and of the slowest squared deviation
+# (an sd's precision rests on the latter), all chains together
+imh_ess <- function(draws) {
+  x <- coda::mcmc.list(lapply(draws, coda::mcmc))
+  mu <- colMeans(do.call(rbind, draws))
+  sq <- coda::mcmc.list(lapply(draws, function(ch) coda::mcmc((ch - rep(mu, each = nrow(ch)))^2)))
+  min(ess(x), ess(sq))
+}
+
+# NULL where the gate refuses (R's random numbers as they were before);
+# otherwise the fit
+auto_imh <- function(model, args, given, call, made, pm, step, start) {
+  chains <- args$chains
+  df <- auto_imh_df
+  R <- chol(pm$covariance)
+  seed <- if (exists(".Random.seed", globalenv())) get(".Random.seed", globalenv())
+  begun <- proc.time()
+  pilot <- imh_proposals(model, pm, R, df, auto_imh_pilot)
+  khat <- if (all(is.finite(pilot$lw))) khat_of(pilot$lw) else Inf
+  at <- imh_scan(pilot$lw, pilot$lw[1])
+  accept <- mean(diff(c(1L, at)) != 0)
+  if (!is.finite(khat) || khat >= auto_imh_khat || accept < auto_imh_accept) {
+    if (is.null(seed)) rm(".Random.seed", envir = globalenv())
+    else assign(".Random.seed", seed, envir = globalenv())
+    return(NULL)
+  }
+  # each chain starts at a pilot proposal drawn by its importance weight:
+  # nearly a posterior draw when k-hat is small, so nothing is burnt in
+  picked <- sample.int(auto_imh_pilot, chains, replace = TRUE,
+                      prob = exp(pilot$lw - max(pilot$lw)))
+  # the pilot's own effective draws per proposal give the first batch
+  rate0 <- max(0.1, min(1, imh_ess(list(pilot$W[pmax(at, 1L), , drop = FALSE])) / auto_imh_pilot))
+  per_chain <- ceiling(auto_target_ess / (rate0 * chains))
+  proposal <- list(location = pm$sampler, factor = R, df = df)
+  chains_now <- list(draws = vector("list", chains), last = pilot$lw[picked],
+                     state = lapply(picked, function(j) pilot$W[j, ]), accepted = numeric(chains))
+  evaluations <- auto_imh_pilot
+  reached <- 0
+  for (round in seq_len(auto_imh_rounds)) {
+    chains_now <- imh_extend(model, proposal, chains_now, per_chain)
+    evaluations <- evaluations + per_chain * chains
+    reached <- imh_ess(chains_now$draws)
+    if (!is.finite(reached) || reached >= auto_target_ess) break
+    # short: lengthen in proportion to the rate measured so far
+    K <- nrow(chains_now$draws[[1]])
+    per_chain <- min(10 * K, ceiling(K * (1.1 * auto_target_ess / max(reached, 1) - 1)))
+  }
+  draws <- chains_now$draws
+  accepted <- chains_now$accepted
+  used <- proc.time() - begun
+  rule <- mala_rule(pm$covariance, model)
+  rule$label <- "independence Metropolis-Hastings (t proposal)"
+  fit <- imh_fit(model, draws, accepted, rule, call, args$threads,
+                 used[["elapsed"]])
+  K <- nrow(draws[[1]])
+  made$settings <- list(lr = 1, rule = rule, batch_size = model$n, control_variates = FALSE,
+                        temperature = 1, iter = K, burnin = 0, thin = 1, method = "imh",
+                        proposal = proposal,
+                        expected_ess = floor(min(auto_target_ess, reached)))
+  fit$auto <- list(
+    lr = NULL, batch_size = model$n, control_variates = FALSE, temperature = 1, iter = K,
+    burnin = 0, thin = 1, mode = pm$mode, settings = made$settings,
+    covariance = pm$covariance, laplace_precondition = TRUE,
+    laplace_departure = step$departure, proposal_df = df, pilot_khat = khat,
+    pilot_acceptance = accept, evaluations = evaluations, target_ess = auto_target_ess,
+    overdispersed = FALSE, start = "importance resampling of the pilot",
+    setup_time = begun[["elapsed"]] - start,
+    strategy = "imh",
+    reason = sprintf(paste0(
+      "lr = \"auto\": close to its Laplace approximation (pilot of %s proposals: PSIS k-hat ",
+      "%s, acceptance %s), so independence Metropolis-Hastings (exact) with a t proposal of ",
+      "%d degrees of freedom at the mode, scaled by the Laplace covariance; %s proposals a ",
+      "chain for about %s effective draws of the means and squares; chains start at pilot ",
+      "proposals drawn by their importance weights."),
+      format(auto_imh_pilot, big.mark = ","), format(khat, digits = 2),
+      format(accept, digits = 2), df, format(K, big.mark = ","),
+      format(made$settings$expected_ess, big.mark = ",")))
+  fit$auto$sampling_time <- fit$sampling_time
+  fit$time <- proc.time()[["elapsed"]] - start
+  fit <- check_run(fit, attr(fit, "run_settings"), rule, auto = TRUE)
+  attr(fit, "run_settings") <- NULL
+  made$fit <- fit
+  made$phase <- "run"
+  fit
+}
+
+# Each chain's scan carried on over `per_chain` new proposals
+imh_extend <- function(model, proposal, chains_now, per_chain) {
+  for (c in seq_along(chains_now$draws)) {
+    p <- imh_proposals(model, list(sampler = proposal$location), proposal$factor, proposal$df,
+                       per_chain)
+    at <- imh_scan(p$lw, chains_now$last[c])
+    moved <- at > 0
+    X <- p$W[pmax(at, 1L), , drop = FALSE]
+    if (!all(moved)) X[!moved, ] <- rep(chains_now$state[[c]], each = sum(!moved))
+    chains_now$accepted[c] <- chains_now$accepted[c] + sum(diff(c(0L, at)) != 0)
+    if (moved[per_chain]) {
+      chains_now$last[c] <- p$lw[at[per_chain]]
+      chains_now$state[[c]] <- X[per_chain, ]
+    }
+    chains_now$draws[[c]] <- rbind(chains_now$draws[[c]], X)
+  }
+  chains_now
+}
+
+# sgld(model, init = fit) for a fit of this route: each chain's scan goes on
+# from its last draw with the same proposal, as long again as its sample
+# (or `iter` proposals a chain)
+continue_imh <- function(model, fit, args, given, call) {
+  a <- fit$auto$settings
+  begun <- proc.time()[["elapsed"]]
+  chains <- length(fit$chain_ids)
+  iter <- if ("iter" %in% given && !is.null(args$iter)) args$iter else a$iter
+  check_count(iter, "iter", lower = 1)
+  d <- model$d
+  start <- t(fit$state$w[fit$chain_ids, , drop = FALSE])
+  lp <- log_joint_draws(model, t(start))
+  X <- t(backsolve(a$proposal$factor, start - a$proposal$location, transpose = TRUE))
+  last <- lp + (a$proposal$df + d) / 2 * log1p(rowSums(X^2) / a$proposal$df)
+  chains_now <- list(draws = vector("list", chains), last = last,
+                     state = lapply(seq_len(chains), function(c) start[, c]),
+                     accepted = numeric(chains))
+  chains_now <- imh_extend(model, a$proposal, chains_now, iter)
+  fit <- imh_fit(model, chains_now$draws, chains_now$accepted, a$rule, call, args$threads,
+                 proc.time()[["elapsed"]] - begun)
+  settings <- attr(fit, "run_settings")
+  attr(fit, "run_settings") <- NULL
+  fit$auto <- list(lr = NULL, settings = a, continued = TRUE, strategy = "imh",
+                   reason = sprintf(paste0(
+                     "lr = \"auto\": the chains of an automatic run continued with its ",
+                     "independence Metropolis-Hastings proposal (%s proposals a chain)."),
+                     format(iter, big.mark = ",")))
+  check_run(fit, settings, a$rule, auto = TRUE)
+}
+
+# An sgld_fit of draws made in R (sampler's scale, one K x d matrix a
+# chain), as the engine would return them from `iter = K` kept iterations:
+# the same constructor, so every method reads it as any other run's
+imh_fit <- function(model, draws, accepted, rule, call, threads, seconds) {
+  chains <- length(draws)
+  K <- nrow(draws[[1]])
+  d <- model$d
+  starts <- to_user_scale(model, do.call(rbind, lapply(draws, function(x) x[1, ])))
+  settings <- run_settings(model, lr = 1, batch_size = model$n, iter = K, burnin = 0, thin = 1,
+                           temperature = 1, chains = chains, init = starts, replace = FALSE,
+                           clip = NULL, rule = rule, threads = threads, mala = TRUE)
+  moments <- lapply(draws, function(x) {
+    u <- to_user_scale(model, x)
+    mu <- colMeans(u)
+    c(mu, colSums((u - rep(mu, each = K))^2))
+  })
+  moments <- matrix(unlist(moments), 2 * d, chains)
+  engine <- new.env(parent = emptyenv())
+  engine$res <- list(
+    draws = draws, eta = matrix(1, K, chains), iteration = matrix(as.double(seq_len(K)), K, chains),
+    trace = matrix(NA_real_, K, chains), kept = rep(K, chains), status = integer(chains),
+    stop_iter = numeric(chains), clip_count = numeric(chains),
+    last = vapply(draws, function(x) x[K, ], numeric(d)),
+    state = matrix(0, 0, chains), rng = .Call(C_sgld_streams, as.integer(chains)),
+    monitor = numeric(0), monitored = numeric(chains), diagnostics = numeric(0),
+    diagnosed = numeric(chains), accepted = accepted, collect_from = rep(1, chains),
+    moment_mean = moments[seq_len(d), , drop = FALSE],
+    moment_m2 = moments[d + seq_len(d), , drop = FALSE],
+    moment_wmean = moments[seq_len(d), , drop = FALSE], moment_weight = rep(K, chains),
+    moment_count = rep(K, chains), expected_seconds = 0, sampling_seconds = seconds)
+  fit <- new_sgld_fit(engine, model = model, settings = settings, lr = 1, method = "mala",
+                      call = call, time = seconds, rule = rule)
+  attr(fit, "run_settings") <- settings
+  fit
+}
