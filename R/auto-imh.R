@@ -47,15 +47,16 @@ auto_imh_wanted <- function(model, given, step)
            "pars", "parallel") %in% given) &&
     !inherits(tryCatch(check_densities(model, "mala()"), error = identity), "error")
 
-# K proposals w = mode + R^T x, x ~ t_df(0, I) (S = R^T R), with their log
-# posterior and log importance weight (the t density up to its constant)
-imh_proposals <- function(model, pm, R, df, K) {
-  d <- model$d
-  X <- matrix(stats::rnorm(K * d), K, d) * sqrt(df / stats::rchisq(K, df))
-  W <- X %*% R + rep(pm$sampler, each = K)
-  lp <- log_joint_draws(model, W)
-  lp[is.na(lp)] <- -Inf   # outside the model's range: never accepted
-  list(W = W, lp = lp, lw = lp + (df + d) / 2 * log1p(rowSums(X^2) / df))
+# One chain's batch in the engine (src/imh.c): `K` proposals from
+# `proposal` (location, upper triangular factor R, df), their log
+# posteriors and weights, and the scan from the state `from_w` of log
+# weight `from_lw`, on the chain's stream
+imh_batch <- function(model, proposal, K, from_w, from_lw, stream) {
+  out <- .Call(C_sgld_imh_batch, model, as.double(proposal$location),
+               as.double(proposal$factor), as.double(proposal$df), as.double(K),
+               as.double(from_w), as.double(from_lw), stream)
+  stop_on_failure(model)
+  out
 }
 
 # The log importance weights of the points W (rows, the sampler's scale)
@@ -64,22 +65,6 @@ imh_proposals <- function(model, pm, R, df, K) {
 imh_weight <- function(proposal, W, lp) {
   X <- backsolve(proposal$factor, t(W) - proposal$location, transpose = TRUE)
   lp + (proposal$df + ncol(W)) / 2 * log1p(colSums(X^2) / proposal$df)
-}
-
-# The accept/reject scan of one chain from a state of log weight `from`:
-# the index of the state after each proposal (0: still the start)
-imh_scan <- function(lw, from) {
-  lu <- log(stats::runif(length(lw)))
-  at <- integer(length(lw))
-  cur <- 0L
-  for (i in seq_along(lw)) {
-    if (lu[i] < lw[i] - from) {
-      cur <- i
-      from <- lw[i]
-    }
-    at[i] <- cur
-  }
-  at
 }
 
 # Effective draws of the slowest mean and of the slowest squared deviation
@@ -97,10 +82,16 @@ auto_imh <- function(model, args, given, call, made, pm, step, start) {
   chains <- args$chains
   seed <- if (exists(".Random.seed", globalenv())) get(".Random.seed", globalenv())
   begun <- proc.time()
-  pilot <- imh_proposals(model, pm, chol(pm$covariance), auto_imh_df_pilot, auto_imh_pilot)
-  khat <- if (all(is.finite(pilot$lw))) khat_of(pilot$lw) else Inf
-  at <- imh_scan(pilot$lw, pilot$lw[1])
-  accept <- mean(diff(c(1L, at)) != 0)
+  # chain c's stream, and after the chains' the pilot's (sgld_run()'s layout:
+  # main streams, then one more each)
+  streams <- .Call(C_sgld_streams, as.integer(chains))
+  size <- length(streams) / (2 * chains)
+  stream_of <- function(i) streams[(i - 1) * size + seq_len(size)]
+  laplace <- list(location = pm$sampler, factor = chol(pm$covariance), df = auto_imh_df_pilot)
+  pilot <- imh_batch(model, laplace, auto_imh_pilot, pm$sampler,
+                     log_joint_draws(model, matrix(pm$sampler, 1)), stream_of(chains + 1))
+  khat <- if (all(is.finite(pilot$log_weight))) khat_of(pilot$log_weight) else Inf
+  accept <- pilot$accepted / auto_imh_pilot
   if (!is.finite(khat) || khat >= auto_imh_khat || accept < auto_imh_accept) {
     if (is.null(seed)) rm(".Random.seed", envir = globalenv())
     else assign(".Random.seed", seed, envir = globalenv())
@@ -109,15 +100,18 @@ auto_imh <- function(model, args, given, call, made, pm, step, start) {
   # each chain starts at a pilot proposal drawn by its importance weight:
   # nearly a posterior draw when k-hat is small, so nothing is burnt in
   picked <- sample.int(auto_imh_pilot, chains, replace = TRUE,
-                      prob = exp(pilot$lw - max(pilot$lw)))
+                       prob = exp(pilot$log_weight - max(pilot$log_weight)))
   proposal <- imh_refit(pilot, pm)
   # the first batch: 1.1 times the target at 0.7 effective draws per proposal
   # and pilot acceptance (the run's proposal gave 0.7-0.77 on quine, epil
   # and PhDPublications); a batch that falls short is lengthened
   per_chain <- ceiling(1.1 * auto_target_ess / (0.7 * accept * chains))
+  starts <- pilot$proposals[picked, , drop = FALSE]
   chains_now <- list(draws = vector("list", chains),
-                     last = imh_weight(proposal, pilot$W[picked, , drop = FALSE], pilot$lp[picked]),
-                     state = lapply(picked, function(j) pilot$W[j, ]), accepted = numeric(chains))
+                     last = imh_weight(proposal, starts, pilot$log_post[picked]),
+                     state = lapply(seq_len(chains), function(c) starts[c, ]),
+                     accepted = numeric(chains),
+                     stream = lapply(seq_len(chains), stream_of))
   evaluations <- auto_imh_pilot
   reached <- 0
   for (round in seq_len(auto_imh_rounds)) {
@@ -134,7 +128,7 @@ auto_imh <- function(model, args, given, call, made, pm, step, start) {
   used <- proc.time() - begun
   rule <- mala_rule(pm$covariance, model)
   rule$label <- "independence Metropolis-Hastings (t proposal)"
-  fit <- imh_fit(model, draws, accepted, rule, call, args$threads,
+  fit <- imh_fit(model, draws, accepted, rule, call, args$threads, chains_now$stream,
                  used[["elapsed"]])
   K <- nrow(draws[[1]])
   made$settings <- list(lr = 1, rule = rule, batch_size = model$n, control_variates = FALSE,
@@ -172,10 +166,11 @@ auto_imh <- function(model, args, given, call, made, pm, step, start) {
 # importance-weighted mean and covariance (k-hat below 0.5: weights of
 # finite variance), or at the mode and S where that covariance is singular
 imh_refit <- function(pilot, pm) {
-  w <- exp(pilot$lw - max(pilot$lw))
+  w <- exp(pilot$log_weight - max(pilot$log_weight))
   w <- w / sum(w)
-  mu <- colSums(pilot$W * w)
-  R <- tryCatch(chol(crossprod((pilot$W - rep(mu, each = nrow(pilot$W))) * sqrt(w))),
+  W <- pilot$proposals
+  mu <- colSums(W * w)
+  R <- tryCatch(chol(crossprod((W - rep(mu, each = nrow(W))) * sqrt(w))),
                 error = function(e) NULL)
   if (is.null(R)) list(location = pm$sampler, factor = chol(pm$covariance), df = auto_imh_df)
   else list(location = mu, factor = R, df = auto_imh_df)
@@ -184,18 +179,13 @@ imh_refit <- function(pilot, pm) {
 # Each chain's scan carried on over `per_chain` new proposals
 imh_extend <- function(model, proposal, chains_now, per_chain) {
   for (c in seq_along(chains_now$draws)) {
-    p <- imh_proposals(model, list(sampler = proposal$location), proposal$factor, proposal$df,
-                       per_chain)
-    at <- imh_scan(p$lw, chains_now$last[c])
-    moved <- at > 0
-    X <- p$W[pmax(at, 1L), , drop = FALSE]
-    if (!all(moved)) X[!moved, ] <- rep(chains_now$state[[c]], each = sum(!moved))
-    chains_now$accepted[c] <- chains_now$accepted[c] + sum(diff(c(0L, at)) != 0)
-    if (moved[per_chain]) {
-      chains_now$last[c] <- p$lw[at[per_chain]]
-      chains_now$state[[c]] <- X[per_chain, ]
-    }
-    chains_now$draws[[c]] <- rbind(chains_now$draws[[c]], X)
+    b <- imh_batch(model, proposal, per_chain, chains_now$state[[c]], chains_now$last[c],
+                   chains_now$stream[[c]])
+    chains_now$accepted[c] <- chains_now$accepted[c] + b$accepted
+    chains_now$last[c] <- b$last_lw
+    chains_now$state[[c]] <- b$draws[per_chain, ]
+    chains_now$stream[[c]] <- b$stream
+    chains_now$draws[[c]] <- rbind(chains_now$draws[[c]], b$draws)
   }
   chains_now
 }
@@ -211,11 +201,15 @@ continue_imh <- function(model, fit, args, given, call) {
   check_count(iter, "iter", lower = 1)
   start <- t(fit$state$w[fit$chain_ids, , drop = FALSE])
   last <- imh_weight(a$proposal, t(start), log_joint_draws(model, t(start)))
+  size <- length(fit$state$rng) / (2 * length(fit$status))
   chains_now <- list(draws = vector("list", chains), last = last,
                      state = lapply(seq_len(chains), function(c) start[, c]),
-                     accepted = numeric(chains))
+                     accepted = numeric(chains),
+                     stream = lapply(fit$chain_ids, function(c)
+                       fit$state$rng[(c - 1) * size + seq_len(size)]))
   chains_now <- imh_extend(model, a$proposal, chains_now, iter)
   fit <- imh_fit(model, chains_now$draws, chains_now$accepted, a$rule, call, args$threads,
+                 chains_now$stream,
                  proc.time()[["elapsed"]] - begun)
   settings <- attr(fit, "run_settings")
   attr(fit, "run_settings") <- NULL
@@ -227,10 +221,14 @@ continue_imh <- function(model, fit, args, given, call) {
   check_run(fit, settings, a$rule, auto = TRUE)
 }
 
+# The chains' streams in a fit's state (fit$state$rng: sgld_run()'s layout,
+# main streams then as many others; these are the scans' streams twice)
+imh_state_streams <- function(streams) c(unlist(streams), unlist(streams))
+
 # An sgld_fit of draws made in R (sampler's scale, one K x d matrix a
 # chain), as the engine would return them from `iter = K` kept iterations:
 # the same constructor, so every method reads it as any other run's
-imh_fit <- function(model, draws, accepted, rule, call, threads, seconds) {
+imh_fit <- function(model, draws, accepted, rule, call, threads, streams, seconds) {
   chains <- length(draws)
   K <- nrow(draws[[1]])
   d <- model$d
@@ -250,7 +248,7 @@ imh_fit <- function(model, draws, accepted, rule, call, threads, seconds) {
     trace = matrix(NA_real_, K, chains), kept = rep(K, chains), status = integer(chains),
     stop_iter = numeric(chains), clip_count = numeric(chains),
     last = vapply(draws, function(x) x[K, ], numeric(d)),
-    state = matrix(0, 0, chains), rng = .Call(C_sgld_streams, as.integer(chains)),
+    state = matrix(0, 0, chains), rng = imh_state_streams(streams),
     monitor = numeric(0), monitored = numeric(chains), diagnostics = numeric(0),
     diagnosed = numeric(chains), accepted = accepted, collect_from = rep(1, chains),
     moment_mean = moments[seq_len(d), , drop = FALSE],

@@ -30,13 +30,26 @@ test_that("the independence sampler matches a posterior computed by quadrature",
   expect_lt(max(st[, "Rhat"]), 1.05)
 })
 
-test_that("the batched log posterior is log_posterior() at every point", {
+test_that("the engine's batch: log_posterior() at every proposal, t weights, a valid scan", {
   m <- model_negbin(Days ~ Eth + Sex + Age + Lrn, data = MASS::quine)
   set.seed(2)
   pm <- posterior_mode(m, covariance = TRUE)
-  W <- matrix(pm$sampler, 5, m$d, byrow = TRUE) + matrix(rnorm(5 * m$d, 0, 0.3), 5)
-  each <- apply(W, 1, function(w) log_posterior(m, w)$logpost)
-  expect_equal(sgld:::log_joint_draws(m, W), each, tolerance = 1e-10)
+  proposal <- list(location = pm$sampler, factor = chol(pm$covariance), df = 7)
+  stream <- .Call(sgld:::C_sgld_streams, 1L)[1:32]
+  b <- sgld:::imh_batch(m, proposal, 6, pm$sampler, -1e300, stream)
+  each <- apply(b$proposals, 1, function(w) log_posterior(m, w)$logpost)
+  expect_equal(b$log_post, each, tolerance = 1e-10)
+  expect_equal(b$log_weight, sgld:::imh_weight(proposal, b$proposals, each), tolerance = 1e-10)
+  # from a state of weight -1e300 the first proposal is accepted; every state
+  # is the last accepted proposal
+  expect_identical(b$draws[1, ], b$proposals[1, ])
+  for (k in 2:6) expect_true(identical(b$draws[k, ], b$proposals[k, ]) ||
+                               identical(b$draws[k, ], b$draws[k - 1, ]))
+  expect_identical(b$last_lw, b$log_weight[max(which(apply(b$draws == b$proposals, 1, all)))])
+  # the same stream, the same batch; the returned stream moves on
+  expect_identical(sgld:::imh_batch(m, proposal, 6, pm$sampler, -1e300, stream), b)
+  expect_false(identical(b$stream, stream))
+  expect_error(sgld:::imh_batch(m, proposal, 0, pm$sampler, 0, stream), "whole number")
 })
 
 test_that("same seed, same draws; init = fit continues the chains", {
