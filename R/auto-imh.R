@@ -30,6 +30,7 @@ auto_imh_pilot <- 1000     # the gate's proposals (all chains together)
 auto_imh_khat <- 0.5       # largest pilot k-hat taking this route
 auto_imh_accept <- 0.5     # smallest pilot acceptance taking it
 auto_imh_rounds <- 3       # batches at most (the first, then lengthenings)
+auto_imh_burnin <- 25      # each chain's first pilot states, not kept
 
 # Which models: the negative binomial with the full data in every step
 # (at most auto_full_n rows), where the alternative is full-data MALA. At
@@ -82,37 +83,44 @@ auto_imh <- function(model, args, given, call, made, pm, step, start) {
   chains <- args$chains
   seed <- if (exists(".Random.seed", globalenv())) get(".Random.seed", globalenv())
   begun <- proc.time()
-  # chain c's stream, and after the chains' the pilot's (sgld_run()'s layout:
-  # main streams, then one more each)
+  # chain c's stream (sgld_run()'s layout: main streams, then as many others)
   streams <- .Call(C_sgld_streams, as.integer(chains))
   size <- length(streams) / (2 * chains)
-  stream_of <- function(i) streams[(i - 1) * size + seq_len(size)]
+  # the pilot: each chain scans its share of the proposals from the mode,
+  # the first auto_imh_burnin of its states burnt in. The mode's weight
+  # under this proposal is below a typical one's (for a Gaussian posterior
+  # log w - log w(mode) = (df + d) / 2 log(1 + |x|^2 / df) - |x|^2 / 2,
+  # +1.3 at |x|^2 = d = 7), so the first proposals are accepted at once.
   laplace <- list(location = pm$sampler, factor = chol(pm$covariance), df = auto_imh_df_pilot)
-  pilot <- imh_batch(model, laplace, auto_imh_pilot, pm$sampler,
-                     log_joint_draws(model, matrix(pm$sampler, 1)), stream_of(chains + 1))
+  share <- ceiling(auto_imh_pilot / chains)
+  lp_mode <- log_joint_draws(model, matrix(pm$sampler, 1))
+  pilots <- lapply(seq_len(chains), function(c)
+    imh_batch(model, laplace, share, pm$sampler, lp_mode, streams[(c - 1) * size + seq_len(size)]))
+  pilot <- list(log_weight = unlist(lapply(pilots, `[[`, "log_weight")),
+                proposals = do.call(rbind, lapply(pilots, `[[`, "proposals")))
   khat <- if (all(is.finite(pilot$log_weight))) khat_of(pilot$log_weight) else Inf
-  accept <- pilot$accepted / auto_imh_pilot
+  accept <- sum(vapply(pilots, `[[`, 1, "accepted")) / (share * chains)
   if (!is.finite(khat) || khat >= auto_imh_khat || accept < auto_imh_accept) {
     if (is.null(seed)) rm(".Random.seed", envir = globalenv())
     else assign(".Random.seed", seed, envir = globalenv())
     return(NULL)
   }
-  # each chain starts at a pilot proposal drawn by its importance weight:
-  # nearly a posterior draw when k-hat is small, so nothing is burnt in
-  picked <- sample.int(auto_imh_pilot, chains, replace = TRUE,
-                       prob = exp(pilot$log_weight - max(pilot$log_weight)))
   proposal <- imh_refit(pilot, pm)
+  # each chain goes on from its pilot's last state, under the new proposal
+  burn <- min(auto_imh_burnin, share - 1)
+  kept <- lapply(pilots, function(b) b$draws[-seq_len(burn), , drop = FALSE])
+  states <- t(vapply(pilots, function(b) b$draws[share, ], numeric(model$d)))
+  chains_now <- list(draws = kept,
+                     last = imh_weight(proposal, states, log_joint_draws(model, states)),
+                     state = lapply(seq_len(chains), function(c) states[c, ]),
+                     accepted = vapply(kept, function(x) sum(rowSums(diff(x) != 0) > 0), 1),
+                     stream = lapply(pilots, `[[`, "stream"))
   # the first batch: 1.1 times the target at 0.7 effective draws per proposal
   # and pilot acceptance (the run's proposal gave 0.7-0.77 on quine, epil
-  # and PhDPublications); a batch that falls short is lengthened
-  per_chain <- ceiling(1.1 * auto_target_ess / (0.7 * accept * chains))
-  starts <- pilot$proposals[picked, , drop = FALSE]
-  chains_now <- list(draws = vector("list", chains),
-                     last = imh_weight(proposal, starts, pilot$log_post[picked]),
-                     state = lapply(seq_len(chains), function(c) starts[c, ]),
-                     accepted = numeric(chains),
-                     stream = lapply(seq_len(chains), stream_of))
-  evaluations <- auto_imh_pilot
+  # and PhDPublications), less the pilot's; a batch that falls short is
+  # lengthened
+  per_chain <- max(1, ceiling(1.1 * auto_target_ess / (0.7 * accept * chains)) - (share - burn))
+  evaluations <- share * chains
   reached <- 0
   for (round in seq_len(auto_imh_rounds)) {
     chains_now <- imh_extend(model, proposal, chains_now, per_chain)
@@ -132,27 +140,27 @@ auto_imh <- function(model, args, given, call, made, pm, step, start) {
                  used[["elapsed"]])
   K <- nrow(draws[[1]])
   made$settings <- list(lr = 1, rule = rule, batch_size = model$n, control_variates = FALSE,
-                        temperature = 1, iter = K, burnin = 0, thin = 1, method = "imh",
+                        temperature = 1, iter = K + burn, burnin = burn, thin = 1, method = "imh",
                         proposal = proposal,
                         expected_ess = floor(min(auto_target_ess, reached)))
   fit$auto <- list(
-    lr = NULL, batch_size = model$n, control_variates = FALSE, temperature = 1, iter = K,
-    burnin = 0, thin = 1, mode = pm$mode, settings = made$settings,
+    lr = NULL, batch_size = model$n, control_variates = FALSE, temperature = 1, iter = K + burn,
+    burnin = burn, thin = 1, mode = pm$mode, settings = made$settings,
     covariance = pm$covariance, laplace_precondition = TRUE,
     laplace_departure = step$departure, proposal_df = auto_imh_df, pilot_khat = khat,
     pilot_acceptance = accept, evaluations = evaluations, target_ess = auto_target_ess,
-    overdispersed = FALSE, start = "importance resampling of the pilot",
+    overdispersed = FALSE, start = "mode",
     setup_time = begun[["elapsed"]] - start,
     strategy = "imh",
     reason = sprintf(paste0(
       "lr = \"auto\": close to its Laplace approximation (pilot of %s proposals: PSIS k-hat ",
       "%s, acceptance %s), so independence Metropolis-Hastings (exact) with a t proposal of ",
       "%d degrees of freedom at the pilot's importance-weighted mean and covariance; %s proposals a ",
-      "chain for about %s effective draws of the means and squares; chains start at pilot ",
-      "proposals drawn by their importance weights."),
-      format(auto_imh_pilot, big.mark = ","), format(khat, digits = 2),
-      format(accept, digits = 2), auto_imh_df, format(K, big.mark = ","),
-      format(made$settings$expected_ess, big.mark = ",")))
+      "chain for about %s effective draws of the means and squares; chains start at the ",
+      "mode, each scanning its share of the pilot first (%d states burnt in)."),
+      format(share * chains, big.mark = ","), format(khat, digits = 2),
+      format(accept, digits = 2), auto_imh_df, format(K + burn, big.mark = ","),
+      format(made$settings$expected_ess, big.mark = ","), burn))
   fit$auto$sampling_time <- fit$sampling_time
   fit$time <- proc.time()[["elapsed"]] - start
   fit <- check_run(fit, attr(fit, "run_settings"), rule, auto = TRUE)
@@ -197,7 +205,7 @@ continue_imh <- function(model, fit, args, given, call) {
   a <- fit$auto$settings
   begun <- proc.time()[["elapsed"]]
   chains <- length(fit$chain_ids)
-  iter <- if ("iter" %in% given && !is.null(args$iter)) args$iter else a$iter
+  iter <- if ("iter" %in% given && !is.null(args$iter)) args$iter else a$iter - a$burnin
   check_count(iter, "iter", lower = 1)
   start <- t(fit$state$w[fit$chain_ids, , drop = FALSE])
   last <- imh_weight(a$proposal, t(start), log_joint_draws(model, t(start)))

@@ -94,7 +94,7 @@ test_that("sgld(m) at its defaults is within 0.15 sd and 10% of NUTS on two data
   more <- sgld(case$m, init = fit)
   expect_identical(more$method, "mala")
   expect_identical(more$rule, fit$rule)
-  expect_identical(nrow(more$draws[[1]]), as.integer(fit$auto$iter))
+  expect_identical(nrow(more$draws[[1]]), as.integer(fit$auto$iter - fit$auto$burnin))
   expect_identical(more$settings$burnin, 0)
   expect_true(more$auto$continued)
 })
