@@ -5,8 +5,8 @@ test_that("the independence sampler matches a posterior computed by quadrature",
   # an intercept and log phi: the exact posterior on a 161 x 161 grid of
   # +- 8 Laplace sds; tolerances 4 Monte Carlo errors from the run's own
   # effective sample sizes (a mean's sd / sqrt(n_eff), an sd's about
-  # 1 / sqrt(2 n_eff)); without the t density's weight the sds come out
-  # about 30% too small, far outside them
+  # 1 / sqrt(2 n_eff)); with the t density's term taken out of the weights
+  # in src/imh.c (a sampler of p q, not p) the sds fail it
   m <- model_negbin(Days ~ 1, data = MASS::quine)
   set.seed(3)
   fit <- sgld(m)
