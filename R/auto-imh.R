@@ -1,15 +1,15 @@
 # lr = "auto" where the posterior is close to its Laplace approximation and
-# a full pass costs little: independence Metropolis-Hastings (IMH) with a
-# multivariate t proposal centred at the mode, scaled by the Laplace
-# covariance S. Every proposal is drawn and its log posterior evaluated up
-# front, in one batched call of the engine per batch (log_joint_draws(): no
-# gradient); the accept/reject scan over the log weights
-# log p(w) - log q(w) is sequential but costs a comparison a proposal.
-# Exact for any proposal whose tails are at least as heavy as the
-# posterior's, and fast where the weights are nearly constant: the gate is
-# Pareto-smoothed importance sampling's k-hat of a pilot's weights and the
-# pilot's acceptance rate; elsewhere the caller's route runs, untouched
-# (the pilot's random numbers are given back).
+# a full pass costs little: independence Metropolis-Hastings (IMH) with
+# multivariate t proposals (a pilot's at the mode, scaled by the Laplace
+# covariance S; the run's refitted to the pilot's weighted draws). Each
+# chain's batch of proposals is drawn from the chain's stream and its log
+# posteriors evaluated up front in one call of the engine (src/imh.c: no
+# gradient), which then scans the log weights log p(w) - log q(w), a
+# comparison a proposal. Exact for any proposal whose tails are at least
+# as heavy as the posterior's, and fast where the weights are nearly
+# constant: the gate is Pareto-smoothed importance sampling's k-hat of the
+# pilot's weights and the pilot's acceptance rate; elsewhere the caller's
+# route runs, untouched (R's random numbers are given back).
 #
 # Checks after the run: an exact sampler has no step bias, so the
 # threshold and Stein checks of the unadjusted routes (both about the bias
@@ -35,8 +35,10 @@ auto_imh_burnin <- 25      # each chain's first pilot states, not kept
 # Which models: the negative binomial with the full data in every step
 # (at most auto_full_n rows), where the alternative is full-data MALA. At
 # 4,406-5,190 rows subsampling with control variates costs less: seed 1,
-# CPU s this route / control variates, NMES1988 1.35 / 1.00, DoctorVisits
-# 1.33 / 1.14, the simulated 5,000 rows 1.33 / 0.47 (bench/imh.md)
+# CPU s this route / control variates, NMES1988 1.40 / 0.93, DoctorVisits
+# 1.02 / 1.04, the simulated 5,000 rows 0.93 / 0.43. Other models' small
+# regressions were slower this way than by their Langevin route (Poisson,
+# logistic, linear: bench/imh.md)
 imh_pays <- function(model) UseMethod("imh_pays")
 imh_pays.default <- function(model) FALSE
 imh_pays.sgld_model_negbin <- function(model) model$n <= auto_full_n
