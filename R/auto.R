@@ -393,6 +393,12 @@ auto_sgld_phases <- function(model, args, given, call, made) {
   if (step$departure > auto_wall_departure && auto_mala_allowed(model, given))
     return(auto_sgld_mala(model, args, given, call, made, pm, step$precondition, step$curv,
                           step$departure, start, "departure"))
+  # close to Gaussian and cheap to evaluate: independence Metropolis-Hastings
+  # where a pilot's importance weights allow it (R/auto-imh.R)
+  if (auto_imh_wanted(model, given, step)) {
+    fit <- auto_imh(model, args, given, call, made, pm, step, start)
+    if (!is.null(fit)) return(fit)
+  }
   plan <- auto_sgld_plan(model, args, given, pm, step)
   if (auto_full_wanted(model, given, step, plan))
     return(auto_sgld_full(model, args, given, call, made, pm, step, start))

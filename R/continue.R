@@ -119,7 +119,7 @@ upgrade_rule <- function(rule) {
 # recorded (R/auto.R)?
 is_auto_fit <- function(init) {
   inherits(init, "sgld_fit") && is.list(init$auto$settings) &&
-    init$auto$settings$method %in% c("sgld", "mala")
+    init$auto$settings$method %in% c("sgld", "mala", "imh")
 }
 
 # sgld(model, init = fit) for a fit of lr = "auto": continues its chains with
@@ -130,6 +130,7 @@ is_auto_fit <- function(init) {
 # long again as its sample, with no burn-in.
 continue_auto <- function(model, fit, args, given, call) {
   a <- fit$auto$settings
+  if (identical(a$method, "imh")) return(continue_imh(model, fit, args, given, call))   # R/auto-imh.R
   has <- function(name) name %in% given && !is.null(args[[name]])
   lr <- if (has("lr") && !identical(args$lr, "auto")) args$lr else a$lr
   rule <- if (has("precondition")) resolve_precondition(args$precondition, model) else a$rule

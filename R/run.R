@@ -273,6 +273,19 @@
 #' `batch_size`, `control_variates`, `temperature`, `clip`, `replace` or
 #' `diagnostics` is given.
 #'
+#' Before those steps, a negative binomial of at most 1,000 rows tries
+#' independence Metropolis-Hastings (`fit$auto$strategy` is `"imh"`): 1,000
+#' pilot proposals from a t distribution with 7 degrees of freedom at the
+#' mode, scaled by the Laplace covariance, each chain scanning its share
+#' from the mode; where their Pareto-smoothed importance sampling k-hat is
+#' below 0.5 and at least half are accepted, each chain goes on with t
+#' proposals of 15 degrees of freedom at the pilot's importance-weighted
+#' mean and covariance until 2,000 effective draws of the means and of the
+#' squares are measured. Each proposal costs a log posterior without its
+#' gradient; exact (bench/imh.md). Otherwise the steps above run, with the
+#' same draws as without the pilot. Not when `iter`, `burnin`, `thin`,
+#' `init`, `monitor`, `pars` or `parallel` is given either.
+#'
 #' Models with more than 1,000 parameters (text features, factors of
 #' thousands of levels; the option `sgld.auto_wide_d` moves the bar) get a
 #' recipe that stores no d x d matrix: the mode by L-BFGS-B, the diagonal of

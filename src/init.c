@@ -10,6 +10,8 @@ SEXP sgld_run(SEXP model, SEXP settings);
 SEXP sgld_model_eval(SEXP model, SEXP w);
 SEXP sgld_model_moves(SEXP model, SEXP w, SEXP times);
 SEXP sgld_log_joint_draws(SEXP model, SEXP draws);
+SEXP sgld_imh_batch(SEXP model, SEXP location, SEXP factor, SEXP df, SEXP K, SEXP from_w,
+                    SEXP from_lw, SEXP stream);
 SEXP sgld_model_expected(SEXP model, SEXP mu, SEXP sd);
 SEXP sgld_loglik_draws(SEXP model, SEXP W, SEXP items);
 SEXP sgld_model_fused(SEXP model, SEXP w);
@@ -50,6 +52,7 @@ static const R_CallMethodDef call_methods[] = {
   CALLDEF(sgld_model_eval, 2),
   CALLDEF(sgld_model_moves, 3),
   CALLDEF(sgld_log_joint_draws, 2),
+  CALLDEF(sgld_imh_batch, 8),
   CALLDEF(sgld_model_expected, 3),
   CALLDEF(sgld_loglik_draws, 3),
   CALLDEF(sgld_model_fused, 2),

@@ -160,7 +160,7 @@ run_cases <- function(seed, first, last) {
     target <- sample(c("run", "coordinates", "vi", "whiten", "eval", "expected", "log_joint", "gradient", "rng",
                        "schedule", "codes", "sampler", "predict", "predict_mixture", "ksd", "psis_loo",
                        "file_rows", "state", "state_engine", "file", "loglik_draws", "mode",
-                       "gram", "rule_factor", "moves", "leapfrog"), 1)
+                       "gram", "rule_factor", "moves", "leapfrog", "imh"), 1)
     if (nzchar(Sys.getenv("FUZZ_VERBOSE"))) cat("case", case, target, which_model, "\n")
     res <- tryCatch({
       switch(target,
@@ -267,6 +267,14 @@ run_cases <- function(seed, first, last) {
         gradient = .Call(sgld:::C_sgld_gradient_draws, m,
                          clamp_iter(mutate(list(w = rnorm(m$d), batch_size = 3, times = 5,
                                                 replace = 0L, cv_mode = NULL), sample(1:3, 1)))),
+        imh = {
+          # independence Metropolis-Hastings' batch (src/imh.c), each argument mutated
+          a <- mutate(list(location = rnorm(m$d), factor = diag(m$d), df = 7, K = 5,
+                           from_w = rnorm(m$d), from_lw = -10,
+                           stream = .Call(sgld:::C_sgld_streams, 1L)[1:32]), sample(1:3, 1))
+          .Call(sgld:::C_sgld_imh_batch, mutate(unclass(m), sample(0:1, 1)), a$location,
+                a$factor, a$df, a$K, a$from_w, a$from_lw, a$stream)
+        },
         rng = {
           .Call(sgld:::C_sgld_rng_draws, draw(), draw(), draw(), draw())
           .Call(sgld:::C_sgld_streams, draw())

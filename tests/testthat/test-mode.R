@@ -21,7 +21,7 @@ hessian_error <- function(m, w) {
   max(abs(H - fd)) / max(abs(H))
 }
 
-test_that("the logistic and linear Hessians agree with differences of the gradients", {
+test_that("the logistic, linear and negative-binomial Hessians agree with differences of the gradients", {
   set.seed(41)
   d <- pima()
   d$wt <- rpois(nrow(d), 2) + 1
@@ -42,12 +42,28 @@ test_that("the logistic and linear Hessians agree with differences of the gradie
                             prior = prior_nig(mean = c(30, -3, 0), V = matrix(c(4, 1, 0, 1, 2, 0.1,
                                                                              0, 0.1, 1), 3),
                                               shape = 2, rate = 3)),
-    linear_wt = model_linear(mpg ~ wt + hp, data = mtcars, weights = cyl, prior = prior_nig())
+    linear_wt = model_linear(mpg ~ wt + hp, data = mtcars, weights = cyl, prior = prior_nig()),
+    # the negative binomial in (beta, log phi): rstanarm's priors (autoscaled,
+    # the intercept's at centred predictors, exponential on phi), the
+    # half-normal on 1/phi, weights and an offset, sparse rows, counts
+    # above the summed steps' 32 (quine's reach 81)
+    negbin = model_negbin(Days ~ Eth + Sex + Age + Lrn, data = MASS::quine),
+    negbin_half = model_negbin(Days ~ Eth + Age, data = MASS::quine,
+                               prior_overdispersion = 1),
+    negbin_wt = model_negbin(count ~ spray + offset(log(1 + as.numeric(spray))),
+                             data = transform(InsectSprays, wt = rep(1:3, 24)), weights = wt),
+    negbin_sparse = local({
+      Z <- matrix(rnorm(900), 300)
+      model_negbin(Matrix::Matrix(Z * (abs(Z) > 0.7), sparse = TRUE), rpois(300, 3),
+                   prior_intercept = NULL)
+    })
   )
   for (nm in names(models)) {
     m <- models[[nm]]
     w <- rnorm(m$d, 0, 0.1) / pmax(1, apply(abs(sgld:::design_matrix(m)), 2, max))[seq_len(m$d)]
     if (inherits(m, "sgld_model_linear")) w <- c(w[-m$d], 2)
+    if (inherits(m, "sgld_model_negbin"))
+      w <- posterior_mode(m)$sampler + rnorm(m$d, 0, 0.05)
     expect_lt(hessian_error(m, w), 1e-7, label = nm)
     # the gradient returned is the engine's (whose minibatch gradient reads
     # the single-precision copy of rows stored as floats)
