@@ -52,6 +52,38 @@ test_that("the engine's batch: log_posterior() at every proposal, t weights, a v
   expect_error(sgld:::imh_batch(m, proposal, 0, pm$sampler, 0, stream), "whole number")
 })
 
+test_that("the batch's block evaluation is log_posterior() for every kind of negbin data", {
+  # src/model_negbin.c: negbin_loglik_points() sums the lgamma steps by count
+  # (a table of logs, or an lgammafn() per distinct count, plus the rows of
+  # counts past the table) and takes the linear predictors of eight points
+  # side by side (dense rows of at most 64 coefficients; others row by row)
+  check_batch <- function(m, K = 11) {
+    proposal <- list(location = c(rep(0.05, m$d - 1), 0.3),
+                     factor = diag(0.05, m$d), df = 15)
+    stream <- .Call(sgld:::C_sgld_streams, 1L)[1:32]
+    b <- sgld:::imh_batch(m, proposal, K, proposal$location, -1e300, stream)
+    each <- apply(b$proposals, 1, function(w) log_posterior(m, w)$logpost)
+    expect_equal(b$log_post, each, tolerance = 1e-10)
+  }
+  set.seed(5)
+  n <- 40
+  d <- data.frame(x = rnorm(n), g = factor(sample(letters[1:4], n, TRUE)),
+                  t = runif(n, 1, 3), wt = runif(n, 0.5, 2))
+  d$y <- rnbinom(n, mu = 3, size = 2)
+  # with case weights and an offset; counts past the table (table_max 4096)
+  # and few distinct counts: an lgammafn() per count
+  d$y[1:2] <- c(5000, 4100)
+  check_batch(model_negbin(y ~ x + g + offset(log(t)), data = d, weights = wt))
+  # small counts: the table of logs
+  d$y[1:2] <- c(1, 9)
+  check_batch(model_negbin(y ~ x + g, data = d))
+  # a sparse design, and a dense one of 70 coefficients (row by row)
+  X <- Matrix::sparseMatrix(i = seq_len(n), j = rep(1:5, length.out = n), x = 1,
+                            dims = c(n, 5))
+  check_batch(model_negbin(X, d$y))
+  check_batch(model_negbin(cbind(1, matrix(rnorm(80 * 69, sd = 0.1), 80)), rep(d$y, 2)), K = 9)
+})
+
 test_that("same seed, same draws; init = fit continues the chains", {
   m <- model_negbin(Days ~ Eth + Sex + Age + Lrn, data = MASS::quine)
   set.seed(4)
