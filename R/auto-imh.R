@@ -32,19 +32,35 @@ auto_imh_accept <- 0.5     # smallest pilot acceptance taking it
 auto_imh_rounds <- 3       # batches at most (the first, then lengthenings)
 auto_imh_burnin <- 25      # each chain's first pilot states, not kept
 
-# Which models: the negative binomial with the full data in every step
-# (at most auto_full_n rows), where the alternative is full-data MALA. At
-# 4,406-5,190 rows subsampling with control variates costs less: seed 1,
-# CPU s this route / control variates, NMES1988 1.40 / 0.93, DoctorVisits
-# 1.02 / 1.04, the simulated 5,000 rows 0.93 / 0.43. Other models' small
-# regressions were slower this way than by their Langevin route (Poisson,
-# logistic, linear: bench/imh.md)
-imh_pays <- function(model) UseMethod("imh_pays")
-imh_pays.default <- function(model) FALSE
-imh_pays.sgld_model_negbin <- function(model) model$n <= auto_full_n
+# Which models: the negative binomial, whose log likelihood at eight
+# proposals takes one pass (src/model_negbin.c: negbin_loglik_points(),
+# 20-26 ns a row and proposal in the route). Up to auto_full_n rows the
+# alternative is full-data MALA, slower on every set tried; above, it is
+# subsampling with control variates, whose plan (`plan`: batch rows times
+# iterations) decides: this route is taken where its evaluations
+# (auto_imh_evaluations a call, 4,500-7,500 measured) times the rows cost
+# less than the plan's rows at auto_imh_row_cost times the price (the
+# subsampled route's whole call per planned gradient row, 247-286 ns, over
+# this route's per evaluated row, 20-26 ns, on NMES1988, DoctorVisits and
+# the simulated 5,000 rows: a ratio of 9.5-14). Seed 1, CPU s of this
+# route / the subsampled one, load 6-7 (bench/imh.md): NMES1988 (4,406
+# rows) 0.64 / 0.98 and DoctorVisits (5,190) 0.58 / 1.14, and the
+# simulated negative binomial of 2,500 rows 0.27 / 0.34, taken; the
+# simulated 5,000 rows 0.49 / 0.43 and 10,000 rows 0.92 / 0.49, not taken.
+# Other models' small regressions were slower this way than by their
+# Langevin route (Poisson, logistic, linear: bench/imh.md)
+auto_imh_evaluations <- 6000
+auto_imh_row_cost <- 12
+imh_pays <- function(model, plan) UseMethod("imh_pays")
+imh_pays.default <- function(model, plan) FALSE
+imh_pays.sgld_model_negbin <- function(model, plan)
+  is.null(plan) ||
+    auto_imh_evaluations * model$n <= auto_imh_row_cost * plan$batch * plan$iter
 
-auto_imh_wanted <- function(model, given, step)
-  imh_pays(model) && is.null(step$coords) && !isTRUE(step$skewed) &&
+# `plan`: the subsampled route's (auto_sgld_plan()) above auto_full_n rows,
+# NULL below
+auto_imh_wanted <- function(model, given, step, plan = NULL)
+  imh_pays(model, plan) && is.null(step$coords) && !isTRUE(step$skewed) &&
     auto_mala_allowed(model, given) && model$d <= auto_max_d &&
     !any(c("precondition", "lr", "iter", "burnin", "thin", "init", "monitor",
            "pars", "parallel") %in% given) &&

@@ -117,3 +117,14 @@ test_that("a pilot whose weights are heavy-tailed falls back, its random numbers
   fit <- suppressWarnings(sgld(m))
   expect_identical(fit$auto$strategy, "mala-gaussian")
 })
+
+test_that("above auto_full_n rows the route is taken where it costs less than the subsampled plan", {
+  # auto_imh_evaluations (6,000) evaluations of every row against
+  # auto_imh_row_cost (12) times the plan's rows (batch x iterations)
+  nb <- structure(list(n = 5000), class = c("sgld_model_negbin", "sgld_model"))
+  expect_true(sgld:::imh_pays(nb, NULL))   # the alternative is full-data MALA
+  expect_true(sgld:::imh_pays(nb, list(batch = 1197, iter = 3852)))    # DoctorVisits' plan
+  expect_false(sgld:::imh_pays(nb, list(batch = 381, iter = 3852)))    # the simulated set's
+  expect_false(sgld:::imh_pays(structure(list(n = 50), class = c("sgld_model_poisson",
+                                                                  "sgld_model")), NULL))
+})
