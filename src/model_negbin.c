@@ -308,7 +308,24 @@ static void negbin_loglik_points(const void *data, const double *W, int B, doubl
     acc[b] = 0.0;
     /* the lgamma steps of every row, by count */
     double lg = 0.0;
-    if (L->table_len <= 8 * L->distinct) {
+    if (L->table_len <= 8 * L->distinct && D.phi + L->table_len < 1e30) {
+      /* the steps' logs as logs of products of up to eight factors (each
+         below 1e30: no overflow), taken where a count has rows: a log per
+         distinct count rather than per count (warpbreaks: 71 counts; a
+         proposal of the batch 1.59 -> 1.45 us, 54 rows) */
+      double step = 0.0, product = 1.0;
+      int factors = 0;
+      for (int k = 1; k < L->table_len; k++) {
+        product *= D.phi + (k - 1);
+        const int used = L->count_weight[k] != 0.0;
+        if (used || ++factors == 8) {
+          step += log(product);
+          product = 1.0;
+          factors = 0;
+        }
+        if (used) lg += L->count_weight[k] * step;
+      }
+    } else if (L->table_len <= 8 * L->distinct) {
       double step = 0.0;
       for (int k = 1; k < L->table_len; k++) {
         step += log(D.phi + (k - 1));
