@@ -38,15 +38,16 @@ auto_imh_burnin <- 25      # each chain's first pilot states, not kept
 # alternative is full-data MALA, slower on every set tried; above, it is
 # subsampling with control variates, whose plan (`plan`: batch rows times
 # iterations) decides: this route is taken where its evaluations
-# (auto_imh_evaluations a call, 4,500-7,500 measured) times the rows cost
+# (auto_imh_evaluations a call, 4,200-7,500 measured) times the rows cost
 # less than the plan's rows at auto_imh_row_cost times the price (the
 # subsampled route's whole call per planned gradient row, 247-286 ns, over
 # this route's per evaluated row, 20-26 ns, on NMES1988, DoctorVisits and
 # the simulated 5,000 rows: a ratio of 9.5-14). Seed 1, CPU s of this
-# route / the subsampled one, load 6-7 (bench/imh.md): NMES1988 (4,406
-# rows) 0.64 / 0.98 and DoctorVisits (5,190) 0.58 / 1.14, and the
-# simulated negative binomial of 2,500 rows 0.27 / 0.34, taken; the
-# simulated 5,000 rows 0.49 / 0.43 and 10,000 rows 0.92 / 0.49, not taken.
+# route / the subsampled one, load 6-7 (bench/imh-gate.R, bench/imh.md):
+# NMES1988 (4,406 rows) 0.61 / 0.93 and DoctorVisits (5,190) 0.57 / 1.00,
+# taken; the simulated negative binomial of 5,000 rows 0.47 / 0.41 and of
+# 10,000 rows 0.90 / 0.48, not taken; of 2,500 rows 0.25 / 0.29, on the
+# line (the plan's rows vary with its random points: taken at some seeds).
 # Other models' small regressions were slower this way than by their
 # Langevin route (Poisson, logistic, linear: bench/imh.md)
 auto_imh_evaluations <- 6000

@@ -67,8 +67,8 @@
 #'     among others `strategy` (`"langevin"`; `"mala"` where the Laplace
 #'     approximation failed; `"mala-gaussian"` for a negative binomial
 #'     where it holds and every step reads the full data: exact steps much
-#'     larger than the unadjusted ones; `"imh"` for a small one whose
-#'     pilot's importance weights allow independence Metropolis-Hastings,
+#'     larger than the unadjusted ones; `"imh"` for one whose pilot's
+#'     importance weights allow independence Metropolis-Hastings,
 #'     with `pilot_khat`, `pilot_acceptance` and `evaluations`), `reason`
 #'     (the sentence `print()` shows),
 #'     `setup_time` and `sampling_time` (the iterations of every phase:
