@@ -92,6 +92,11 @@ test_that("same seed, same draws; init = fit continues the chains", {
   b <- sgld(m, chains = 2)
   expect_identical(as.matrix(a), as.matrix(b))
   expect_identical(a$auto$strategy, "imh")
+  # the fit's check reports the stopping rule's effective sample sizes:
+  # those of every stored draw (not thinned), as ess() measures them
+  conv <- a$checks$convergence
+  expect_identical(conv$thin, 1)
+  expect_equal(unname(conv$ess), sgld:::ess(a$draws), tolerance = 1e-10)
   more <- sgld(m, init = a, iter = 300)
   expect_true(more$auto$continued)
   expect_identical(nrow(more$draws[[1]]), 300L)
