@@ -32,19 +32,36 @@ auto_imh_accept <- 0.5     # smallest pilot acceptance taking it
 auto_imh_rounds <- 3       # batches at most (the first, then lengthenings)
 auto_imh_burnin <- 25      # each chain's first pilot states, not kept
 
-# Which models: the negative binomial with the full data in every step
-# (at most auto_full_n rows), where the alternative is full-data MALA. At
-# 4,406-5,190 rows subsampling with control variates costs less: seed 1,
-# CPU s this route / control variates, NMES1988 1.40 / 0.93, DoctorVisits
-# 1.02 / 1.04, the simulated 5,000 rows 0.93 / 0.43. Other models' small
-# regressions were slower this way than by their Langevin route (Poisson,
-# logistic, linear: bench/imh.md)
-imh_pays <- function(model) UseMethod("imh_pays")
-imh_pays.default <- function(model) FALSE
-imh_pays.sgld_model_negbin <- function(model) model$n <= auto_full_n
+# Which models: the negative binomial, whose log likelihood at eight
+# proposals takes one pass (src/model_negbin.c: negbin_loglik_points(),
+# 20-26 ns a row and proposal in the route). Up to auto_full_n rows the
+# alternative is full-data MALA, slower on every set tried; above, it is
+# subsampling with control variates, whose plan (`plan`: batch rows times
+# iterations) decides: this route is taken where its evaluations
+# (auto_imh_evaluations a call, 4,200-7,500 measured) times the rows cost
+# less than the plan's rows at auto_imh_row_cost times the price (the
+# subsampled route's whole call per planned gradient row, 247-286 ns, over
+# this route's per evaluated row, 20-26 ns, on NMES1988, DoctorVisits and
+# the simulated 5,000 rows: a ratio of 9.5-14). Seed 1, CPU s of this
+# route / the subsampled one, load 6-7 (bench/imh-gate.R, bench/imh.md):
+# NMES1988 (4,406 rows) 0.61 / 0.93 and DoctorVisits (5,190) 0.57 / 1.00,
+# taken; the simulated negative binomial of 5,000 rows 0.47 / 0.41 and of
+# 10,000 rows 0.90 / 0.48, not taken; of 2,500 rows 0.25 / 0.29, on the
+# line (the plan's rows vary with its random points: taken at some seeds).
+# Other models' small regressions were slower this way than by their
+# Langevin route (Poisson, logistic, linear: bench/imh.md)
+auto_imh_evaluations <- 6000
+auto_imh_row_cost <- 12
+imh_pays <- function(model, plan) UseMethod("imh_pays")
+imh_pays.default <- function(model, plan) FALSE
+imh_pays.sgld_model_negbin <- function(model, plan)
+  is.null(plan) ||
+    auto_imh_evaluations * model$n <= auto_imh_row_cost * plan$batch * plan$iter
 
-auto_imh_wanted <- function(model, given, step)
-  imh_pays(model) && is.null(step$coords) && !isTRUE(step$skewed) &&
+# `plan`: the subsampled route's (auto_sgld_plan()) above auto_full_n rows,
+# NULL below
+auto_imh_wanted <- function(model, given, step, plan = NULL)
+  imh_pays(model, plan) && is.null(step$coords) && !isTRUE(step$skewed) &&
     auto_mala_allowed(model, given) && model$d <= auto_max_d &&
     !any(c("precondition", "lr", "iter", "burnin", "thin", "init", "monitor",
            "pars", "parallel") %in% given) &&
@@ -70,13 +87,19 @@ imh_weight <- function(proposal, W, lp) {
   lp + (proposal$df + ncol(W)) / 2 * log1p(colSums(X^2) / proposal$df)
 }
 
-# Effective draws of the slowest mean and of the slowest squared deviation
-# (an sd's precision rests on the latter), all chains together
-imh_ess <- function(draws) {
-  mu <- colMeans(do.call(rbind, draws))
-  x <- coda::mcmc.list(lapply(draws, function(ch)
-    coda::mcmc(cbind(ch, (ch - rep(mu, each = nrow(ch)))^2))))
-  min(ess(x))
+# Effective draws of each parameter's mean and of its squared deviation
+# (an sd's precision rests on the latter), all chains together, on the
+# user's scale (the draws the fit stores): the first d are the fit's own
+# convergence check's (check_run(measured_ess =)), so one spectral fit serves both.
+# Plain matrices side by side in one ess_ar() call, without coda's objects
+# (their construction was a fifth of the call on datasets::warpbreaks)
+imh_ess <- function(model, draws) {
+  user <- lapply(draws, function(x) to_user_scale(model, x))
+  mu <- colMeans(do.call(rbind, user))
+  cols <- lapply(user, function(x) cbind(x, (x - rep(mu, each = nrow(x)))^2))
+  e <- rowSums(matrix(ess_ar(do.call(cbind, cols)), 2 * model$d))
+  if (anyNA(e)) e <- ess(coda::mcmc.list(lapply(cols, coda::mcmc)))
+  e
 }
 
 # NULL where the gate refuses (R's random numbers as they were before);
@@ -127,7 +150,8 @@ auto_imh <- function(model, args, given, call, made, pm, step, start) {
   for (round in seq_len(auto_imh_rounds)) {
     chains_now <- imh_extend(model, proposal, chains_now, per_chain)
     evaluations <- evaluations + per_chain * chains
-    reached <- imh_ess(chains_now$draws)
+    each_ess <- imh_ess(model, chains_now$draws)
+    reached <- min(each_ess)
     if (!is.finite(reached) || reached >= auto_target_ess) break
     # short: lengthen in proportion to the rate measured so far
     K <- nrow(chains_now$draws[[1]])
@@ -165,7 +189,8 @@ auto_imh <- function(model, args, given, call, made, pm, step, start) {
       format(made$settings$expected_ess, big.mark = ","), burn))
   fit$auto$sampling_time <- fit$sampling_time
   fit$time <- proc.time()[["elapsed"]] - start
-  fit <- check_run(fit, attr(fit, "run_settings"), rule, auto = TRUE)
+  fit <- check_run(fit, attr(fit, "run_settings"), rule, auto = TRUE,
+                   measured_ess = each_ess[seq_len(model$d)])
   attr(fit, "run_settings") <- NULL
   made$fit <- fit
   made$phase <- "run"

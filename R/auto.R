@@ -395,11 +395,17 @@ auto_sgld_phases <- function(model, args, given, call, made) {
                           step$departure, start, "departure"))
   # close to Gaussian and cheap to evaluate: independence Metropolis-Hastings
   # where a pilot's importance weights allow it (R/auto-imh.R)
-  if (auto_imh_wanted(model, given, step)) {
+  # where its cost is below the alternative's: above auto_full_n rows that
+  # is the subsampled plan, made first (its random numbers come before the
+  # pilot's, which a refusing pilot gives back: the fallback's draws are
+  # those of the plan made after)
+  plan <- if (model$n > auto_full_n && imh_pays(model, NULL))
+            auto_sgld_plan(model, args, given, pm, step)
+  if (auto_imh_wanted(model, given, step, plan)) {
     fit <- auto_imh(model, args, given, call, made, pm, step, start)
     if (!is.null(fit)) return(fit)
   }
-  plan <- auto_sgld_plan(model, args, given, pm, step)
+  if (is.null(plan)) plan <- auto_sgld_plan(model, args, given, pm, step)
   if (auto_full_wanted(model, given, step, plan))
     return(auto_sgld_full(model, args, given, call, made, pm, step, start))
   init <- if ("init" %in% given && !is.null(args$init)) args$init

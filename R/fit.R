@@ -67,8 +67,8 @@
 #'     among others `strategy` (`"langevin"`; `"mala"` where the Laplace
 #'     approximation failed; `"mala-gaussian"` for a negative binomial
 #'     where it holds and every step reads the full data: exact steps much
-#'     larger than the unadjusted ones; `"imh"` for a small one whose
-#'     pilot's importance weights allow independence Metropolis-Hastings,
+#'     larger than the unadjusted ones; `"imh"` for one whose pilot's
+#'     importance weights allow independence Metropolis-Hastings,
 #'     with `pilot_khat`, `pilot_acceptance` and `evaluations`), `reason`
 #'     (the sentence `print()` shows),
 #'     `setup_time` and `sampling_time` (the iterations of every phase:
@@ -456,7 +456,9 @@ psrf <- function(x) {
   n <- nrow(chains[[1]])
   if (m < 2 || n < 2) return(rep(NA_real_, ncol(chains[[1]])))
   xbar <- vapply(chains, colMeans, numeric(ncol(chains[[1]])))
-  s2 <- vapply(chains, function(ch) colSums(sweep(ch, 2, colMeans(ch))^2) / (n - 1),
+  # the differences sweep() would take, without its aperm(): the same
+  # numbers, 95 -> 62 us a chain of 1,000 x 5 draws
+  s2 <- vapply(chains, function(ch) colSums((ch - rep(colMeans(ch), each = n))^2) / (n - 1),
                numeric(ncol(chains[[1]])))
   xbar <- matrix(xbar, ncol = m)
   s2 <- matrix(s2, ncol = m)
@@ -500,67 +502,18 @@ ess <- function(draws) {
 # coda::effectiveSize() of each column of one chain's draws, computed as coda
 # does (spectrum0.ar(): the spectral density at 0 of an autoregression fitted
 # by Yule-Walker, its order chosen by AIC up to 10 log10 N, as ar() does;
-# 0 where the draws are a straight line), for all columns at once.
+# 0 where the draws are a straight line), in C (src/ess.c): the
+# autocovariances and Durbin-Levinson's recursion column by column.
 # coda fits each variable of each chain through lm() and ar(), whose R
 # overhead was a quarter of the default call's time on MASS::quine (28 of
-# 120 ms, 8 parameters x 4 chains); here the autocovariances and
-# Durbin-Levinson's recursion run over all columns together, and the same
-# numbers come out to rounding (tests/testthat/test-convergence.R). NA for
-# a column it leaves to coda (non-finite draws, a tie in AIC).
+# 120 ms, 8 parameters x 4 chains); the same recursion over all columns at
+# once in R still took a third of the call on datasets::warpbreaks (its
+# FFTs and R calls; bench/imh.md). The same numbers come out to rounding
+# (tests/testthat/test-convergence.R). NA for a column it leaves to coda
+# (non-finite draws, a tie in AIC).
 ess_ar <- function(x) {
-  N <- nrow(x)
-  k <- ncol(x)
-  out <- rep(NA_real_, k)
-  if (N < 3) return(out)
-  # the same differences as sweep()'s, without its aperm() of an array of
-  # the means (a fifth of the default call's effective sample sizes on
-  # MASS::quine)
-  xc <- x - rep(colMeans(x), each = N)
-  ok <- is.finite(colSums(xc^2))
-  # spectrum0.ar()'s test: the residual sd of a straight line in time, 0 to
-  # all.equal()'s tolerance
-  z <- seq_len(N) - (N + 1) / 2
-  residual <- xc - outer(z, colSums(z * xc) / sum(z^2))
-  line <- sqrt(colSums(residual^2) / (N - 1)) <= 1.5e-8
-  out[ok & line] <- 0
-  use <- which(ok & !line)
-  if (!length(use)) return(out)
-  xc <- xc[, use, drop = FALSE]
-  L <- min(N - 1L, floor(10 * log10(N)))
-  # autocovariances (divisor N), lags 0..L, through the FFT of the draws
-  # padded with zeros to no circular overlap
-  M <- stats::nextn(N + L + 1)
-  f <- stats::mvfft(rbind(xc, matrix(0, M - N, length(use))))
-  r <- t(Re(stats::mvfft(Mod(f)^2, inverse = TRUE))[seq_len(L + 1), , drop = FALSE]) / (M * N)
-  # Durbin-Levinson, every column at once: phi[, j] the order-m coefficients
-  m_cols <- length(use)
-  phi <- matrix(0, m_cols, L)
-  v <- matrix(0, m_cols, L + 1)
-  v[, 1] <- r[, 1]
-  coefs <- vector("list", L)
-  for (m in seq_len(L)) {
-    acc <- r[, m + 1]
-    if (m > 1) acc <- acc - rowSums(phi[, seq_len(m - 1), drop = FALSE] *
-                                      r[, m:2, drop = FALSE])
-    a <- acc / v[, m]
-    if (m > 1) phi[, seq_len(m - 1)] <- phi[, seq_len(m - 1), drop = FALSE] -
-                 a * phi[, (m - 1):1, drop = FALSE]
-    phi[, m] <- a
-    v[, m + 1] <- v[, m] * (1 - a^2)
-    coefs[[m]] <- rowSums(phi[, seq_len(m), drop = FALSE])
-  }
-  aic <- N * log(v) + matrix(2 * (0:L), m_cols, L + 1, byrow = TRUE)
-  for (i in seq_len(m_cols)) {
-    if (!all(is.finite(aic[i, ]))) next
-    best <- which(aic[i, ] == min(aic[i, ]))
-    if (length(best) != 1) next
-    order <- best - 1L
-    var_pred <- v[i, best] * N / (N - (order + 1))
-    ar_sum <- if (order > 0) coefs[[order]][i] else 0
-    spec <- var_pred / (1 - ar_sum)^2
-    out[use[i]] <- N * (sum(xc[, i]^2) / (N - 1)) / spec
-  }
-  out
+  storage.mode(x) <- "double"
+  .Call(C_sgld_ess_ar, x)
 }
 
 #' @rdname summary.sgld_fit

@@ -110,7 +110,7 @@ check_max_stored <- 5000L
 # Called by run_sampler() on every fit; `cv_mode` is the control variates'
 # centre on the sampler's scale (NULL for none). `auto`: the run's settings
 # came from lr = "auto", so no warning may advise leaving `lr` out.
-check_run <- function(fit, settings, rule, auto = FALSE) {
+check_run <- function(fit, settings, rule, auto = FALSE, measured_ess = NULL) {
   checks <- list()
   # the threshold and Stein checks work with d x d matrices (a gradient
   # covariance, a Hessian and their eigenvectors): O(d^2) memory and O(d^3)
@@ -132,7 +132,7 @@ check_run <- function(fit, settings, rule, auto = FALSE) {
   # R-hat and the effective sample size of posterior draws (not of an
   # optimiser's or a variational fit's trajectory), warned at once
   if (is_sampler(fit) && fit$method != "vi" && settings$temperature > 0)
-    checks$convergence <- convergence_check(fit, auto = auto)
+    checks$convergence <- convergence_check(fit, auto = auto, measured_ess = measured_ess)
   fit$checks <- checks
   fit
 }
@@ -365,14 +365,18 @@ threshold_reached_check <- function(fit, settings, auto = FALSE) {
 # (`bounded`) the check is left out when it would cost more than a few
 # seconds (coda takes about 3 ms a quantity and chain at 1000 draws).
 convergence_check <- function(fit, warn = TRUE, bounded = TRUE, max_draws = 1000,
-                              auto = FALSE) {
+                              auto = FALSE, measured_ess = NULL) {
   if (ndraws(fit) < 2) return(NULL)
   q <- convergence_draws(fit$model, fit)
   if (is.null(q) || coda::nvar(q) == 0 || coda::niter(q) < 2) return(NULL)
   if (bounded && coda::nvar(q) * coda::nchain(q) > check_max_stored) return(NULL)
-  k <- ceiling(coda::niter(q) / max_draws)
+  # `measured_ess`: a route that measured every stored draw's effective sample size
+  # already (R/auto-imh.R: its stopping rule) gives it, and R-hat is taken
+  # on the same unthinned draws
+  given <- !is.null(measured_ess) && length(measured_ess) == coda::nvar(q)
+  k <- if (given) 1 else ceiling(coda::niter(q) / max_draws)
   if (k > 1) q <- thin_draws(q, k)
-  e <- ess(q)
+  e <- if (given) unname(measured_ess) else ess(q)
   rhat <- if (coda::nchain(q) > 1) psrf(q)
   nm <- coda::varnames(q)
   names(e) <- nm

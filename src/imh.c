@@ -8,7 +8,10 @@
  * its constant), and the accept/reject scan from the chain's state, all
  * from the chain's own stream; the proposals are returned too (the pilot's
  * weighted moments). Per proposal, in this order: d normals for
- * x, df normals for the chi-square, one uniform for the scan.
+ * x, df normals for the chi-square, one uniform for the scan. The
+ * proposals go in blocks of loglik_points_max, whose log likelihoods a
+ * model with loglik_points() (the negative binomial) evaluates in one pass
+ * over its rows.
  */
 #include <R.h>
 #include <Rinternals.h>
@@ -63,44 +66,77 @@ SEXP sgld_imh_batch(SEXP model_spec, SEXP location_, SEXP factor_, SEXP df_, SEX
   for (R_xlen_t k = 0; k < K * d; k++) D[k] = P[k] = NA_REAL;   /* a failed model stops early */
   double *work = (double *) R_alloc(model.work_size + 1, sizeof(double));
   double *x = (double *) R_alloc(d, sizeof(double));
-  double *w = (double *) R_alloc(d, sizeof(double));
   double *cur = (double *) R_alloc(d, sizeof(double));
+  /* a block of proposals: their points (column by column), the random
+     numbers' |x|^2 and uniforms, which of them are in the model's domain
+     (packed, for loglik_points()) and their log likelihoods */
+  enum { block = loglik_points_max };
+  double *Wb = (double *) R_alloc((size_t) d * block, sizeof(double));
+  double *Win = (double *) R_alloc((size_t) d * block, sizeof(double));
+  double x2[block], unif[block], ll[block];
+  int inside[block];
   memcpy(cur, from_w, d * sizeof(double));
   double cur_lw = REAL(from_lw_)[0];
-  int accepted = 0;
-  for (R_xlen_t k = 0; k < K; k++) {
-    double x2 = 0.0, chi2 = 0.0;
-    for (int j = 0; j < d; j++) x[j] = rng_norm(&r);
-    for (int j = 0; j < df; j++) {
-      const double z = rng_norm(&r);
-      chi2 += z * z;
+  int accepted = 0, failed = 0;
+  for (R_xlen_t k0 = 0; k0 < K && !failed; k0 += block) {
+    const int B = (int) (K - k0 < block ? K - k0 : block);
+    /* the random numbers in the order of one proposal after another */
+    for (int b = 0; b < B; b++) {
+      double chi2 = 0.0, s2 = 0.0;
+      for (int j = 0; j < d; j++) x[j] = rng_norm(&r);
+      for (int j = 0; j < df; j++) {
+        const double z = rng_norm(&r);
+        chi2 += z * z;
+      }
+      const double s = sqrt(df / chi2);
+      for (int j = 0; j < d; j++) {
+        x[j] *= s;
+        s2 += x[j] * x[j];
+      }
+      x2[b] = s2;
+      double *w = Wb + (R_xlen_t) d * b;
+      for (int j = 0; j < d; j++) {   /* w = location + R^T x */
+        double v = location[j];
+        for (int i = 0; i <= j; i++) v += R[i + (R_xlen_t) d * j] * x[i];
+        w[j] = v;
+        P[k0 + b + K * j] = v;
+      }
+      unif[b] = rng_unif(&r);
     }
-    const double s = sqrt(df / chi2);
-    for (int j = 0; j < d; j++) {
-      x[j] *= s;
-      x2 += x[j] * x[j];
+    /* their log likelihoods: B points in one pass where the model can */
+    int m = 0;
+    for (int b = 0; b < B; b++) {
+      inside[b] = !model.in_domain || model.in_domain(model.data, Wb + (R_xlen_t) d * b);
+      if (inside[b]) memcpy(Win + (R_xlen_t) d * m++, Wb + (R_xlen_t) d * b, d * sizeof(double));
     }
-    for (int j = 0; j < d; j++) {   /* w = location + R^T x */
-      double v = location[j];
-      for (int i = 0; i <= j; i++) v += R[i + (R_xlen_t) d * j] * x[i];
-      w[j] = v;
-      P[k + K * j] = v;
+    if (model.loglik_points && m > 0) model.loglik_points(model.data, Win, m, ll, work);
+    else for (int q = 0; q < m; q++) {
+      ll[q] = model.loglik(model.data, Win + (R_xlen_t) d * q, NULL, model.n, work);
+      if (model.failed && model.failed(model.data) != MODEL_OK) {
+        failed = 1;
+        break;
+      }
     }
-    double lp = R_NegInf;
-    if (!model.in_domain || model.in_domain(model.data, w)) {
-      lp = model.loglik(model.data, w, NULL, model.n, work) + model.logprior(model.data, w);
-      if (model.failed && model.failed(model.data) != MODEL_OK) break;
-      if (ISNAN(lp)) lp = R_NegInf;   /* outside the model's range: never accepted */
+    if (failed) break;
+    /* the scan */
+    for (int b = 0, q = 0; b < B; b++) {
+      const R_xlen_t k = k0 + b;
+      const double *w = Wb + (R_xlen_t) d * b;
+      double lp = R_NegInf;
+      if (inside[b]) {
+        lp = ll[q++] + model.logprior(model.data, w);
+        if (ISNAN(lp)) lp = R_NegInf;   /* outside the model's range: never accepted */
+      }
+      LP[k] = lp;
+      LW[k] = lp + 0.5 * (df + d) * log1p(x2[b] / df);
+      if (log(unif[b]) < LW[k] - cur_lw) {
+        memcpy(cur, w, d * sizeof(double));
+        cur_lw = LW[k];
+        accepted++;
+      }
+      for (int j = 0; j < d; j++) D[k + K * j] = cur[j];
     }
-    LP[k] = lp;
-    LW[k] = lp + 0.5 * (df + d) * log1p(x2 / df);
-    if (log(rng_unif(&r)) < LW[k] - cur_lw) {
-      memcpy(cur, w, d * sizeof(double));
-      cur_lw = LW[k];
-      accepted++;
-    }
-    for (int j = 0; j < d; j++) D[k + K * j] = cur[j];
-    if ((k & 63) == 63) R_CheckUserInterrupt();
+    if (((k0 / block) & 7) == 7) R_CheckUserInterrupt();
   }
   SET_VECTOR_ELT(out, 3, ScalarInteger(accepted));
   SET_VECTOR_ELT(out, 4, ScalarReal(cur_lw));

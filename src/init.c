@@ -12,6 +12,7 @@ SEXP sgld_model_moves(SEXP model, SEXP w, SEXP times);
 SEXP sgld_log_joint_draws(SEXP model, SEXP draws);
 SEXP sgld_imh_batch(SEXP model, SEXP location, SEXP factor, SEXP df, SEXP K, SEXP from_w,
                     SEXP from_lw, SEXP stream);
+SEXP sgld_ess_ar(SEXP x);
 SEXP sgld_model_expected(SEXP model, SEXP mu, SEXP sd);
 SEXP sgld_loglik_draws(SEXP model, SEXP W, SEXP items);
 SEXP sgld_model_fused(SEXP model, SEXP w);
@@ -53,6 +54,7 @@ static const R_CallMethodDef call_methods[] = {
   CALLDEF(sgld_model_moves, 3),
   CALLDEF(sgld_log_joint_draws, 2),
   CALLDEF(sgld_imh_batch, 8),
+  CALLDEF(sgld_ess_ar, 1),
   CALLDEF(sgld_model_expected, 3),
   CALLDEF(sgld_loglik_draws, 3),
   CALLDEF(sgld_model_fused, 2),

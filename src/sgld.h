@@ -99,6 +99,9 @@ static inline double rng_norm(sgld_rng *r) {
 
 /* ---------------------------------------------------------- models -- */
 
+/* the most points a model's loglik_points() takes at once */
+#define loglik_points_max 8
+
 typedef struct sgld_model {
   int d;               /* unconstrained parameters */
   R_xlen_t n;          /* data items */
@@ -201,6 +204,14 @@ typedef struct sgld_model {
      grad_loglik. */
   double (*loglik_grad)(const void *data, const double *w, const R_xlen_t *idx, R_xlen_t m,
                         double *g, double *work);
+  /* Optional (NULL: loglik() once a point). The full-data log likelihood at
+     each of B points (1 <= B <= loglik_points_max), W column-major d x B,
+     into out[0..B): loglik(data, w_b, NULL, n, work)'s numbers up to
+     rounding, in one pass over the rows for all B, so that each row is read
+     once for B points and what does not depend on the row (the lgamma steps
+     of a count's distinct values) is summed once a point. For the batches of
+     independence Metropolis-Hastings (imh.c); work as for loglik. */
+  void (*loglik_points)(const void *data, const double *W, int B, double *out, double *work);
   /* Optional (NULL: loglik one row at a time). out[i - from] = log f(z_i | w),
      case weight included, for rows from <= i < to. Reads nothing but data
      and w and calls no R, so threads may share it (model_contract.c:

@@ -160,7 +160,7 @@ run_cases <- function(seed, first, last) {
     target <- sample(c("run", "coordinates", "vi", "whiten", "eval", "expected", "log_joint", "gradient", "rng",
                        "schedule", "codes", "sampler", "predict", "predict_mixture", "ksd", "psis_loo",
                        "file_rows", "state", "state_engine", "file", "loglik_draws", "mode",
-                       "gram", "rule_factor", "moves", "leapfrog", "imh"), 1)
+                       "gram", "rule_factor", "moves", "leapfrog", "imh", "ess_ar"), 1)
     if (nzchar(Sys.getenv("FUZZ_VERBOSE"))) cat("case", case, target, which_model, "\n")
     res <- tryCatch({
       switch(target,
@@ -274,6 +274,17 @@ run_cases <- function(seed, first, last) {
                            stream = .Call(sgld:::C_sgld_streams, 1L)[1:32]), sample(1:3, 1))
           .Call(sgld:::C_sgld_imh_batch, mutate(unclass(m), sample(0:1, 1)), a$location,
                 a$factor, a$df, a$K, a$from_w, a$from_lw, a$stream)
+        },
+        ess_ar = {
+          # coda's effective sample sizes (src/ess.c): a palette value, or
+          # draws with palette values among them
+          x <- if (runif(1) < 0.3) draw() else {
+            v <- matrix(rnorm(60), sample(c(1, 2, 3, 20), 1))
+            p <- draw()
+            if (is.numeric(p) && length(p)) v[sample(length(v), 2)] <- p[1]
+            v
+          }
+          .Call(sgld:::C_sgld_ess_ar, x)
         },
         rng = {
           .Call(sgld:::C_sgld_rng_draws, draw(), draw(), draw(), draw())

@@ -250,6 +250,7 @@ calls[["predict draws"]] <- list(sgld:::C_sgld_predict, cbind(1, df$x[1:7]),
 calls[["imh batch"]] <- list(sgld:::C_sgld_imh_batch, models$negbin, rep(0.1, models$negbin$d),
                              diag(models$negbin$d), 7, 4, rep(0, models$negbin$d), -50,
                              .Call(sgld:::C_sgld_streams, 1L)[1:32])
+calls[["ess ar"]] <- list(sgld:::C_sgld_ess_ar, matrix(rnorm(60), 20))
 calls[["model info"]] <- list(sgld:::C_sgld_model_info, models$negbin)
 calls[["pointwise loglik"]] <- list(sgld:::C_sgld_pointwise_loglik, models$negbin,
                                 matrix(rnorm(3 * models$negbin$d), models$negbin$d), 2L)
