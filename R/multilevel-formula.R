@@ -112,13 +112,11 @@ model_glmer <- function(formula, data, family = stats::gaussian(),
     if (nrow(data) < 1L) abort("`subset` leaves no rows of `data`.")
   }
   kind <- formula_family(family)
-  if (kind == "negbin")
-    abort("`family`: the negative binomial has no multilevel model in sgld yet; its ",
-          "random-effect terms need gaussian(), binomial() or poisson().")
   if (!inherits(formula, "formula")) abort("`formula` must be a formula, not ", describe(formula), ".")
   glmer_check_groups(formula, data)
   if (!is.null(prior_intercept)) check_coef_prior(prior_intercept, "prior_intercept")
-  resolve <- function(X, y) glmer_priors(prior, prior_intercept, prior_aux, prior_covariance, X, y)
+  resolve <- function(X, y) glmer_priors(prior, prior_intercept, prior_aux, prior_covariance, X, y,
+                                         kind)
   # `offset` is evaluated in `data`, then where the formula was made, as glm() does
   offset_expr <- substitute(offset)
   offset <- tryCatch(eval(offset_expr, data, environment(formula)), error = function(e)
@@ -130,7 +128,7 @@ model_glmer <- function(formula, data, family = stats::gaussian(),
   m$lme4_weights <- weights
   m$prior <- prior
   m$prior_intercept <- prior_intercept
-  m$prior_aux <- if (kind == "gaussian") prior_aux
+  m$prior_aux <- if (kind %in% c("gaussian", "negbin")) prior_aux
   m$prior_covariance <- prior_covariance
   m$call <- match.call()
   m
