@@ -81,6 +81,7 @@
 enum { GLMM_GAUSSIAN = 0, GLMM_BINOMIAL = 1, GLMM_POISSON = 2, GLMM_NEGBIN = 3 };
 enum { MOVES_NONE = 0, MOVES_ALL = 1, MOVES_GROUPS = 2, MOVES_COVARIANCE = 3 };
 #define GLMM_RMAX 32    /* most coefficients per group in a term (the R side says so) */
+#define GLMM_TABLE_MAX 4096   /* largest negbin count whose lgamma steps are tabled */
 
 typedef struct glmm_data {
   int family, p, K, R;        /* R = sum_k r_k */
@@ -101,6 +102,8 @@ typedef struct glmm_data {
   double aux_rate;
   const double *reg, *conc, *shape, *scale;   /* decov, per term */
   int moves;                          /* which exact moves (MOVES_*) */
+  int table_len;                      /* negbin: 1 + the largest count if tabled (else 0) */
+  size_t table_off;                   /* where the tables start in the work buffer */
   R_xlen_t **grp_start, **grp_rows;   /* per term, its rows by group (exact moves only) */
 } glmm_data;
 
@@ -177,13 +180,16 @@ static inline double row_eta(const glmm_data *M, R_xlen_t i, const double *w, co
 
 /* The auxiliary parameter's per-pass quantities: u = log sigma (gaussian)
    or log phi (negbin), e^u, e^-u and, for negbin, lgamma(phi) and
-   digamma(phi), computed once for a pass over the rows. */
+   digamma(phi), computed once for a pass over the rows; optionally
+   (aux_tables()) lgamma(k + phi) - lgamma(phi) and psi(k + phi) - psi(phi)
+   for every count k below M->table_len. */
 typedef struct glmm_aux {
   double u, value, inv, lgamma_phi, digamma_phi;
+  const double *lgamma_steps, *digamma_steps;   /* NULL: call lgammafn(), digamma() */
 } glmm_aux;
 
 static inline glmm_aux aux_at(const glmm_data *M, double u) {
-  glmm_aux A = {u, exp(u), exp(-u), 0.0, 0.0};
+  glmm_aux A = {u, exp(u), exp(-u), 0.0, 0.0, NULL, NULL};
   if (M->family == GLMM_NEGBIN) {
     A.lgamma_phi = lgammafn(A.value);
     A.digamma_phi = digamma(A.value);
@@ -193,6 +199,23 @@ static inline glmm_aux aux_at(const glmm_data *M, double u) {
 
 static inline glmm_aux aux_of(const glmm_data *M, const double *w) {
   return aux_at(M, M->i_aux >= 0 ? w[M->i_aux] : 0.0);
+}
+
+/* For a pass over m rows of a negbin model, the steps of lgamma and digamma
+   from phi to k + phi for every count k below table_len, as sums of log(phi
+   + j) and 1 / (phi + j) over j < k, into work (2 table_len): one log and
+   one division per count instead of lgammafn() and digamma() per row
+   (most of a row's time), where the rows outnumber half the counts. */
+static void aux_tables(const glmm_data *M, glmm_aux *A, R_xlen_t m, double *work) {
+  if (M->family != GLMM_NEGBIN || M->table_len < 2 || M->table_len > 2 * m) return;
+  double *lg = work, *dg = work + M->table_len;
+  lg[0] = dg[0] = 0.0;
+  for (int k = 1; k < M->table_len; k++) {
+    lg[k] = lg[k - 1] + log(A->value + (k - 1));
+    dg[k] = dg[k - 1] + 1.0 / (A->value + (k - 1));
+  }
+  A->lgamma_steps = lg;
+  A->digamma_steps = dg;
 }
 
 /* log(e^a + e^b) without overflow (no R API: threads run it) */
@@ -220,13 +243,15 @@ static inline double row_loglik_unit(const glmm_data *M, R_xlen_t i, double eta,
   }
   case GLMM_NEGBIN: {
     const double phi = A->value, lse = log_sum_exp2(A->u, eta);
+    const int tabled = A->lgamma_steps && y < M->table_len;
     if (d) {
       const double share_mu = exp(eta - lse), ratio = (y + phi) * exp(-lse);  /* mu/(phi+mu) */
       d[0] = y - (y + phi) * share_mu;
-      d[1] = phi * (digamma(y + phi) - A->digamma_phi + A->u - lse + 1.0 - ratio);
+      const double dg = tabled ? A->digamma_steps[(int) y] : digamma(y + phi) - A->digamma_phi;
+      d[1] = phi * (dg + A->u - lse + 1.0 - ratio);
     }
-    return lgammafn(y + phi) - A->lgamma_phi + M->log_norm[i] + phi * (A->u - lse) +
-           y * (eta - lse);
+    const double lg = tabled ? A->lgamma_steps[(int) y] : lgammafn(y + phi) - A->lgamma_phi;
+    return lg + M->log_norm[i] + phi * (A->u - lse) + y * (eta - lse);
   }
   case GLMM_BINOMIAL: {
     const double t = M->trials[i];
@@ -260,7 +285,8 @@ static double glmm_loglik(const void *data, const double *w, const R_xlen_t *idx
   double *b = work, *L = work + M->nz;
   group_effects(M, w, b, L);
   if (!idx) m = M->n;
-  const glmm_aux A = aux_of(M, w);
+  glmm_aux A = aux_of(M, w);
+  aux_tables(M, &A, m, work + M->table_off);
   double ll = 0.0;
   for (R_xlen_t t = 0; t < m; t++) {
     const R_xlen_t i = idx ? idx[t] : t;
@@ -315,7 +341,8 @@ static double glmm_loglik_grad(const void *data, const double *w, const R_xlen_t
   group_effects(M, w, b, L);
   for (int j = 0; j < M->nz; j++) gb[j] = 0.0;
   if (!idx) m = M->n;
-  const glmm_aux A = aux_of(M, w);
+  glmm_aux A = aux_of(M, w);
+  aux_tables(M, &A, m, work + M->table_off);
   double ll = 0.0, g_ls = 0.0;
   for (R_xlen_t t = 0; t < m; t++) {
     const R_xlen_t i = idx ? idx[t] : t;
@@ -588,6 +615,19 @@ static inline double row_weight(const glmm_data *M, R_xlen_t i, double eta, cons
   return c * exp(eta);
 }
 
+/* row i's weighted log likelihood up to terms free of eta, and its
+   derivative in eta into d[0]: for the group moves, whose ratios cancel
+   those terms (negbin: lgamma(y + phi) - lgamma(phi) - log y!, and no
+   derivative in log phi, whose digamma would cost most of the row) */
+static inline double row_loglik_eta(const glmm_data *M, R_xlen_t i, double eta,
+                                    const glmm_aux *A, double *d) {
+  if (M->family != GLMM_NEGBIN) return row_loglik(M, i, eta, A, d);
+  const double y = M->y[i], phi = A->value, lse = log_sum_exp2(A->u, eta);
+  const double c = M->wt ? M->wt[i] : 1.0;
+  d[0] = c * (y - (y + phi) * exp(eta - lse));
+  return c * (phi * (A->u - lse) + y * (eta - lse));
+}
+
 /* in place: the lower Cholesky factor of the r x r symmetric positive
    definite H (row-major, lower triangle read); 0 if not positive definite */
 static int cholesky_lower(int r, double *H) {
@@ -638,7 +678,7 @@ static int group_newton(const glmm_data *M, int k, int grp, const double *L, con
     double e = eta[i];
     if (db) for (int j = 0; j < r; j++) e += u[j] * db[j];
     double d[2] = {0.0, 0.0};
-    ll += row_loglik(M, i, e, aux, d);
+    ll += row_loglik_eta(M, i, e, aux, d);
     const double wt = row_weight(M, i, e, aux);
     for (int a = 0; a < r; a++) {
       s[a] += d[0] * u[a];
@@ -897,6 +937,15 @@ sgld_model model_glmm_build(SEXP spec) {
   M->grp_start = NULL;
   M->grp_rows = NULL;
   if (any_moves) glmm_index_groups(M);
+  /* negbin's lgamma and digamma steps tabled by count (aux_tables()) up to
+     a largest count of GLMM_TABLE_MAX; past the work the rest uses */
+  M->table_len = 0;
+  if (M->family == GLMM_NEGBIN) {
+    double top = 0.0;
+    for (R_xlen_t i = 0; i < n; i++) if (M->y[i] > top) top = M->y[i];
+    if (top < GLMM_TABLE_MAX) M->table_len = (int) top + 1;
+  }
+  M->table_off = (size_t) 2 * ((size_t) M->nz + (size_t) nl) + (any_moves ? (size_t) n : 0);
 
   return (sgld_model) {
     .d = M->d,
@@ -910,7 +959,7 @@ sgld_model model_glmm_build(SEXP spec) {
     .logprior = glmm_logprior,
     .in_domain = glmm_in_domain,
     /* the exact moves keep every row's linear predictor after the rest */
-    .work_size = (size_t) 2 * ((size_t) M->nz + (size_t) nl) + (any_moves ? (size_t) n : 0),
+    .work_size = M->table_off + (size_t) 2 * (size_t) M->table_len,
     .local_params = 1,
     .exact_moves = any_moves ? glmm_exact_moves : NULL
   };

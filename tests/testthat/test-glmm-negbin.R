@@ -108,3 +108,43 @@ test_that("the exact moves sample a negbin model's group effects and sd exactly"
   check(ls, x, f, "log sd")
   check(b1, grid, drop(cond[[1]][-1, ] %*% f), "b[1]")
 })
+
+test_that("the faces build the negbin model, and its methods speak rstanarm's names", {
+  d <- negbin_glmm_data()
+  f <- y ~ x1 + (1 | a) + offset(log(expo))
+  # the family by name, rstanarm's name or MASS's object (its theta unused)
+  fams <- list("negbin", "neg_binomial_2", MASS::negative.binomial(2))
+  ms <- lapply(fams, function(fam) model_glmer(f, d, family = fam))
+  expect_true(all(vapply(ms, function(m) m$family == "negbin", TRUE)))
+  m <- ms[[1]]
+  expect_identical(m$names[m$p + m$G + 1], "reciprocal_dispersion")   # before Sigma, as rstanarm
+  expect_identical(tail(m$names, 1), "Sigma[a:(Intercept),(Intercept)]")
+  ps <- utils::capture.output(print(prior_summary(m)))
+  expect_true(any(grepl("Auxiliary (reciprocal_dispersion)", ps, fixed = TRUE)))
+  expect_true(any(grepl("exponential(rate = 1)", ps, fixed = TRUE)))
+  expect_error(model_glmer(f, d, family = "negbin", prior_aux = prior_normal(0, 1)),
+               "prior_exponential")
+  expect_error(model_glmer(f, d, family = MASS::negative.binomial(2, link = "sqrt")), "link")
+  d_bad <- d
+  d_bad$y[3] <- 2.5
+  expect_error(model_glmer(f, d_bad, family = "negbin"), "whole")
+  set.seed(24)
+  # a short chain for the methods (its accuracy is the default call's test
+  # below): the checks' low-ESS warning is expected
+  fit <- suppressWarnings(mala(f, data = d, family = "negbin", chains = 1, iter = 600,
+                               lr = 0.002, progress = FALSE))
+  U <- as.matrix(fit)
+  expect_true("reciprocal_dispersion" %in% colnames(U))
+  expect_true(all(U[, "reciprocal_dispersion"] > 0))
+  vc <- VarCorr(fit)
+  expect_equal(attr(vc$a, "stddev")[[1]], sqrt(mean(U[, "Sigma[a:(Intercept),(Intercept)]"])))
+  # predictions: the mean is exp(eta); replicates are counts drawn with each
+  # draw's phi; log_lik of the training rows given as newdata is log_lik()
+  expect_equal(posterior_epred(fit), exp(posterior_linpred(fit)))
+  pp <- posterior_predict(fit, ndraws = 20)
+  expect_identical(dim(pp), c(20L, nrow(d)))
+  expect_true(all(pp >= 0 & pp == round(pp)))
+  expect_equal(unname(log_lik(fit, newdata = d)), unname(log_lik(fit)), tolerance = 1e-10)
+  new <- data.frame(x1 = 0, a = "new", expo = 1, y = 3)
+  expect_identical(dim(posterior_predict(fit, newdata = new, ndraws = 7)), c(7L, 1L))
+})
