@@ -942,7 +942,12 @@ sgld_model model_glmm_build(SEXP spec) {
   M->table_len = 0;
   if (M->family == GLMM_NEGBIN) {
     double top = 0.0;
-    for (R_xlen_t i = 0; i < n; i++) if (M->y[i] > top) top = M->y[i];
+    for (R_xlen_t i = 0; i < n; i++) {
+      /* the tables are indexed by the count (R/model-glmm.R checks) */
+      if (!(M->y[i] >= 0.0) || M->y[i] != floor(M->y[i]))
+        error("internal: glmm negbin counts must be whole numbers >= 0");
+      if (M->y[i] > top) top = M->y[i];
+    }
     if (top < GLMM_TABLE_MAX) M->table_len = (int) top + 1;
   }
   M->table_off = (size_t) 2 * ((size_t) M->nz + (size_t) nl) + (any_moves ? (size_t) n : 0);
