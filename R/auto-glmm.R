@@ -34,8 +34,8 @@
 #      where a fixed-step Euler chain is biased (the variance parameters
 #      diverge in the papers cited in issue 50); the checks of R-hat and ESS
 #      run on the result as for every fit;
-#  (e) for binomial and poisson with two or more terms, after each of
-#      those steps (pilots included)
+#  (e) for binomial, poisson and the negative binomial with two or more
+#      terms, after each of those steps (pilots included)
 #      exact moves of the model's own (src/model_glmm.c): each term's
 #      covariance parameters drawn from their conditional in the centred
 #      form (group effects b held, Yu and Meng's interweaving), then each
@@ -147,6 +147,9 @@ glmm_start <- function(model) {
   fit <- tryCatch(suppressMessages(suppressWarnings(
     if (model$family == "gaussian")
       eval(bquote(lme4::lmer(model$formula, data = data, weights = .(wts))))
+    # the negative binomial: glmer.nb(), its phi (lme4's theta) estimated too
+    else if (model$family == "negbin")
+      eval(bquote(lme4::glmer.nb(model$formula, data = data, weights = .(wts))))
     else eval(bquote(lme4::glmer(model$formula, data = data, family = model$family,
                                  weights = .(wts)))))),
     error = function(e) NULL)
@@ -196,7 +199,8 @@ glmm_start <- function(model) {
   # the sampler's intercept is the one at centred predictors (R/model-glmm.R)
   if (length(model$intercept))
     beta[model$intercept] <- beta[model$intercept] + sum(beta * model$x_means)
-  w <- c(beta, z, th, if (gaussian) log(sigma))
+  w <- c(beta, z, th, if (gaussian) log(sigma),
+         if (model$family == "negbin") log(lme4::getME(fit, "glmer.nb.theta")))
   if (length(w) != model$d || any(!is.finite(w))) return(glmm_start_default(model))
   unname(w)
 }

@@ -58,9 +58,10 @@
 #' }
 #' They are read by lme4's parser (`lme4::lFormula()`), so they mean what
 #' they mean in `lme4::glmer()` and rstanarm's `stan_glmer()`. Families:
-#' gaussian, binomial (0/1, a factor, or `cbind(events, nonevents)`) and
-#' poisson (exposure as an `offset()` term of the formula); the negative
-#' binomial is an error. The model's arguments are `data`, `family`,
+#' gaussian, binomial (0/1, a factor, or `cbind(events, nonevents)`),
+#' poisson (exposure as an `offset()` term of the formula) and the negative
+#' binomial (NB2 as `stan_glmer.nb()`: its `reciprocal_dispersion` a
+#' parameter with an exponential(1) prior). The model's arguments are `data`, `family`,
 #' `prior`, `prior_intercept`, `prior_aux` and `prior_covariance`
 #' ([prior_decov()]), `offset`, `subset` and `weights` (prior weights
 #' multiplying each row's log likelihood, or a binomial proportion's trials;

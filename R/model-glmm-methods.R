@@ -389,7 +389,7 @@ glmm_term_matrix <- function(bar, newdata, xlev_of) {
 }
 
 glmm_inverse_link <- function(model, eta) {
-  switch(model$family, gaussian = eta, binomial = stats::plogis(eta), poisson = exp(eta))
+  switch(model$family, gaussian = eta, binomial = stats::plogis(eta), exp(eta))
 }
 
 # the trials of each row (binomial), of the training data or of newdata
@@ -426,7 +426,9 @@ glmm_replicate <- function(model, eta, W, newdata) {
   out <- switch(model$family,
     gaussian = mu + stats::rnorm(n) * exp(W[, model$d]),
     binomial = stats::rbinom(n, rep(glmm_trials(model, newdata), each = nrow(mu)), mu),
-    poisson = stats::rpois(n, mu))
+    poisson = stats::rpois(n, mu),
+    # phi one per draw, recycled down the columns
+    negbin = stats::rnbinom(n, size = exp(W[, model$d]), mu = mu))
   matrix(out, nrow(eta), dimnames = dimnames(eta))
 }
 
@@ -476,7 +478,8 @@ model_log_lik.sgld_model_glmm <- function(model, object, newdata, ndraws) {
                                stats::plogis(eta), log = TRUE)
                } else stats::dbinom(rep_rows(glmm_response(y, "binomial")$y), 1,
                                     stats::plogis(eta), log = TRUE),
-    poisson = stats::dpois(rep_rows(y), exp(eta), log = TRUE))
+    poisson = stats::dpois(rep_rows(y), exp(eta), log = TRUE),
+    negbin = stats::dnbinom(rep_rows(y), size = exp(W[, model$d]), mu = exp(eta), log = TRUE))
   if (!is.null(wt)) ll <- ll * rep_rows(wt)
   matrix(ll, nrow(eta), dimnames = dimnames(eta))
 }
@@ -486,10 +489,10 @@ model_methods.sgld_model_glmm <- function(model) {
 }
 model_family.sgld_model_glmm <- function(model) {
   switch(model$family, gaussian = stats::gaussian(), binomial = stats::binomial(),
-         poisson = stats::poisson())
+         poisson = stats::poisson(), negbin = negbin_family())
 }
 model_link.sgld_model_glmm <- function(model) {
-  switch(model$family, gaussian = "identity", binomial = "logit", poisson = "log")
+  switch(model$family, gaussian = "identity", binomial = "logit", "log")
 }
 model_observed.sgld_model_glmm <- function(model) {
   if (model$family == "binomial") model$y / model$trials else model$y

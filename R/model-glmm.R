@@ -5,8 +5,9 @@
 # R/multilevel-priors.R); the methods are in R/model-glmm-methods.R.
 #
 # Two scales: the sampler moves (beta, z, log sds and atanh CPCs, log
-# sigma); the user's scale is rstanarm's (beta, b = L z, each term's
-# covariance Sigma as its lower triangle, sigma), the same number of
+# sigma or log phi); the user's scale is rstanarm's (beta, b = L z, each
+# term's covariance Sigma as its lower triangle, sigma or, for the negative
+# binomial, phi as `reciprocal_dispersion`), the same number of
 # parameters, one-to-one (to_user_scale(), to_sampler_scale() below). When
 # the intercept's prior is stated on centred predictors (`centre`), C sees
 # the centred fixed design, so its beta[intercept] is rstanarm's `alpha`;
@@ -19,12 +20,13 @@
 # term's r_k columns, never the dense n x q matrix.
 #
 # Priors: beta_j ~ N(prior_loc_j, prior_scale_j^2) (vectors, or one number
-# for every coefficient), sigma ~ Exponential(aux_rate) (gaussian), and
+# for every coefficient), sigma (gaussian) or phi (negbin) ~
+# Exponential(aux_rate), and
 # rstanarm's decov(regularization, concentration, shape, scale) on each
 # term's covariance. model_glmer() gives stan_glmer()'s default priors
 # (autoscaled, the intercept's stated on centred predictors: `centre`)
 # through `priors`, a function of the fixed design and the response.
-model_glmm <- function(formula, data, family = c("gaussian", "binomial", "poisson"),
+model_glmm <- function(formula, data, family = c("gaussian", "binomial", "poisson", "negbin"),
                        prior_loc = 0, prior_scale = 10, aux_rate = 1,
                        decov = list(regularization = 1, concentration = 1, shape = 1,
                                     scale = 1), centre = FALSE, priors = NULL,
@@ -42,7 +44,10 @@ model_glmm <- function(formula, data, family = c("gaussian", "binomial", "poisso
   # rows, ...) say what is wrong; the prefix says which argument
   parsed <- tryCatch(
     if (family == "gaussian") lme4::lFormula(formula, data = data)
-    else lme4::glFormula(formula, data = data, family = family),
+    # glFormula() reads the family only to refuse gaussian: poisson stands
+    # for the negative binomial
+    else lme4::glFormula(formula, data = data,
+                         family = if (family == "negbin") "poisson" else family),
     error = function(e) abort("`formula`: ", conditionMessage(e)))
   fr <- parsed$fr
   X <- parsed$X
@@ -79,14 +84,17 @@ model_glmm <- function(formula, data, family = c("gaussian", "binomial", "poisso
   }
   n_theta <- re$r + re$r * (re$r - 1L) / 2L
   gaussian <- family == "gaussian"
-  d <- p + length(re$b_names) + sum(n_theta) + gaussian
+  # the family's auxiliary parameter: sigma (gaussian) or phi (negbin),
+  # sampled as its log, last
+  aux_name <- switch(family, gaussian = "sigma", negbin = "reciprocal_dispersion", NULL)
+  d <- p + length(re$b_names) + sum(n_theta) + length(aux_name)
   beta_init <- prior_loc
   if (gaussian && length(icpt)) beta_init[icpt] <- mean(resp$y)
   coef_sampler <- colnames(X)
   if (any(x_means != 0)) coef_sampler[icpt] <- "alpha"
   model <- structure(list(
     type = "glmm", family = family,
-    family_code = match(family, c("gaussian", "binomial", "poisson")) - 1L,
+    family_code = match(family, glmm_families) - 1L, aux_name = aux_name,
     formula = formula, n = as.double(n), p = p, K = K, d = d,
     r = re$r, G = re$G, x = t(unname(X)) - x_means, x_means = x_means, intercept = icpt,
     u = re$u, group = re$group, centred = isTRUE(centre) && length(icpt) > 0,
@@ -102,10 +110,11 @@ model_glmm <- function(formula, data, family = c("gaussian", "binomial", "poisso
     decov_shape = dc$shape, decov_scale = dc$scale,
     coef_names = colnames(X), term_names = re$term_names, group_names = names(re$cnms),
     cnms = re$cnms, levels = re$levels,
-    # rstanarm's order: sigma before the covariances (glmm_user_order())
-    names = c(colnames(X), re$b_names, if (gaussian) "sigma", re$sigma_names),
+    # rstanarm's order: sigma (or reciprocal_dispersion) before the
+    # covariances (glmm_user_order())
+    names = c(colnames(X), re$b_names, aux_name, re$sigma_names),
     sampler_names = c(coef_sampler, paste0("z", substring(re$b_names, 2L)), re$theta_names,
-                      if (gaussian) "log_sigma"),
+                      if (length(aux_name)) paste0("log_", aux_name)),
     b_names = re$b_names, sigma_names = re$sigma_names, sigma_term = re$sigma_term,
     default_pars = NULL,
     local_parameters = TRUE,
@@ -114,24 +123,31 @@ model_glmm <- function(formula, data, family = c("gaussian", "binomial", "poisso
     lme4_data = data
   ), class = c("sgld_model_glmm", "sgld_model"))
   # start: the prior's centre for beta (the mean response for a gaussian
-  # intercept), z = 0, every sd 1 and correlation 0, sigma = sd(y); on the
-  # user's scale, as every model gives its start
+  # intercept), z = 0, every sd 1 and correlation 0, sigma = sd(y), phi = 1
+  # (as model_negbin()); on the user's scale, as every model gives its start
   start <- c(beta_init, numeric(length(re$b_names)), numeric(sum(n_theta)),
-             if (gaussian) log(stats::sd(resp$y)))
+             if (gaussian) log(stats::sd(resp$y)), if (family == "negbin") 0)
   model$default_init <- stats::setNames(to_user_scale(model, matrix(start, 1))[1, ], model$names)
   model
 }
 
-# The family's name from a name or a family object with its canonical link.
+glmm_families <- c("gaussian", "binomial", "poisson", "negbin")
+
+# The family's name from a name or a family object with its canonical link
+# (the log link for the negative binomial: rstanarm's neg_binomial_2() or
+# MASS::negative.binomial(), whose fixed theta is not used).
 glmm_family <- function(family) {
   if (inherits(family, "family")) {
-    canonical <- c(gaussian = "identity", binomial = "logit", poisson = "log")
-    if (!family$family %in% names(canonical) || family$link != canonical[[family$family]])
-      abort("`family` must be gaussian(\"identity\"), binomial(\"logit\") or ",
-            "poisson(\"log\"), not ", family$family, "(\"", family$link, "\").")
-    family <- family$family
+    canonical <- c(gaussian = "identity", binomial = "logit", poisson = "log", negbin = "log")
+    fam <- family$family
+    if (fam == "neg_binomial_2" || startsWith(fam, "Negative Binomial")) fam <- "negbin"
+    if (!fam %in% names(canonical) || family$link != canonical[[fam]])
+      abort("`family` must be gaussian(\"identity\"), binomial(\"logit\"), ",
+            "poisson(\"log\") or the negative binomial with the log link, not ",
+            family$family, "(\"", family$link, "\").")
+    family <- fam
   }
-  check_choice(family, c("gaussian", "binomial", "poisson"), "family")
+  check_choice(family, glmm_families, "family")
 }
 
 # decov()'s four parameters, each one number or one per term, as K numbers.
@@ -234,7 +250,7 @@ glmm_response <- function(y, family, weights = NULL) {
                 trials_from_weights = from_weights))
   }
   if (!is.numeric(y) || is.matrix(y)) abort("`formula`: the response must be a numeric vector.")
-  if (family == "poisson") y <- count_response(y, "the response of `formula`")
+  if (family %in% c("poisson", "negbin")) y <- count_response(y, "the response of `formula`")
   list(y = as.double(y), trials = NULL, weights = weights)
 }
 
@@ -345,18 +361,22 @@ glmm_draws <- function(model, W) {
   sig <- do.call(cbind, sig)
   colnames(sig) <- model$sigma_names
   out <- cbind(out, b, sig)
-  if (model$family == "gaussian") out <- cbind(out, sigma = exp(W[, model$d]))
+  if (length(model$aux_name)) {
+    out <- cbind(out, exp(W[, model$d]))
+    colnames(out)[ncol(out)] <- model$aux_name
+  }
   out
 }
 
 # ---- the two scales ----------------------------------------------------------
 
-# The user's columns from glmm_draws()'s (beta, b, Sigma's, sigma): sigma
-# moves before the Sigma's, as in rstanarm's as.matrix().
+# The user's columns from glmm_draws()'s (beta, b, Sigma's, sigma or phi):
+# sigma (reciprocal_dispersion) moves before the Sigma's, as in rstanarm's
+# as.matrix().
 glmm_user_order <- function(model) {
   d <- model$d
   nb <- model$p + length(model$b_names)
-  if (model$family == "gaussian") c(seq_len(nb), d, seq.int(nb + 1L, length.out = d - nb - 1L))
+  if (length(model$aux_name)) c(seq_len(nb), d, seq.int(nb + 1L, length.out = d - nb - 1L))
   else seq_len(d)
 }
 
@@ -392,7 +412,7 @@ to_sampler_scale.sgld_model_glmm <- function(model, w) {
     bpos <- bpos + r * G
     spos <- spos + nt
   }
-  if (model$family == "gaussian") out[, model$d] <- log(w[, model$d])
+  if (length(model$aux_name)) out[, model$d] <- log(w[, model$d])
   colnames(out) <- model$sampler_names
   out
 }
@@ -441,8 +461,8 @@ check_user_values.sgld_model_glmm <- function(model, w, arg) {
     }
     spos <- spos + nt
   }
-  if (model$family == "gaussian" && any(!(w[, model$d] > 0)))
-    abort("`", arg, "`: sigma must be positive.")
+  if (length(model$aux_name) && any(!(w[, model$d] > 0)))
+    abort("`", arg, "`: ", model$aux_name, " must be positive.")
   invisible()
 }
 

@@ -104,10 +104,11 @@ print.sgld_model_negbin <- function(x, ...) {
 model_capabilities.sgld_model_negbin <- function(model) {
   utils::modifyList(NextMethod(), list(regression = TRUE, smooth_likelihood = TRUE))
 }
-model_family.sgld_model_negbin <- function(model) {
+model_family.sgld_model_negbin <- function(model) negbin_family()
+# rstanarm's name for the family (also the multilevel model's, R/model-glmm-methods.R)
+negbin_family <- function()
   structure(list(family = "neg_binomial_2", link = "log", linkfun = log, linkinv = exp),
             class = "family")
-}
 model_link.sgld_model_negbin <- function(model) "log"
 model_mean.sgld_model_negbin <- function(model, eta, W) exp(eta)
 # bayes_R2(): mu + mu^2 / phi, phi sampled as its logarithm

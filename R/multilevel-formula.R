@@ -10,17 +10,24 @@
 #' correlated intercept and slope, `(x || g)` the same uncorrelated, `(1 | a) +
 #' (1 | b)` crossed groups, `(1 | a/b)` groups `b` nested in `a` (the terms
 #' `(1 | a)` and `(1 | a:b)`). Families: `gaussian()` (identity link),
-#' `binomial()` (logit; 0/1, a factor or `cbind(events, nonevents)`) and
-#' `poisson()` (log; exposures as an `offset()` term or the `offset` argument). The
-#' negative binomial has no multilevel model yet: it is an error.
+#' `binomial()` (logit; 0/1, a factor or `cbind(events, nonevents)`),
+#' `poisson()` (log; exposures as an `offset()` term or the `offset` argument)
+#' and the negative binomial (NB2, log link, as rstanarm's `stan_glmer.nb()`:
+#' `"negbin"`, rstanarm's `neg_binomial_2()` or [MASS::negative.binomial()],
+#' whose fixed `theta` is not used; offsets and weights as for poisson). Its
+#' reciprocal dispersion \eqn{\phi}{phi} (variance \eqn{\mu + \mu^2/\phi}{mu + mu^2/phi})
+#' is a parameter, reported as `reciprocal_dispersion` as in rstanarm.
 #'
 #' The priors are rstanarm's `stan_glmer()` defaults, so that
 #' `sgld(f, data, family)` and `stan_glmer(f, data, family)` target the same
 #' posterior: `prior_normal(0, 2.5, autoscale = TRUE)` on the coefficients,
 #' `prior_normal(NULL, 2.5, autoscale = TRUE)` on the intercept at centred
 #' predictors, `prior_exponential(1, autoscale = TRUE)` on the residual sd
-#' \eqn{\sigma}{sigma} (gaussian), and [prior_decov()] on each term's
-#' covariance (see [prior_normal()] for autoscaling);
+#' \eqn{\sigma}{sigma} (gaussian) or on \eqn{\phi}{phi} (negative binomial,
+#' where rstanarm does not rescale it: exponential(1)), and [prior_decov()]
+#' on each term's covariance (see [prior_normal()] for autoscaling). As in
+#' rstanarm's code for `stan_glmer.nb()`, the negative binomial's decov scale
+#' is multiplied by \eqn{\phi}{phi} (the gaussian's by \eqn{\sigma}{sigma});
 #' [prior_summary()][prior_summary.sgld_fit] prints them as rstanarm does.
 #'
 #' Group effects are sampled non-centred (\eqn{b = L z}{b = L z}, \eqn{L}{L}
@@ -28,7 +35,8 @@
 #' priori), the sds on the log scale and the correlations through their
 #' canonical partial correlations; draws are reported on rstanarm's scale:
 #' the coefficients, `b[(Intercept) Subject:308]`, each term's covariance
-#' `Sigma[Subject:Days,(Intercept)]`, and `sigma`. Every parameter's draws
+#' `Sigma[Subject:Days,(Intercept)]`, and `sigma` (or `reciprocal_dispersion`).
+#' Every parameter's draws
 #' are kept. Methods: [fixef()][fixef.sgld_fit], `ranef()`, `coef()`,
 #' `VarCorr()`, `ngrps()`, `sigma()`, `nobs()`, `predict()`,
 #' `posterior_predict()`, `posterior_epred()`, `posterior_linpred()`
@@ -37,18 +45,23 @@
 #' `sgld()` with no settings samples a gaussian model exactly: the
 #' variance parameters from their marginal posterior (the fixed and group
 #' effects integrated out through a sparse Cholesky factor, as lme4 does),
-#' the effects given them (`fit$auto$route` is `"collapsed"`). Binomial
-#' and poisson models, and `mala()`, take Metropolis-adjusted Langevin steps.
+#' the effects given them (`fit$auto$route` is `"collapsed"`). Binomial,
+#' poisson and negative-binomial models, and `mala()`, take
+#' Metropolis-adjusted Langevin steps (with two or more terms, each followed
+#' by exact moves of the sds and the group effects).
 #'
 #' @param formula A formula with at least one random-effect term.
 #' @param data A data frame holding every variable of `formula`, without
 #'   missing values.
 #' @param family `gaussian()`, `binomial()` or `poisson()` (an object, the
-#'   function or its name) with its canonical link.
+#'   function or its name) with its canonical link, or the negative binomial
+#'   with the log link (`"negbin"`, `"neg_binomial_2"`, rstanarm's
+#'   `neg_binomial_2()` or `MASS::negative.binomial(theta)`).
 #' @param prior,prior_intercept,prior_aux As for [model_linear()]:
 #'   [prior_normal()] for the coefficients and for the intercept (stated at
 #'   centred predictors; `NULL` puts independent `prior` on the raw
-#'   intercept too), [prior_exponential()] for \eqn{\sigma}{sigma}.
+#'   intercept too), [prior_exponential()] for \eqn{\sigma}{sigma} or the
+#'   negative binomial's \eqn{\phi}{phi}.
 #' @param prior_covariance [prior_decov()]: the prior of each term's covariance.
 #' @param offset Known terms of the linear predictor, one per row, as in
 #'   [glm()]: evaluated in `data` (e.g. `offset = log(exposure)`), added to
@@ -112,13 +125,11 @@ model_glmer <- function(formula, data, family = stats::gaussian(),
     if (nrow(data) < 1L) abort("`subset` leaves no rows of `data`.")
   }
   kind <- formula_family(family)
-  if (kind == "negbin")
-    abort("`family`: the negative binomial has no multilevel model in sgld yet; its ",
-          "random-effect terms need gaussian(), binomial() or poisson().")
   if (!inherits(formula, "formula")) abort("`formula` must be a formula, not ", describe(formula), ".")
   glmer_check_groups(formula, data)
   if (!is.null(prior_intercept)) check_coef_prior(prior_intercept, "prior_intercept")
-  resolve <- function(X, y) glmer_priors(prior, prior_intercept, prior_aux, prior_covariance, X, y)
+  resolve <- function(X, y) glmer_priors(prior, prior_intercept, prior_aux, prior_covariance, X, y,
+                                         kind)
   # `offset` is evaluated in `data`, then where the formula was made, as glm() does
   offset_expr <- substitute(offset)
   offset <- tryCatch(eval(offset_expr, data, environment(formula)), error = function(e)
@@ -130,7 +141,7 @@ model_glmer <- function(formula, data, family = stats::gaussian(),
   m$lme4_weights <- weights
   m$prior <- prior
   m$prior_intercept <- prior_intercept
-  m$prior_aux <- if (kind == "gaussian") prior_aux
+  m$prior_aux <- if (kind %in% c("gaussian", "negbin")) prior_aux
   m$prior_covariance <- prior_covariance
   m$call <- match.call()
   m

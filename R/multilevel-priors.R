@@ -35,11 +35,14 @@ prior_decov <- function(regularization = 1, concentration = 1, shape = 1, scale 
 # stan_glmer()'s defaults, resolved for the fixed design X (response y for
 # a gaussian model, else NULL) by the flat models' rules (R/priors.R):
 # coefficients autoscaled, the intercept's prior on centred predictors
-# (centred at mean(y) for gaussian), sigma exponential with rate 1 / sd(y).
+# (centred at mean(y) for gaussian), sigma exponential with rate 1 / sd(y);
+# for the negative binomial (`family` "negbin") phi exponential with
+# prior_aux's rate, not autoscaled (stan_glmer.nb's, as model_negbin()'s).
 # model_glmm() takes independent normal priors: with the intercept's prior
 # on centred predictors its C side sees the centred design, so the
 # intercept's prior is the centred intercept's.
-glmer_priors <- function(prior, prior_intercept, prior_aux, prior_covariance, X, y) {
+glmer_priors <- function(prior, prior_intercept, prior_aux, prior_covariance, X, y,
+                         family = "gaussian") {
   pr <- resolve_coef_prior(prior, prior_intercept, X, y)
   if (any(pr$type != 0L))
     abort("`prior`: a multilevel model takes prior_normal() for its coefficients, not ",
@@ -56,8 +59,8 @@ glmer_priors <- function(prior, prior_intercept, prior_aux, prior_covariance, X,
     abort("`prior_covariance` must be made by prior_decov(), not ", describe(prior_covariance),
           ".")
   list(loc = loc, scale = scale, centre = centred, resolved = pr,
-       aux_rate = if (!is.null(y)) resolve_aux_prior(prior_aux, response_moments(y)[2],
-                                                      "sigma") else 1,
+       aux_rate = if (!is.null(y)) resolve_aux_prior(prior_aux, response_moments(y)[2], "sigma")
+                  else if (family == "negbin") resolve_aux_prior(prior_aux, 1, "phi") else 1,
        decov = prior_covariance[c("regularization", "concentration", "shape", "scale")])
 }
 
@@ -71,7 +74,7 @@ model_prior_rows.sgld_model_glmm <- function(model) {
                             num4(model$decov_concentration[k]), num4(model$decov_shape[k]),
                             num4(model$decov_scale[k]))
   c(beta, rep("group effect: normal(0, Sigma) of its term", length(model$b_names)),
-    if (model$family == "gaussian") sprintf("exponential(rate = %s)", num4(model$aux_rate)),
+    if (length(model$aux_name)) sprintf("exponential(rate = %s)", num4(model$aux_rate)),
     vapply(model$sigma_term, dc, ""))
 }
 
@@ -102,9 +105,11 @@ prior_sections.sgld_model_glmm <- function(model) {
     out$coefficients <- list(title = "Coefficients", specified = describe_prior(model$prior, k),
                              adjusted = if (autoscaled(model$prior)) describe_prior(used, k))
   }
-  if (gaussian)
-    out$aux <- list(title = "Auxiliary (sigma)", specified = describe_prior(model$prior_aux, 1L),
-                    adjusted = if (autoscaled(model$prior_aux))
+  # rstanarm autoscales sigma's prior, not the negative binomial's phi
+  if (length(model$aux_name))
+    out$aux <- list(title = paste0("Auxiliary (", model$aux_name, ")"),
+                    specified = describe_prior(model$prior_aux, 1L),
+                    adjusted = if (gaussian && autoscaled(model$prior_aux))
                       sprintf("exponential(rate = %s)", num4(model$aux_rate)))
   same <- function(v) if (length(unique(v)) == 1L) num4(v[1]) else
     paste0("[", paste(num4(v), collapse = ","), "]")

@@ -5,7 +5,10 @@
  *   eta_i = x_i' beta + o_i + sum_k u_ki' b_{k, g_k(i)},
  *   gaussian (identity): y_i ~ N(eta_i, sigma^2);
  *   binomial (logit):    y_i ~ Binomial(t_i, 1 / (1 + e^-eta_i)), y_i successes of t_i;
- *   poisson (log):       y_i ~ Poisson(e^eta_i).
+ *   poisson (log):       y_i ~ Poisson(e^eta_i);
+ *   negbin (log):        y_i ~ NB2(mean mu_i = e^eta_i, size phi), Var = mu + mu^2 / phi,
+ *                        as model_negbin() (src/model_negbin.c) and rstanarm's
+ *                        neg_binomial_2 (its reciprocal_dispersion is phi).
  *
  * Optional prior weights c_i >= 0 multiply row i's log likelihood (its
  * normalising constant included), as rstanarm's `weights` are documented
@@ -30,12 +33,16 @@
  *   beta (p); z (sum_k r_k G_k; term by term, group by group within a term,
  *   the r_k coefficients of a group together); per term, log s_k (r_k) then
  *   the CPCs' y (r_k (r_k - 1) / 2, row by row: (1,0), (2,0), (2,1), ...);
- *   log sigma (gaussian only).
+ *   log sigma (gaussian) or log phi (negbin): the family's auxiliary
+ *   parameter, absent for binomial and poisson.
  *
- * Priors: beta_j ~ N(loc_j, scale_j^2); sigma ~ Exponential(aux_rate); z ~
+ * Priors: beta_j ~ N(loc_j, scale_j^2); sigma or phi ~ Exponential(aux_rate); z ~
  * N(0, I); Sigma_k ~ rstanarm's decov(regularization, concentration, shape,
  * scale): trace(Sigma_k) = r_k (tau_k c_k)^2 with tau_k ~ Gamma(shape, 1)
- * and c_k = scale_k disp (disp = sigma for gaussian, 1 otherwise), the
+ * and c_k = scale_k disp (disp = sigma for gaussian, phi for negbin, 1
+ * otherwise: rstanarm 2.21.3's count.stan hands make_theta_L() the
+ * reciprocal dispersion as its dispersion, so stan_glmer.nb's group sds
+ * scale with phi a priori, and this model does the same), the
  * variances' shares pi_k = s_k^2 / trace ~ Dirichlet(concentration), the
  * correlation matrix ~ LKJ(regularization), independently. On the
  * parameters above, with S = sum_j s_j^2, pi_j = s_j^2 / S and
@@ -71,9 +78,10 @@
 #include <Rmath.h>
 #include "sgld.h"
 
-enum { GLMM_GAUSSIAN = 0, GLMM_BINOMIAL = 1, GLMM_POISSON = 2 };
+enum { GLMM_GAUSSIAN = 0, GLMM_BINOMIAL = 1, GLMM_POISSON = 2, GLMM_NEGBIN = 3 };
 enum { MOVES_NONE = 0, MOVES_ALL = 1, MOVES_GROUPS = 2, MOVES_COVARIANCE = 3 };
 #define GLMM_RMAX 32    /* most coefficients per group in a term (the R side says so) */
+#define GLMM_TABLE_MAX 4096   /* largest negbin count whose lgamma steps are tabled */
 
 typedef struct glmm_data {
   int family, p, K, R;        /* R = sum_k r_k */
@@ -82,16 +90,20 @@ typedef struct glmm_data {
   const double *y, *trials;   /* per row; trials for binomial only */
   const double *offset;       /* per row, or NULL */
   const double *wt;           /* prior weights per row, or NULL (all 1) */
-  const double *log_norm;     /* per row: log choose(t, y) or -log y!, 0 for gaussian */
+  const double *log_norm;     /* per row: log choose(t, y) or -log y! (poisson, negbin),
+                                 0 for gaussian */
   const int *r, *G, *group;   /* group: K x n, 0-based */
   const double *u;            /* R x n */
   int *z_off, *u_off, *t_off, *l_off;   /* per term: start of z in w, of u in a row,
                                            of theta in w, of L in work */
-  int nz, nl, i_sigma, d;     /* z's length, sum_k r_k^2, log sigma's index (-1: none) */
+  int nz, nl, i_aux, d;       /* z's length, sum_k r_k^2, the index of log sigma or log
+                                 phi (-1: none) */
   const double *prior_loc, *prior_scale;
   double aux_rate;
   const double *reg, *conc, *shape, *scale;   /* decov, per term */
   int moves;                          /* which exact moves (MOVES_*) */
+  int table_len;                      /* negbin: 1 + the largest count if tabled (else 0) */
+  size_t table_off;                   /* where the tables start in the work buffer */
   R_xlen_t **grp_start, **grp_rows;   /* per term, its rows by group (exact moves only) */
 } glmm_data;
 
@@ -166,19 +178,80 @@ static inline double row_eta(const glmm_data *M, R_xlen_t i, const double *w, co
   return eta;
 }
 
+/* The auxiliary parameter's per-pass quantities: u = log sigma (gaussian)
+   or log phi (negbin), e^u, e^-u and, for negbin, lgamma(phi) and
+   digamma(phi), computed once for a pass over the rows; optionally
+   (aux_tables()) lgamma(k + phi) - lgamma(phi) and psi(k + phi) - psi(phi)
+   for every count k below M->table_len. */
+typedef struct glmm_aux {
+  double u, value, inv, lgamma_phi, digamma_phi;
+  const double *lgamma_steps, *digamma_steps;   /* NULL: call lgammafn(), digamma() */
+} glmm_aux;
+
+static inline glmm_aux aux_at(const glmm_data *M, double u) {
+  glmm_aux A = {u, exp(u), exp(-u), 0.0, 0.0, NULL, NULL};
+  if (M->family == GLMM_NEGBIN) {
+    A.lgamma_phi = lgammafn(A.value);
+    A.digamma_phi = digamma(A.value);
+  }
+  return A;
+}
+
+static inline glmm_aux aux_of(const glmm_data *M, const double *w) {
+  return aux_at(M, M->i_aux >= 0 ? w[M->i_aux] : 0.0);
+}
+
+/* For a pass over m rows of a negbin model, the steps of lgamma and digamma
+   from phi to k + phi for every count k below table_len, as sums of log(phi
+   + j) and 1 / (phi + j) over j < k, into work (2 table_len): one log and
+   one division per count instead of lgammafn() and digamma() per row
+   (most of a row's time), where the rows outnumber half the counts. */
+static void aux_tables(const glmm_data *M, glmm_aux *A, R_xlen_t m, double *work) {
+  if (M->family != GLMM_NEGBIN || M->table_len < 2 || M->table_len > 2 * m) return;
+  double *lg = work, *dg = work + M->table_len;
+  lg[0] = dg[0] = 0.0;
+  for (int k = 1; k < M->table_len; k++) {
+    lg[k] = lg[k - 1] + log(A->value + (k - 1));
+    dg[k] = dg[k - 1] + 1.0 / (A->value + (k - 1));
+  }
+  A->lgamma_steps = lg;
+  A->digamma_steps = dg;
+}
+
+/* log(e^a + e^b) without overflow (no R API: threads run it) */
+static inline double log_sum_exp2(double a, double b) {
+  return fmax(a, b) + log1p(exp(-fabs(a - b)));
+}
+
 /* row i's log likelihood at eta with weight 1; with d non-NULL, its
-   derivative in eta into d[0] and (gaussian) in log sigma into d[1] */
+   derivative in eta into d[0] and (gaussian, negbin) in the auxiliary
+   parameter's log into d[1]. Negbin, with lse = log(phi + mu):
+     lgamma(y + phi) - lgamma(phi) - log y! + phi (u - lse) + y (eta - lse),
+     d/d eta = y - (y + phi) mu / (phi + mu),
+     d/d u = phi [psi(y + phi) - psi(phi) + u - lse + 1 - (y + phi) / (phi + mu)]. */
 static inline double row_loglik_unit(const glmm_data *M, R_xlen_t i, double eta,
-                                     double log_sigma, double *d) {
+                                     const glmm_aux *A, double *d) {
   const double y = M->y[i];
   switch (M->family) {
   case GLMM_GAUSSIAN: {
-    const double e = (y - eta) * exp(-log_sigma);
+    const double e = (y - eta) * A->inv;
     if (d) {
-      d[0] = e * exp(-log_sigma);
+      d[0] = e * A->inv;
       d[1] = e * e - 1.0;
     }
-    return -log_sigma - M_LN_SQRT_2PI - 0.5 * e * e;
+    return -A->u - M_LN_SQRT_2PI - 0.5 * e * e;
+  }
+  case GLMM_NEGBIN: {
+    const double phi = A->value, lse = log_sum_exp2(A->u, eta);
+    const int tabled = A->lgamma_steps && y < M->table_len;
+    if (d) {
+      const double share_mu = exp(eta - lse), ratio = (y + phi) * exp(-lse);  /* mu/(phi+mu) */
+      d[0] = y - (y + phi) * share_mu;
+      const double dg = tabled ? A->digamma_steps[(int) y] : digamma(y + phi) - A->digamma_phi;
+      d[1] = phi * (dg + A->u - lse + 1.0 - ratio);
+    }
+    const double lg = tabled ? A->lgamma_steps[(int) y] : lgammafn(y + phi) - A->lgamma_phi;
+    return lg + M->log_norm[i] + phi * (A->u - lse) + y * (eta - lse);
   }
   case GLMM_BINOMIAL: {
     const double t = M->trials[i];
@@ -194,9 +267,9 @@ static inline double row_loglik_unit(const glmm_data *M, R_xlen_t i, double eta,
 }
 
 /* row i's weighted log likelihood (and derivatives, as row_loglik_unit()) */
-static inline double row_loglik(const glmm_data *M, R_xlen_t i, double eta, double log_sigma,
+static inline double row_loglik(const glmm_data *M, R_xlen_t i, double eta, const glmm_aux *A,
                                 double *d) {
-  const double ll = row_loglik_unit(M, i, eta, log_sigma, d);
+  const double ll = row_loglik_unit(M, i, eta, A, d);
   if (!M->wt) return ll;
   const double c = M->wt[i];
   if (d) {
@@ -206,21 +279,18 @@ static inline double row_loglik(const glmm_data *M, R_xlen_t i, double eta, doub
   return c * ll;
 }
 
-static inline double log_sigma_of(const glmm_data *M, const double *w) {
-  return M->i_sigma >= 0 ? w[M->i_sigma] : 0.0;
-}
-
 static double glmm_loglik(const void *data, const double *w, const R_xlen_t *idx, R_xlen_t m,
                           double *work) {
   const glmm_data *M = data;
   double *b = work, *L = work + M->nz;
   group_effects(M, w, b, L);
   if (!idx) m = M->n;
-  const double ls = log_sigma_of(M, w);
+  glmm_aux A = aux_of(M, w);
+  aux_tables(M, &A, m, work + M->table_off);
   double ll = 0.0;
   for (R_xlen_t t = 0; t < m; t++) {
     const R_xlen_t i = idx ? idx[t] : t;
-    ll += row_loglik(M, i, row_eta(M, i, w, b), ls, NULL);
+    ll += row_loglik(M, i, row_eta(M, i, w, b), &A, NULL);
   }
   return ll;
 }
@@ -271,12 +341,13 @@ static double glmm_loglik_grad(const void *data, const double *w, const R_xlen_t
   group_effects(M, w, b, L);
   for (int j = 0; j < M->nz; j++) gb[j] = 0.0;
   if (!idx) m = M->n;
-  const double ls = log_sigma_of(M, w);
+  glmm_aux A = aux_of(M, w);
+  aux_tables(M, &A, m, work + M->table_off);
   double ll = 0.0, g_ls = 0.0;
   for (R_xlen_t t = 0; t < m; t++) {
     const R_xlen_t i = idx ? idx[t] : t;
     double d[2] = {0.0, 0.0};
-    ll += row_loglik(M, i, row_eta(M, i, w, b), ls, d);
+    ll += row_loglik(M, i, row_eta(M, i, w, b), &A, d);
     const double *xi = M->x + i * p, *ui = M->u + i * M->R;
     for (int j = 0; j < p; j++) g[j] += d[0] * xi[j];
     const int *gi = M->group + i * K;
@@ -286,9 +357,9 @@ static double glmm_loglik_grad(const void *data, const double *w, const R_xlen_t
       const double *uk = ui + M->u_off[k];
       for (int j = 0; j < r; j++) gbg[j] += d[0] * uk[j];
     }
-    if (M->i_sigma >= 0) g_ls += d[1];
+    if (M->i_aux >= 0) g_ls += d[1];
   }
-  if (M->i_sigma >= 0) g[M->i_sigma] += g_ls;
+  if (M->i_aux >= 0) g[M->i_aux] += g_ls;
   /* b_g = L z_g: d/dz_g = L' d/db_g, d/dL += d/db_g z_g' (lower triangle) */
   for (int k = 0; k < K; k++) {
     const int r = M->r[k];
@@ -339,8 +410,8 @@ static void glmm_loglik_rows(const void *data, const double *w, R_xlen_t from, R
       out[i - from] += v;
     }
   }
-  const double ls = log_sigma_of(M, w);
-  for (R_xlen_t i = from; i < to; i++) out[i - from] = row_loglik(M, i, out[i - from], ls, NULL);
+  const glmm_aux A = aux_of(M, w);
+  for (R_xlen_t i = from; i < to; i++) out[i - from] = row_loglik(M, i, out[i - from], &A, NULL);
 }
 
 /* The decov prior of term k's parameters given disp (see the top), with
@@ -395,16 +466,17 @@ static double glmm_prior(const glmm_data *M, const double *w, double *g) {
     lp += -0.5 * w[j] * w[j] - M_LN_SQRT_2PI;
     if (g) g[j] -= w[j];
   }
-  const double log_disp = log_sigma_of(M, w);
+  /* decov's dispersion: sigma (gaussian), phi (negbin, as rstanarm), else 1 */
+  const double log_disp = M->i_aux >= 0 ? w[M->i_aux] : 0.0;
   double g_log_disp = 0.0;
   for (int k = 0; k < M->K; k++)
     lp += decov_logprior(M, k, w + M->t_off[k], log_disp, g ? g + M->t_off[k] : NULL,
                          &g_log_disp);
-  if (M->i_sigma >= 0) {
-    /* sigma ~ Exponential(rate), with Jacobian sigma to log sigma */
-    const double sigma = exp(log_disp);
-    lp += log(M->aux_rate) - M->aux_rate * sigma + log_disp;
-    if (g) g[M->i_sigma] += g_log_disp + 1.0 - M->aux_rate * sigma;
+  if (M->i_aux >= 0) {
+    /* sigma or phi ~ Exponential(rate), with Jacobian to its log */
+    const double aux = exp(log_disp);
+    lp += log(M->aux_rate) - M->aux_rate * aux + log_disp;
+    if (g) g[M->i_aux] += g_log_disp + 1.0 - M->aux_rate * aux;
   }
   return lp;
 }
@@ -445,7 +517,8 @@ static void glmm_grad_logprior(const void *data, const double *w, double *g) {
  * reweighted least squares, Gamerman 1997 for GLMMs): with H(z) = I + L'
  * (sum_i w_i u_i u_i') L the conditional's negative Hessian (w_i the
  * binomial's t p (1 - p) or the Poisson's mean: the canonical links' Fisher
- * information, equal to the observed) and gz its gradient, z' ~ N(z +
+ * information, equal to the observed; the negative binomial's observed
+ * information, row_weight()) and gz its gradient, z' ~ N(z +
  * H(z)^-1 gz, H(z)^-1), accepted with the reverse proposal's density
  * evaluated with the metric at z' (exact). A Gaussian conditional is drawn
  * exactly; the group's rows are read twice (at z and at z'), keeping each
@@ -473,7 +546,7 @@ static void lower_inverse(int r, const double *L, double *A) {
 
 /* term k's theta's log conditional given S = sum_g b_g b_g' (up to a constant) */
 static double centred_logpost(const glmm_data *M, int k, const double *theta, const double *S,
-                              double *L, double *A) {
+                              double log_disp, double *L, double *A) {
   const int r = M->r[k], nc = r * (r - 1) / 2;
   for (int j = 0; j < r; j++) if (fabs(theta[j]) > 300.0) return -INFINITY;
   for (int j = 0; j < nc; j++) if (fabs(theta[r + j]) > 15.0) return -INFINITY;
@@ -492,34 +565,34 @@ static double centred_logpost(const glmm_data *M, int k, const double *theta, co
       quad += A[i * r + a] * v;
     }
   double unused = 0.0;
-  const double f = decov_logprior(M, k, theta, 0.0, NULL, &unused) - M->G[k] * log_det -
+  const double f = decov_logprior(M, k, theta, log_disp, NULL, &unused) - M->G[k] * log_det -
                    0.5 * quad;
   return isnan(f) ? -INFINITY : f;
 }
 
 /* one slice-sampling update of theta[c] (theta is left holding the result) */
 static void centred_slice(const glmm_data *M, int k, double *theta, int c, const double *S,
-                          sgld_rng *rng, double *L, double *A) {
+                          double log_disp, sgld_rng *rng, double *L, double *A) {
   const double x0 = theta[c];
-  const double f0 = centred_logpost(M, k, theta, S, L, A);
+  const double f0 = centred_logpost(M, k, theta, S, log_disp, L, A);
   if (!isfinite(f0)) return;
   const double level = f0 + log(rng_unif(rng));
   double lo = x0 - CENTRED_SLICE_WIDTH * rng_unif(rng), hi = lo + CENTRED_SLICE_WIDTH;
   int left = (int) (CENTRED_SLICE_STEPS * rng_unif(rng)), right = CENTRED_SLICE_STEPS - 1 - left;
   for (; left > 0; left--) {
     theta[c] = lo;
-    if (!(centred_logpost(M, k, theta, S, L, A) > level)) break;
+    if (!(centred_logpost(M, k, theta, S, log_disp, L, A) > level)) break;
     lo -= CENTRED_SLICE_WIDTH;
   }
   for (; right > 0; right--) {
     theta[c] = hi;
-    if (!(centred_logpost(M, k, theta, S, L, A) > level)) break;
+    if (!(centred_logpost(M, k, theta, S, log_disp, L, A) > level)) break;
     hi += CENTRED_SLICE_WIDTH;
   }
   for (int t = 0; t < CENTRED_SLICE_SHRINK; t++) {
     const double x1 = lo + (hi - lo) * rng_unif(rng);
     theta[c] = x1;
-    if (centred_logpost(M, k, theta, S, L, A) > level) return;
+    if (centred_logpost(M, k, theta, S, log_disp, L, A) > level) return;
     if (x1 < x0) lo = x1; else hi = x1;
   }
   theta[c] = x0;   /* not reached for a finite f0: x0 itself lies in the slice */
@@ -527,14 +600,32 @@ static void centred_slice(const glmm_data *M, int k, double *theta, int c, const
 
 
 /* row i's curvature: the negative second derivative of its weighted log
-   likelihood in eta */
-static inline double row_weight(const glmm_data *M, R_xlen_t i, double eta) {
+   likelihood in eta (negbin: (y + phi) mu phi / (phi + mu)^2, the observed
+   information, positive for every y, where the log link is not canonical) */
+static inline double row_weight(const glmm_data *M, R_xlen_t i, double eta, const glmm_aux *A) {
   const double c = M->wt ? M->wt[i] : 1.0;
   if (M->family == GLMM_BINOMIAL) {
     const double p = 1.0 / (1.0 + exp(-eta));
     return c * M->trials[i] * p * (1.0 - p);
   }
+  if (M->family == GLMM_NEGBIN) {
+    const double lse = log_sum_exp2(A->u, eta);
+    return c * (M->y[i] + A->value) * exp(eta + A->u - 2.0 * lse);
+  }
   return c * exp(eta);
+}
+
+/* row i's weighted log likelihood up to terms free of eta, and its
+   derivative in eta into d[0]: for the group moves, whose ratios cancel
+   those terms (negbin: lgamma(y + phi) - lgamma(phi) - log y!, and no
+   derivative in log phi, whose digamma would cost most of the row) */
+static inline double row_loglik_eta(const glmm_data *M, R_xlen_t i, double eta,
+                                    const glmm_aux *A, double *d) {
+  if (M->family != GLMM_NEGBIN) return row_loglik(M, i, eta, A, d);
+  const double y = M->y[i], phi = A->value, lse = log_sum_exp2(A->u, eta);
+  const double c = M->wt ? M->wt[i] : 1.0;
+  d[0] = c * (y - (y + phi) * exp(eta - lse));
+  return c * (phi * (A->u - lse) + y * (eta - lse));
 }
 
 /* in place: the lower Cholesky factor of the r x r symmetric positive
@@ -573,8 +664,8 @@ static void cholesky_solve(int r, const double *C, const double *v, double *x) {
    the Newton mean z + H^-1 gz into mean and H's Cholesky factor into C. 0
    when H is not positive definite or a value is not finite. */
 static int group_newton(const glmm_data *M, int k, int grp, const double *L, const double *z,
-                        const double *db, const double *eta, double *f, double *gz,
-                        double *mean, double *C) {
+                        const double *db, const double *eta, const glmm_aux *aux, double *f,
+                        double *gz, double *mean, double *C) {
   const int r = M->r[k];
   const R_xlen_t *rows = M->grp_rows[k];
   double s[GLMM_RMAX], A[GLMM_RMAX * GLMM_RMAX];
@@ -587,8 +678,8 @@ static int group_newton(const glmm_data *M, int k, int grp, const double *L, con
     double e = eta[i];
     if (db) for (int j = 0; j < r; j++) e += u[j] * db[j];
     double d[2] = {0.0, 0.0};
-    ll += row_loglik(M, i, e, 0.0, d);
-    const double wt = row_weight(M, i, e);
+    ll += row_loglik_eta(M, i, e, aux, d);
+    const double wt = row_weight(M, i, e, aux);
     for (int a = 0; a < r; a++) {
       s[a] += d[0] * u[a];
       for (int b = 0; b <= a; b++) A[a * r + b] += wt * u[a] * u[b];
@@ -645,10 +736,11 @@ static void group_sweep(const glmm_data *M, int k, double *w, double *eta, sgld_
   double g0[GLMM_RMAX], g1[GLMM_RMAX], m0[GLMM_RMAX], m1[GLMM_RMAX], z1[GLMM_RMAX];
   double dz[GLMM_RMAX], db[GLMM_RMAX];
   term_factor(M, k, w, L);
+  const glmm_aux aux = aux_of(M, w);
   for (int grp = 0; grp < M->G[k]; grp++) {
     double *z0 = w + M->z_off[k] + (R_xlen_t) grp * r;
     double f0, f1;
-    if (!group_newton(M, k, grp, L, z0, NULL, eta, &f0, g0, m0, C0)) continue;
+    if (!group_newton(M, k, grp, L, z0, NULL, eta, &aux, &f0, g0, m0, C0)) continue;
     /* z1 = m0 + C0'^-1 e: covariance (C0 C0')^-1 */
     for (int j = 0; j < r; j++) dz[j] = rng_norm(rng);
     for (int i = r - 1; i >= 0; i--) {
@@ -662,7 +754,7 @@ static void group_sweep(const glmm_data *M, int k, double *w, double *eta, sgld_
       db[i] = 0.0;
       for (int j = 0; j <= i; j++) db[i] += L[i * r + j] * dz[j];
     }
-    const int ok = group_newton(M, k, grp, L, z1, db, eta, &f1, g1, m1, C1);
+    const int ok = group_newton(M, k, grp, L, z1, db, eta, &aux, &f1, g1, m1, C1);
     const double u = rng_unif(rng);
     if (!ok) continue;
     const double log_ratio = f1 - f0 + newton_log_density(r, C1, m1, z0) -
@@ -694,7 +786,8 @@ static void centred_move(const glmm_data *M, int k, double *w, sgld_rng *rng) {
     for (int i = 0; i < r; i++)
       for (int j = 0; j < r; j++) S[i * r + j] += b[i] * b[j];
   }
-  for (int c = 0; c < nt; c++) centred_slice(M, k, theta, c, S, rng, L1, A);
+  const double log_disp = M->i_aux >= 0 ? w[M->i_aux] : 0.0;
+  for (int c = 0; c < nt; c++) centred_slice(M, k, theta, c, S, log_disp, rng, L1, A);
   factor_of(r, theta, L1);
   for (int grp = 0; grp < G; grp++) {
     double *zg = z + (R_xlen_t) grp * r;
@@ -734,7 +827,7 @@ static int glmm_in_domain(const void *data, const double *w) {
     for (int j = 0; j < r; j++) if (fabs(theta[j]) > 300.0) return 0;
     for (int j = 0; j < nc; j++) if (fabs(theta[r + j]) > 15.0) return 0;
   }
-  return M->i_sigma < 0 || fabs(w[M->i_sigma]) < 300.0;
+  return M->i_aux < 0 || fabs(w[M->i_aux]) < 300.0;
 }
 
 static const int *list_ints(SEXP spec, const char *name, R_xlen_t len) {
@@ -774,7 +867,7 @@ sgld_model model_glmm_build(SEXP spec) {
   M->p = list_int(spec, "p");
   M->K = list_int(spec, "K");
   M->n = (R_xlen_t) list_real(spec, "n");
-  if (M->family < 0 || M->family > 2 || M->p < 0 || M->K < 1 || M->n < 1)
+  if (M->family < 0 || M->family > GLMM_NEGBIN || M->p < 0 || M->K < 1 || M->n < 1)
     error("internal: malformed glmm model");
   const int K = M->K;
   M->r = list_ints(spec, "r", K);
@@ -797,7 +890,7 @@ sgld_model model_glmm_build(SEXP spec) {
     t_off[k] = pos;
     pos += M->r[k] + M->r[k] * (M->r[k] - 1) / 2;
   }
-  M->i_sigma = M->family == GLMM_GAUSSIAN ? pos++ : -1;
+  M->i_aux = M->family == GLMM_GAUSSIAN || M->family == GLMM_NEGBIN ? pos++ : -1;
   M->d = pos;
   if (M->d != list_int(spec, "d")) error("internal: glmm model's d does not add up");
   M->R = R;
@@ -823,11 +916,11 @@ sgld_model model_glmm_build(SEXP spec) {
   double *ln = (double *) R_alloc((size_t) n, sizeof(double));
   for (R_xlen_t i = 0; i < n; i++)
     ln[i] = M->family == GLMM_BINOMIAL ? lchoose(M->trials[i], M->y[i])
-            : M->family == GLMM_POISSON ? -lgammafn(M->y[i] + 1.0) : 0.0;
+            : M->family != GLMM_GAUSSIAN ? -lgammafn(M->y[i] + 1.0) : 0.0;
   M->log_norm = ln;
   M->prior_loc = list_doubles(spec, "prior_loc", M->p);
   M->prior_scale = list_doubles(spec, "prior_scale", M->p);
-  M->aux_rate = M->family == GLMM_GAUSSIAN ? list_real(spec, "aux_rate") : 1.0;
+  M->aux_rate = M->i_aux >= 0 ? list_real(spec, "aux_rate") : 1.0;
   M->reg = list_doubles(spec, "decov_regularization", K);
   M->conc = list_doubles(spec, "decov_concentration", K);
   M->shape = list_doubles(spec, "decov_shape", K);
@@ -844,6 +937,20 @@ sgld_model model_glmm_build(SEXP spec) {
   M->grp_start = NULL;
   M->grp_rows = NULL;
   if (any_moves) glmm_index_groups(M);
+  /* negbin's lgamma and digamma steps tabled by count (aux_tables()) up to
+     a largest count of GLMM_TABLE_MAX; past the work the rest uses */
+  M->table_len = 0;
+  if (M->family == GLMM_NEGBIN) {
+    double top = 0.0;
+    for (R_xlen_t i = 0; i < n; i++) {
+      /* the tables are indexed by the count (R/model-glmm.R checks) */
+      if (!(M->y[i] >= 0.0) || M->y[i] != floor(M->y[i]))
+        error("internal: glmm negbin counts must be whole numbers >= 0");
+      if (M->y[i] > top) top = M->y[i];
+    }
+    if (top < GLMM_TABLE_MAX) M->table_len = (int) top + 1;
+  }
+  M->table_off = (size_t) 2 * ((size_t) M->nz + (size_t) nl) + (any_moves ? (size_t) n : 0);
 
   return (sgld_model) {
     .d = M->d,
@@ -857,7 +964,7 @@ sgld_model model_glmm_build(SEXP spec) {
     .logprior = glmm_logprior,
     .in_domain = glmm_in_domain,
     /* the exact moves keep every row's linear predictor after the rest */
-    .work_size = (size_t) 2 * ((size_t) M->nz + (size_t) nl) + (any_moves ? (size_t) n : 0),
+    .work_size = M->table_off + (size_t) 2 * (size_t) M->table_len,
     .local_params = 1,
     .exact_moves = any_moves ? glmm_exact_moves : NULL
   };

@@ -41,15 +41,17 @@ run_cases <- function(seed, first, last) {
   )
   # a multilevel model with the centred moves of its covariance parameters
   # (model_glmm.c), a correlated two-coefficient term and a crossed one, and
-  # prior weights (obs_weight, mutated with the rest)
-  glmm_moves <- if (requireNamespace("lme4", quietly = TRUE)) {
-    mg <- sgld:::model_glmm(s ~ x + (1 + x | g) + (1 | k),
-                            cbind(df, s = rep(0:3, 10), k = gl(4, 1, 40)), "poisson",
-                            weights = rep(c(0.5, 1, 2, 3), 10))
-    mg$exact_moves <- 1L
-    mg$local_parameters <- FALSE
-    mg
-  }
+  # prior weights (obs_weight, mutated with the rest); poisson and the
+  # negative binomial (its log phi and tables by count)
+  glmm_moves <- if (requireNamespace("lme4", quietly = TRUE)) lapply(c("poisson", "negbin"),
+    function(family) {
+      mg <- sgld:::model_glmm(s ~ x + (1 + x | g) + (1 | k),
+                              cbind(df, s = rep(0:3, 10), k = gl(4, 1, 40)), family,
+                              weights = rep(c(0.5, 1, 2, 3), 10))
+      mg$exact_moves <- 1L
+      mg$local_parameters <- FALSE
+      mg
+    })
   # a model on a file-backed matrix, and the arguments of the row copy it is built by
   fbm_dir <- tempfile("sgld-fbm-")
   dir.create(fbm_dir)
@@ -182,12 +184,12 @@ run_cases <- function(seed, first, last) {
           # a multilevel model's centred moves: the model, w or the count
           # mutated, alone (sgld_model_moves) or after MALA's steps
           if (is.null(glmm_moves)) stop("no lme4")
-          a <- mutate(list(model = glmm_moves, w = rnorm(glmm_moves$d, sd = 0.3), times = 5L),
-                      sample(1:2, 1))
+          gm <- glmm_moves[[sample(2, 1)]]
+          a <- mutate(list(model = gm, w = rnorm(gm$d, sd = 0.3), times = 5L), sample(1:2, 1))
           a$times <- if (big_but_valid(a$times)) 1e3 else a$times
           mm <- if (is.list(a$model) && runif(1) < 0.5) mutate(unclass(a$model), 1) else a$model
           .Call(sgld:::C_sgld_model_moves, mm, a$w, a$times)
-          s <- sgld:::run_settings(glmm_moves, lr = 0.01, batch_size = NULL, iter = 30,
+          s <- sgld:::run_settings(gm, lr = 0.01, batch_size = NULL, iter = 30,
                                    burnin = 5, thin = 1, temperature = 1, chains = 2,
                                    init = NULL, replace = FALSE, clip = NULL, threads = 2,
                                    mala = TRUE)

@@ -143,6 +143,12 @@ if (requireNamespace("lme4", quietly = TRUE)) {
   mg$exact_moves <- 1L
   calls[["glmm moves"]] <- list(sgld:::C_sgld_model_moves, mg, wg, 3L)
   calls[["glmm mala run with moves"]] <- list(sgld:::C_sgld_run, mg, s)
+  # the negative binomial: its log phi, tables by count and moves
+  mn <- sgld:::model_glmm(y ~ x + (1 | a) + (1 | b), dg, "negbin")
+  wn <- rnorm(mn$d, sd = 0.1)
+  calls[["glmm negbin eval"]] <- list(sgld:::C_sgld_model_eval, mn, wn)
+  mn$exact_moves <- 1L
+  calls[["glmm negbin moves"]] <- list(sgld:::C_sgld_model_moves, mn, wn, 3L)
 }
 # model_sv(): full data only (no diagnostics, no held-out monitor), with pSGLD,
 # whose preconditioner reads the local-parameter gradient
