@@ -445,7 +445,12 @@ wide_alpha <- function(model, pm, ops, batch_size, cv, eta, points = 3, times = 
   }, numeric(1)))
 }
 
-auto_wide_block <- 2.5e5   # numbers in one block of gradient draws (2 MB)
+# numbers in one block of gradient draws (2 MB): blocks drawn again cost
+# 0.69 s of CPU a point at d = 10,000 (36 blocks of 25 draws), against
+# 0.24 s for all 200 at once (3-6 points: 1.4-2.7 s more in a call of
+# 50-70 s at 10^5 rows); at 4 MB 0.34 s, but
+# the call's peak was +51 MB above the data against +36 (bench/sparse.md)
+auto_wide_block <- 2.5e5
 
 # The sampling threshold of `times` minibatch gradients at `at` (R/warnings.R's
 # estimator_threshold(): the largest eigenvalue of the times x times Gram
@@ -456,9 +461,9 @@ auto_wide_block <- 2.5e5   # numbers in one block of gradient draws (2 MB)
 # in blocks of at most auto_wide_block numbers, each from its own seed, so a
 # block can be drawn again: K's block (p, q) is Z_p Z_q' with blocks p and q
 # held, the blocks after p drawn again for each p (B (B + 1) / 2 blocks drawn
-# for B blocks, 36 for 8 at d = 10,000: gradients on 100 rows each, a few
-# tenths of a second in all). Centring needs no means: J (G L L' G') J. It
-# draws 8 uniforms from R's stream, as one stochastic_gradients() call does.
+# for B blocks, 36 for 8 at d = 10,000). Centring needs no means:
+# J (G L L' G') J. It draws 8 uniforms from R's stream, as one
+# stochastic_gradients() call does.
 wide_threshold <- function(model, at, batch_size, cv, eta, Lt, times = 200,
                            block_size = auto_wide_block) {
   rows <- max(1L, min(times, floor(block_size / model$d)))
