@@ -24,7 +24,8 @@
 #      largest, the run's length from the smallest (Leimkuhler-Matthews
 #      steps, below);
 #  (e) batch and control variates as in R/auto.R, the sampling threshold
-#      from the gradients' covariance through its draws x draws Gram matrix.
+#      from the gradients' covariance through its draws x draws Gram matrix,
+#      formed from blocks of draws (never all draws x d at once).
 # A diagonal preconditioner leaves curvatures that differ (from 0.13 to 6.7
 # on a 10^4 x 500 text design; 0.67-1.4 after the correction on the
 # designs of bench/sparse.md, where the rest of the spectrum is the bulk of
@@ -362,10 +363,10 @@ lanczos <- function(op, d, steps = auto_wide_power, support = seq_len(d)) {
     # the iteration would amplify into a spurious zero curvature
     u[-support] <- 0
     alpha[j] <- sum(u * Q[, j])
-    for (pass in 1:2) {
-      Qj <- Q[, seq_len(j), drop = FALSE]
-      u <- u - Qj %*% crossprod(Qj, u)
-    }
+    # against every column of Q, the ones not yet filled zero: a copy of
+    # its first j columns at each step was 3 MB at d = 10,000 (40 steps, two
+    # passes, three runs: garbage enough to raise the call's peak memory)
+    for (pass in 1:2) u <- u - drop(Q %*% crossprod(Q, u))
     beta[j] <- sqrt(sum(u^2))
     if (j == steps || beta[j] < 1e-10 * abs(alpha[j])) {
       k <- j
@@ -440,8 +441,60 @@ wide_alpha <- function(model, pm, ops, batch_size, cv, eta, points = 3, times = 
   max(vapply(seq_len(points), function(k) {
     w <- pm$sampler + if (k > 1) ops$L(stats::rnorm(model$d)) else 0
     at <- to_user_scale(model, matrix(w, 1))[1, ]
-    G <- stochastic_gradients(model, at, batch_size = batch_size, times = times,
-                              control_variates = if (cv) pm$mode else FALSE)
-    estimator_threshold(G, eta, ops$Lt)   # R/warnings.R: never d x d
+    wide_threshold(model, at, batch_size, if (cv) pm$mode else FALSE, eta, ops$Lt, times)
   }, numeric(1)))
+}
+
+# numbers in one block of gradient draws (2 MB): blocks drawn again cost
+# 0.69 s of CPU a point at d = 10,000 (36 blocks of 25 draws), against
+# 0.24 s for all 200 at once (3-6 points: 1.4-2.7 s more in a call of
+# 50-70 s at 10^5 rows); at 4 MB 0.34 s, but
+# the call's peak was +51 MB above the data against +36 (bench/sparse.md)
+auto_wide_block <- 2.5e5
+
+# The sampling threshold of `times` minibatch gradients at `at` (R/warnings.R's
+# estimator_threshold(): the largest eigenvalue of the times x times Gram
+# matrix K = Z Z' / (times - 1) of the centred gradients through L', Z = J G L
+# with J = I - 1 1' / times), without holding the times x d draws at once: at
+# d = 10,000 they took 16 MB, and with the copies the row-by-row product made,
+# 31 MB of the default call's peak (10^5 rows, bench/sparse.md). The draws come
+# in blocks of at most auto_wide_block numbers, each from its own seed, so a
+# block can be drawn again: K's block (p, q) is Z_p Z_q' with blocks p and q
+# held, the blocks after p drawn again for each p (B (B + 1) / 2 blocks drawn
+# for B blocks, 36 for 8 at d = 10,000). Centring needs no means:
+# J (G L L' G') J. It draws 8 uniforms from R's stream, as one
+# stochastic_gradients() call does.
+wide_threshold <- function(model, at, batch_size, cv, eta, Lt, times = 200,
+                           block_size = auto_wide_block) {
+  rows <- max(1L, min(times, floor(block_size / model$d)))
+  ends <- unique(c(seq(rows, times, by = rows), times))
+  starts <- c(1L, utils::head(ends, -1) + 1L)
+  seeds <- floor(stats::runif(8) * .Machine$integer.max)
+  # draws with a non-finite value make the noise unbounded: Inf
+  block <- function(p) with_seed_kept({
+    set.seed(seeds[1] %% 1e9 + p)
+    Z <- stochastic_gradients(model, at, batch_size = batch_size,
+                              times = ends[p] - starts[p] + 1, control_variates = cv)
+    for (i in seq_len(nrow(Z))) Z[i, ] <- Lt(Z[i, ])
+    if (all(is.finite(Z))) Z
+  })
+  K <- matrix(0, times, times)
+  for (p in seq_along(ends)) {
+    Zp <- block(p)
+    if (is.null(Zp)) return(Inf)
+    ip <- starts[p]:ends[p]
+    K[ip, ip] <- tcrossprod(Zp)
+    for (q in seq_along(ends)[-seq_len(p)]) {
+      Zq <- block(q)
+      if (is.null(Zq)) return(Inf)
+      iq <- starts[q]:ends[q]
+      K[ip, iq] <- tcrossprod(Zp, Zq)
+      K[iq, ip] <- t(K[ip, iq])
+    }
+  }
+  K <- K - rowMeans(K)
+  K <- t(t(K) - colMeans(K)) / (times - 1)
+  if (anyNA(K)) return(NA_real_)
+  if (any(!is.finite(K))) return(Inf)
+  eta / 2 * max(eigen((K + t(K)) / 2, symmetric = TRUE, only.values = TRUE)$values)
 }
