@@ -31,24 +31,8 @@ model_glmm <- function(formula, data, family = c("gaussian", "binomial", "poisso
                        decov = list(regularization = 1, concentration = 1, shape = 1,
                                     scale = 1), centre = FALSE, priors = NULL,
                        offset = NULL, weights = NULL) {
-  if (!requireNamespace("lme4", quietly = TRUE))
-    abort("Multilevel models need the package lme4 to read their formula; ",
-          "install it with install.packages(\"lme4\").")
   family <- glmm_family(family)
-  if (!inherits(formula, "formula")) abort("`formula` must be a formula, not ", describe(formula), ".")
-  if (is.null(lme4::findbars(formula)))
-    abort("`formula` has no random-effect term such as (1 | g).")
-  if (!is.data.frame(data)) abort("`data` must be a data frame, not ", describe(data), ".")
-  glmm_check_variables(formula, data)
-  # lme4's own checks (a grouping factor with one level, more effects than
-  # rows, ...) say what is wrong; the prefix says which argument
-  parsed <- tryCatch(
-    if (family == "gaussian") lme4::lFormula(formula, data = data)
-    # glFormula() reads the family only to refuse gaussian: poisson stands
-    # for the negative binomial
-    else lme4::glFormula(formula, data = data,
-                         family = if (family == "negbin") "poisson" else family),
-    error = function(e) abort("`formula`: ", conditionMessage(e)))
+  parsed <- glmm_parse(formula, data, family)
   fr <- parsed$fr
   X <- parsed$X
   n <- nrow(X)
@@ -129,6 +113,28 @@ model_glmm <- function(formula, data, family = c("gaussian", "binomial", "poisso
              if (gaussian) log(stats::sd(resp$y)), if (family == "negbin") 0)
   model$default_init <- stats::setNames(to_user_scale(model, matrix(start, 1))[1, ], model$names)
   model
+}
+
+# The formula read by lme4's parser (lFormula() / glFormula()), after the
+# checks that name the user's argument
+glmm_parse <- function(formula, data, family) {
+  if (!requireNamespace("lme4", quietly = TRUE))
+    abort("Multilevel models need the package lme4 to read their formula; ",
+          "install it with install.packages(\"lme4\").")
+  if (!inherits(formula, "formula")) abort("`formula` must be a formula, not ", describe(formula), ".")
+  if (is.null(lme4::findbars(formula)))
+    abort("`formula` has no random-effect term such as (1 | g).")
+  if (!is.data.frame(data)) abort("`data` must be a data frame, not ", describe(data), ".")
+  glmm_check_variables(formula, data)
+  # lme4's own checks (a grouping factor with one level, more effects than
+  # rows, ...) say what is wrong; the prefix says which argument
+  tryCatch(
+    if (family == "gaussian") lme4::lFormula(formula, data = data)
+    # glFormula() reads the family only to refuse gaussian: poisson stands
+    # for the negative binomial
+    else lme4::glFormula(formula, data = data,
+                         family = if (family == "negbin") "poisson" else family),
+    error = function(e) abort("`formula`: ", conditionMessage(e)))
 }
 
 glmm_families <- c("gaussian", "binomial", "poisson", "negbin")

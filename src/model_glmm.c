@@ -861,6 +861,29 @@ static void glmm_index_groups(glmm_data *M) {
   }
 }
 
+/* each row's normalising term of its log likelihood (free of the parameters) */
+static double *row_log_norm(const glmm_data *M) {
+  double *ln = (double *) R_alloc((size_t) M->n, sizeof(double));
+  for (R_xlen_t i = 0; i < M->n; i++)
+    ln[i] = M->family == GLMM_BINOMIAL ? lchoose(M->trials[i], M->y[i])
+            : M->family != GLMM_GAUSSIAN ? -lgammafn(M->y[i] + 1.0) : 0.0;
+  return ln;
+}
+
+/* the negative binomial's lgamma and digamma tables' length (aux_tables()):
+   one entry a count up to the largest, if below GLMM_TABLE_MAX; 0 otherwise */
+static int count_table_len(const glmm_data *M) {
+  if (M->family != GLMM_NEGBIN) return 0;
+  double top = 0.0;
+  for (R_xlen_t i = 0; i < M->n; i++) {
+    /* the tables are indexed by the count (R/model-glmm.R checks) */
+    if (!(M->y[i] >= 0.0) || M->y[i] != floor(M->y[i]))
+      error("internal: glmm negbin counts must be whole numbers >= 0");
+    if (M->y[i] > top) top = M->y[i];
+  }
+  return top < GLMM_TABLE_MAX ? (int) top + 1 : 0;
+}
+
 sgld_model model_glmm_build(SEXP spec) {
   glmm_data *M = (glmm_data *) R_alloc(1, sizeof(glmm_data));
   M->family = list_int(spec, "family_code");
@@ -913,11 +936,7 @@ sgld_model model_glmm_build(SEXP spec) {
   if (M->wt)
     for (R_xlen_t i = 0; i < n; i++)
       if (!(M->wt[i] >= 0.0) || !isfinite(M->wt[i])) error("internal: glmm weights must be finite and >= 0");
-  double *ln = (double *) R_alloc((size_t) n, sizeof(double));
-  for (R_xlen_t i = 0; i < n; i++)
-    ln[i] = M->family == GLMM_BINOMIAL ? lchoose(M->trials[i], M->y[i])
-            : M->family != GLMM_GAUSSIAN ? -lgammafn(M->y[i] + 1.0) : 0.0;
-  M->log_norm = ln;
+  M->log_norm = row_log_norm(M);
   M->prior_loc = list_doubles(spec, "prior_loc", M->p);
   M->prior_scale = list_doubles(spec, "prior_scale", M->p);
   M->aux_rate = M->i_aux >= 0 ? list_real(spec, "aux_rate") : 1.0;
@@ -937,19 +956,8 @@ sgld_model model_glmm_build(SEXP spec) {
   M->grp_start = NULL;
   M->grp_rows = NULL;
   if (any_moves) glmm_index_groups(M);
-  /* negbin's lgamma and digamma steps tabled by count (aux_tables()) up to
-     a largest count of GLMM_TABLE_MAX; past the work the rest uses */
-  M->table_len = 0;
-  if (M->family == GLMM_NEGBIN) {
-    double top = 0.0;
-    for (R_xlen_t i = 0; i < n; i++) {
-      /* the tables are indexed by the count (R/model-glmm.R checks) */
-      if (!(M->y[i] >= 0.0) || M->y[i] != floor(M->y[i]))
-        error("internal: glmm negbin counts must be whole numbers >= 0");
-      if (M->y[i] > top) top = M->y[i];
-    }
-    if (top < GLMM_TABLE_MAX) M->table_len = (int) top + 1;
-  }
+  /* negbin's tables lie past the work the rest uses */
+  M->table_len = count_table_len(M);
   M->table_off = (size_t) 2 * ((size_t) M->nz + (size_t) nl) + (any_moves ? (size_t) n : 0);
 
   return (sgld_model) {
