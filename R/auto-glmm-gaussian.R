@@ -118,7 +118,7 @@ glmm_theta_index <- function(model)
 # centred as C sees it), the fixed effects' prior, the residual at their
 # prior means, its crossproducts, the symbolic factor, and the one-row model
 # whose C prior gives log p(theta).
-glmm_gaussian_system <- function(model) {
+glmm_gaussian_system <- function(model, schur = glmm_schur_terms(model)) {
   p <- model$p
   n <- model$n
   nz <- length(model$b_names)
@@ -162,6 +162,7 @@ glmm_gaussian_system <- function(model) {
   sys$C0 <- if (is.null(model$obs_weight)) Matrix::tcrossprod(Wt)
             else Matrix::tcrossprod(Wt %*% Matrix::Diagonal(x = sqrt(wt)))
   sys$c0 <- as.double(Wt %*% (wt * resid))
+  sys$schur <- glmm_schur_setup(model, schur)
   # the symbolic factor, at a theta whose factors have no zero entry (sds
   # 1, every CPC's atanh 0.1), so that its pattern holds every theta's
   theta <- replace(numeric(length(glmm_theta_index(model))), glmm_cpc_index(model), 0.1)
@@ -230,7 +231,8 @@ glmm_conditional <- function(sys, theta) {
   logdet <- glmm_chol_logdet(L, sys$new_matrix)
   loglik <- -sys$n / 2 * log(2 * pi) - (sys$n - q) * log_sigma - logdet / 2 -
     (sys$rr - sum(c * mean)) / (2 * s2)
-  list(factor = L, mean = mean, sigma = sqrt(s2), loglik = loglik)
+  list(factor = L, mean = mean, sigma = sqrt(s2), loglik = loglik, quad = sum(c * mean),
+       logdet = logdet)
 }
 
 # log det of the matrix a CHMfactor factors (Matrix < 1.6 gives the
@@ -320,11 +322,18 @@ glmm_t_logdens <- function(prop, x) {
 }
 
 # One draw of (beta on C's scale, z) given theta's conditional.
-glmm_effects_draw <- function(sys, cond) {
+glmm_effects_draw <- function(sys, cond) glmm_effects_scale(sys, glmm_effects_v(sys, cond))
+
+# v ~ N(mean, sigma^2 M^-1) from the factor of M.
+glmm_effects_v <- function(sys, cond) {
   q <- sys$p + sys$nz
   e <- Matrix::solve(cond$factor, Matrix::solve(cond$factor, stats::rnorm(q), system = "Lt"),
                      system = "Pt")
-  v <- cond$mean + cond$sigma * as.double(e)
+  cond$mean + cond$sigma * as.double(e)
+}
+
+# v (whitened) to (beta on C's scale, z).
+glmm_effects_scale <- function(sys, v) {
   m <- sys$model
   c(m$prior_loc + m$prior_scale * v[seq_len(sys$p)], v[sys$p + seq_len(sys$nz)])
 }
