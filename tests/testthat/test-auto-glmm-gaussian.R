@@ -50,6 +50,16 @@ test_that("the log marginal of theta matches the dense formula to 1e-8", {
     got <- sgld:::glmm_conditional(sys, theta)$loglik
     expect_equal(got, dense_log_marginal(m, f, d, theta), tolerance = 1e-8 / abs(got))
   }
+  # scalar terms only: T'C0T from C0's values (no sparse product)
+  f <- y ~ x + (1 | g) + (1 | h)
+  m <- model_glmer(f, d, offset = o)
+  sys <- sgld:::glmm_gaussian_system(m)
+  expect_false(is.null(sys$scaled))
+  for (i in 1:3) {
+    theta <- c(rnorm(2, -0.5, 0.5), log(0.6) + rnorm(1, 0, 0.3))
+    got <- sgld:::glmm_conditional(sys, theta)$loglik
+    expect_equal(got, dense_log_marginal(m, f, d, theta), tolerance = 1e-8 / abs(got))
+  }
 })
 
 test_that("the prior of theta is the C model's, the other parameters' parts removed", {
