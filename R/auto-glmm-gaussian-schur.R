@@ -1,63 +1,90 @@
-# The collapsed sampler's cheap moves of small terms' sds (R/auto-glmm-gaussian.R
-# has the maths of the collapsed system; bench/glmm-gaussian.md the figures).
+# The collapsed sampler's cheap moves (R/auto-glmm-gaussian.R has the maths
+# of the collapsed system; bench/glmm-gaussian.md the figures).
 #
-# Split v = (v1, v2), v2 the columns J of the "small" terms: scalar terms
-# ((1 | g), one sd each) with few levels, as InstEval's 28-cell dept:service.
-# Their columns of W are W2 = Z2 T, T = diag(t), t the sd of each column's
-# term. With A = M11 (which no small sd enters), K = A^-1 W1'Z2 and
-#   H = Z2'Z2 - Z2'W1 A^-1 W1'Z2,   u = Z2'r - K'W1'r   (m x m, m),
-# the Schur complement of A in M is S(t) = T H T + sigma^2 I, and
-#   log det M(t) = log det A + log det S(t),
-#   r'W M(t)^-1 W'r = r'W1 A^-1 W1'r + (T u)' S(t)^-1 (T u),
-# so log p(y | theta) as the small sds change, the others held, costs one
-# m x m Cholesky factor. All of it comes from the factor of M at one theta
-# (t_f): the m columns Y = M^-1 E_J (one solve with m right-hand sides) give
-# S(t_f) = Y[J, ]^-1, hence H; u = T_f^-1 S(t_f) mean_J; and
-# K = -Y[-J, ] S(t_f) T_f^-1. On InstEval (m = 28) that solve costs 10 ms
-# against 128 ms for the factor.
+# Split v = (v1, v2): v2 the columns J of the fixed effects and of the
+# "small" terms (scalar terms, (1 | g), with few levels, as InstEval's
+# 28-cell dept:service), v1 the other ("big") terms' effects. J's columns of
+# W are W2 = Z2 T, T = diag(t): t the sd of each small term's column, 1 for
+# the fixed effects (their scale s0 is in Z2). The big terms' columns are
+# W1 = sigma W1r, W1r their design times their factors relative to sigma.
+# With A = W1'W1 + sigma^2 I = sigma^2 (W1r'W1r + I) and
+#   H = Z2'Z2 - Z2'W1 A^-1 W1'Z2,   u = Z2'r - Z2'W1 A^-1 W1'r   (m x m, m),
+# both free of sigma and t as long as the big terms' sds relative to sigma
+# are held, the Schur complement of A in M is S = T H T + sigma^2 I and
+#   log det M = log det A + log det S,  log det A = q1 log sigma^2 + const,
+#   r'W M^-1 W'r = r'W1 A^-1 W1'r (free of sigma, t) + (T u)' S^-1 (T u),
+# so log p(y | theta) along those moves costs one m x m Cholesky factor.
+# All of it comes from the factor of M at one theta (theta_f): the m
+# columns Y = M^-1 E_J (one solve, m right-hand sides) give S_f = Y[J, ]^-1,
+# H = T_f^-1 (S_f - sigma_f^2 I) T_f^-1, u = T_f^-1 S_f mean_J and
+# K = A_f^-1 W1_f'Z2 = -Y[-J, ] S_f T_f^-1. On InstEval (m = 30) that solve
+# costs 10 ms against 128 ms for a factor.
 #
-# One iteration of the sampler is then a Gibbs cycle, each part exact:
-# (1) the other coordinates of theta by independence Metropolis-Hastings,
-# the proposal the fitted t's conditional given the small sds (one factor);
-# (2) each small log sd by slice sampling (Neal 2003) on the cheap
-# conditional above. Why: the small terms' sds are the posterior's skewed,
-# poorly determined coordinates (28 cells say little about their sd), which
-# an independence proposal fits worst; on their own they cost almost nothing.
-# The effects are drawn given the current theta from the factor at t_f:
-# v ~ N(mean_f, sigma^2 M_f^-1) split as v1 | v2 at t_f, then v2 drawn from
-# its own Gaussian at t, N(S^-1 T u, sigma^2 S^-1), and v1 moved by the
-# change of its conditional mean, -K (t v2 - t_f v2_f) (its conditional
-# covariance sigma^2 A^-1 is free of t).
+# One iteration is a cycle of exact updates: (1) the big terms' log sds
+# and correlations by independence Metropolis-Hastings, the proposal the
+# fitted t's conditional given the rest (one factor); (2) sigma with the
+# big terms' sds in proportion (a line through theta: their log sds and
+# log sigma moved together), and (3) each small term's log sd, both by
+# slice sampling (Neal 2003) on the cheap marginal. Why: the small terms'
+# sds are the skewed, poorly determined coordinates (28 cells say little
+# about their sd), which an independence proposal fits worst, and sigma,
+# sharply determined, costs the joint proposal acceptance in every
+# dimension it has to fit; here they cost almost nothing.
+# The effects are drawn given the current theta from the factor at
+# theta_f: v ~ N(mean_f, sigma_f^2 M_f^-1) split into v2 and v1's residual
+# e1 about its conditional mean given v2 (covariance sigma^2 A^-1, the same
+# at every theta of these moves); v2 drawn again from its Gaussian at
+# theta, N(S^-1 T u, sigma^2 S^-1); v1 = (sigma_f / sigma) A_f^-1 (c1_f -
+# W1_f'Z2 T v2) + e1.
 auto_glmm_gaussian_schur_levels <- 50L  # a small term: one sd, at most this many levels
-auto_glmm_gaussian_schur_columns <- 100L  # the small terms' columns in all: at most
+auto_glmm_gaussian_schur_columns <- 100L  # J's columns (fixed and small): at most
 auto_glmm_gaussian_schur_min_q <- 1000L   # and only in a system at least this large
-auto_glmm_gaussian_slice_sweeps <- 5L     # slice updates of each small sd per iteration
+auto_glmm_gaussian_slice_sweeps <- 5L     # slice updates of each cheap line per iteration
+# the joint move's proposal sds over the fitted ones (the t's conditional
+# given the cheap coordinates)
+auto_glmm_gaussian_schur_widen <- 1.3
 
 # The terms whose sds the cheap moves update: scalar terms with few levels,
-# in a system large enough that its factor costs far more than their dense
-# block; integer(0) when none (then every move is a joint one).
+# in a system large enough that its factor costs far more than the dense
+# block of J (the fixed effects and those terms); NULL for no cheap moves.
 glmm_schur_terms <- function(model) {
   q <- model$p + length(model$b_names)
   small <- which(model$r == 1L & model$G <= auto_glmm_gaussian_schur_levels)
-  if (q < auto_glmm_gaussian_schur_min_q || !length(small) ||
-      sum(model$G[small]) > auto_glmm_gaussian_schur_columns) return(integer())
+  if (q < auto_glmm_gaussian_schur_min_q ||
+      model$p + sum(model$G[small]) > auto_glmm_gaussian_schur_columns ||
+      model$p + length(small) == 0L) return(NULL)
   small
 }
 
-# What the cheap moves need of the system: the columns J of the small terms,
-# each column's term (as an index into J's sds), and the positions of those
-# sds in theta.
+# What the cheap moves need of the system: the columns J, the index of each
+# one's small term in `terms` (0 for a fixed effect), the small terms' log
+# sds in theta, the big terms' coordinates in theta, and the line of
+# sigma's moves (the big terms' log sds and log sigma).
 glmm_schur_setup <- function(model, terms) {
-  if (!length(terms)) return(NULL)
+  if (is.null(terms)) return(NULL)
   q <- model$p + length(model$b_names)
   first_col <- model$p + cumsum(c(0L, model$r * model$G))
-  first_theta <- cumsum(c(0L, model$r + model$r * (model$r - 1L) / 2L))
-  cols <- unlist(lapply(terms, function(k) first_col[k] + seq_len(model$G[k])))
-  list(terms = terms, columns = cols,
-       column_sd = rep(seq_along(terms), model$G[terms]),
+  nt <- model$r + model$r * (model$r - 1L) / 2L
+  first_theta <- cumsum(c(0L, nt))
+  cols <- c(seq_len(model$p), unlist(lapply(terms, function(k) first_col[k] + seq_len(model$G[k]))))
+  big <- setdiff(seq_len(model$K), terms)
+  n_theta <- sum(nt) + 1L
+  list(terms = terms, columns = cols, q_big = q - length(cols),
+       column_sd = c(integer(model$p), rep(seq_along(terms), model$G[terms])),
        theta_index = first_theta[terms] + 1L,
+       big_index = unlist(lapply(big, function(k) first_theta[k] + seq_len(nt[k]))),
+       sigma_line = replace(numeric(n_theta), c(unlist(lapply(big, function(k)
+         first_theta[k] + seq_len(model$r[k]))), n_theta), 1),
        unit = Matrix::sparseMatrix(i = cols, j = seq_along(cols), x = 1,
                                    dims = c(q, length(cols))))
+}
+
+# The scale of each column of J at theta (1 for the fixed effects).
+glmm_schur_scales <- function(sc, theta) {
+  t <- rep(1, length(sc$columns))
+  small <- sc$column_sd > 0L
+  t[small] <- exp(theta[sc$theta_index])[sc$column_sd[small]]
+  t
 }
 
 # The Schur quantities at the state's factor (cond, at theta).
@@ -67,31 +94,32 @@ glmm_schur_state <- function(sys, cond, theta) {
   Y <- as.matrix(Matrix::solve(cond$factor, sc$unit, system = "A"))
   R <- Y[J, , drop = FALSE]
   S <- chol2inv(chol((R + t(R)) / 2))
-  s2 <- cond$sigma^2
-  tf <- exp(theta[sc$theta_index])[sc$column_sd]
+  tf <- glmm_schur_scales(sc, theta)
   H <- S
-  diag(H) <- diag(H) - s2
+  diag(H) <- diag(H) - cond$sigma^2
   H <- H / outer(tf, tf)
   Sm <- drop(S %*% cond$mean[J])
-  list(H = (H + t(H)) / 2, u = Sm / tf, sd = tf, quad_a = cond$quad - sum(cond$mean[J] * Sm),
-       logdet_a = cond$logdet - as.double(determinant(S)$modulus),
-       K = -sweep(Y[-J, , drop = FALSE] %*% S, 2, tf, "/"))
+  K <- -sweep(Y[-J, , drop = FALSE] %*% S, 2, tf, "/")
+  list(H = (H + t(H)) / 2, u = Sm / tf, sd = tf, theta = theta, log_sigma = log(cond$sigma),
+       quad_a = cond$quad - sum(cond$mean[J] * Sm),
+       logdet_a = cond$logdet - as.double(determinant(S)$modulus), K = K,
+       a1 = cond$mean[-J] + drop(K %*% (tf * cond$mean[J])))
 }
 
 # log p(y | theta) by the Schur complement: theta differs from the state's
-# factored one in the small sds only. The Cholesky factor of S comes back too.
+# factored one by the cheap moves only. The Cholesky factor of S comes too.
 glmm_schur_loglik <- function(sys, st, theta) {
   sc <- sys$schur
   log_sigma <- theta[length(theta)]
   s2 <- exp(2 * log_sigma)
-  t <- exp(theta[sc$theta_index])[sc$column_sd]
+  t <- glmm_schur_scales(sc, theta)
   S <- st$H * outer(t, t)
   diag(S) <- diag(S) + s2
   R <- tryCatch(chol(S), error = function(e) NULL)
   if (is.null(R)) return(list(value = -Inf))
   b <- backsolve(R, t * st$u, transpose = TRUE)
   q <- sys$p + sys$nz
-  logdet <- st$logdet_a + 2 * sum(log(diag(R)))
+  logdet <- st$logdet_a + 2 * sc$q_big * (log_sigma - st$log_sigma) + 2 * sum(log(diag(R)))
   list(value = -sys$n / 2 * log(2 * pi) - (sys$n - q) * log_sigma - logdet / 2 -
          (sys$rr - st$quad_a - sum(b^2)) / (2 * s2),
        chol = R, t = t, s2 = s2)
@@ -111,19 +139,17 @@ glmm_t_conditional <- function(prop, keep, given) {
   o <- -keep
   B <- V[keep, o, drop = FALSE] %*% solve(V[o, o, drop = FALSE])
   glmm_t_proposal(prop$location[keep] + drop(B %*% (given - prop$location[o])),
-                  V[keep, keep, drop = FALSE] - B %*% V[o, keep, drop = FALSE], prop$df)
+                  V[keep, keep, drop = FALSE] - B %*% V[o, keep, drop = FALSE], prop$df,
+                  widen = auto_glmm_gaussian_schur_widen)
 }
 
-# One slice-sampling update (stepping out, then shrinking) of coordinate j
-# of x under log density f, from its value f0 there; width w.
-glmm_slice_update <- function(x, j, f, f0, w, max_steps = 50L) {
+# One slice-sampling update (stepping out, then shrinking) of x along the
+# direction `line` under log density f, from its value f0 at x; width w.
+glmm_slice_update <- function(x, line, f, f0, w, max_steps = 50L) {
   level <- f0 - stats::rexp(1)
-  lo <- x[j] - w * stats::runif(1)
+  at <- function(a) f(x + a * line)
+  lo <- -w * stats::runif(1)
   hi <- lo + w
-  at <- function(v) {
-    x[j] <- v
-    f(x)
-  }
   steps <- max_steps
   while (steps > 0L && at(lo) > level) {
     lo <- lo - w
@@ -135,43 +161,43 @@ glmm_slice_update <- function(x, j, f, f0, w, max_steps = 50L) {
     steps <- steps - 1L
   }
   repeat {
-    v <- stats::runif(1, lo, hi)
-    fv <- at(v)
-    if (fv > level) {
-      x[j] <- v
-      return(list(x = x, value = fv))
-    }
-    if (v < x[j]) lo <- v else hi <- v
+    a <- stats::runif(1, lo, hi)
+    fa <- at(a)
+    if (fa > level) return(list(x = x + a * line, value = fa))
+    if (a < 0) lo <- a else hi <- a
   }
 }
 
 # One iteration with cheap moves: the state s carries theta, its log
-# posterior value, the factored theta_f with its conditional cond, and the
-# Schur quantities at theta_f (made when first needed).
+# posterior value, the conditional cond factored at theta_f, and the Schur
+# quantities there (made when first needed). Without big terms there is no
+# joint move (counted as accepted: the factor then never changes).
 glmm_schur_step <- function(s, prop, post, sys) {
   sc <- sys$schur
-  js <- sc$theta_index
-  jb <- seq_along(s$theta)[-js]
+  jb <- sc$big_index
   if (is.null(s$value)) s$value <- s$cond$value
-  # (1) the other coordinates, given the small sds
-  cp <- glmm_t_conditional(prop, jb, s$theta[js])
-  th <- s$theta
-  th[jb] <- glmm_t_draw(cp)
-  cand <- post(th)
-  moved <- FALSE
-  if (log(stats::runif(1)) < cand$value - s$value + glmm_t_logdens(cp, s$theta[jb]) -
-      glmm_t_logdens(cp, th[jb])) {
-    s <- list(theta = th, cond = cand, value = cand$value, schur = NULL)
-    moved <- TRUE
+  moved <- !length(jb)
+  if (length(jb)) {
+    # (1) the big terms' coordinates, given the rest
+    cp <- glmm_t_conditional(prop, jb, s$theta[-jb])
+    th <- s$theta
+    th[jb] <- glmm_t_draw(cp)
+    cand <- post(th)
+    if (log(stats::runif(1)) < cand$value - s$value + glmm_t_logdens(cp, s$theta[jb]) -
+        glmm_t_logdens(cp, th[jb])) {
+      s <- list(theta = th, cond = cand, value = cand$value, schur = NULL)
+      moved <- TRUE
+    }
   }
-  # (2) the small sds, the factor kept
-  if (is.null(s$schur)) {
-    s$schur <- glmm_schur_state(sys, s$cond, s$theta)
-    s$schur$theta <- s$theta
-  }
+  if (is.null(s$schur)) s$schur <- glmm_schur_state(sys, s$cond, s$theta)
   f <- function(x) glmm_schur_logpost(sys, s$schur, x)
-  for (sweep in seq_len(auto_glmm_gaussian_slice_sweeps)) for (j in js) {
-    up <- glmm_slice_update(s$theta, j, f, s$value, 2 * sqrt(prop$covariance[j, j]))
+  # (2) sigma, the big terms' sds in proportion; (3) the small terms' sds
+  lines <- c(list(sc$sigma_line), lapply(sc$theta_index, function(j)
+    replace(numeric(length(s$theta)), j, 1)))
+  widths <- 2 * sqrt(c(prop$covariance[length(s$theta), length(s$theta)],
+                       diag(prop$covariance)[sc$theta_index]))
+  for (sweep in seq_len(auto_glmm_gaussian_slice_sweeps)) for (i in seq_along(lines)) {
+    up <- glmm_slice_update(s$theta, lines[[i]], f, s$value, widths[i])
     s$theta <- up$x
     s$value <- up$value
   }
@@ -184,13 +210,15 @@ glmm_schur_step <- function(s, prop, post, sys) {
 glmm_schur_effects_draw <- function(sys, s) {
   cond <- s$cond
   vf <- glmm_effects_v(sys, cond)
-  if (is.null(s$schur) || identical(s$theta, s$schur$theta)) return(glmm_effects_scale(sys, vf))
+  st <- s$schur
+  if (is.null(st) || identical(s$theta, st$theta)) return(glmm_effects_scale(sys, vf))
   J <- sys$schur$columns
-  at <- glmm_schur_loglik(sys, s$schur, s$theta)
-  mean2 <- backsolve(at$chol, backsolve(at$chol, at$t * s$schur$u, transpose = TRUE))
+  at <- glmm_schur_loglik(sys, st, s$theta)
+  mean2 <- backsolve(at$chol, backsolve(at$chol, at$t * st$u, transpose = TRUE))
   v2 <- mean2 + sqrt(at$s2) * backsolve(at$chol, stats::rnorm(length(J)))
+  e1 <- vf[-J] - st$a1 + drop(st$K %*% (st$sd * vf[J]))
   v <- vf
   v[J] <- v2
-  v[-J] <- vf[-J] - drop(s$schur$K %*% (at$t * v2 - s$schur$sd * vf[J]))
+  v[-J] <- exp(st$log_sigma) / sqrt(at$s2) * (st$a1 - drop(st$K %*% (at$t * v2))) + e1
   glmm_effects_scale(sys, v)
 }

@@ -337,9 +337,9 @@ glmm_hessian <- function(f, x, fx, h = 1e-3) {
 # target's, which an independence sampler accepts more often than a t of
 # matched covariance (simulated, 4 dimensions, N(0, I) target: 0.88 at 10
 # df against 0.72 for 5 df of matched covariance).
-glmm_t_proposal <- function(location, covariance, df = auto_glmm_gaussian_df)
-  list(location = location, covariance = covariance,
-       chol = auto_glmm_gaussian_widen * chol(covariance), df = df)
+glmm_t_proposal <- function(location, covariance, df = auto_glmm_gaussian_df,
+                            widen = auto_glmm_gaussian_widen)
+  list(location = location, covariance = covariance, chol = widen * chol(covariance), df = df)
 
 glmm_t_draw <- function(prop) {
   k <- length(prop$location)
