@@ -43,6 +43,8 @@ auto_glmm_gaussian_slice_sweeps <- 5L     # slice updates of each cheap line per
 # the joint move's proposal sds over the fitted ones (the t's conditional
 # given the cheap coordinates)
 auto_glmm_gaussian_schur_widen <- 1.3
+# the planned run over the independence sampler's (auto_glmm_gaussian())
+auto_glmm_gaussian_schur_plan <- 0.75
 
 # The terms whose sds the cheap moves update: scalar terms with few levels,
 # in a system large enough that its factor costs far more than the dense

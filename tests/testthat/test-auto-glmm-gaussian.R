@@ -284,13 +284,13 @@ test_that("the sampler with cheap moves matches the exact posterior (grid)", {
     prop <- sgld:::glmm_t_proposal(mode$par, mode$covariance)
     warmed <- sgld:::glmm_collapsed_warmup(sys, post, prop, chains = 2, warm = 50,
                                            progress = FALSE)
-    run <- sgld:::glmm_collapsed_chains(sys, post, warmed, iter = 1000, keep = NULL,
+    run <- sgld:::glmm_collapsed_chains(sys, post, warmed, iter = 400, keep = NULL,
                                         progress = FALSE)
     x <- do.call(rbind, run$draws)
     U <- sgld:::glmm_draws(m, x)
     Q <- cbind(U[, c(m$coef_names, m$b_names)], sd_g = exp(x[, ti[1]]), sigma = U[, "sigma"])
     ess <- vapply(seq_len(ncol(Q)), function(j) sum(vapply(1:2, function(c)
-      coda::effectiveSize(Q[(c - 1) * 1000 + 1:1000, j]), 0)), 0)
+      coda::effectiveSize(Q[(c - 1) * 400 + 1:400, j]), 0)), 0)
     se <- ref$sd / sqrt(ess)
     expect_lt(max(abs(colMeans(Q) - ref$mean[colnames(Q)]) / se), 4)
     expect_lt(max(abs(apply(Q, 2, sd) / ref$sd[colnames(Q)] - 1) * sqrt(2 * ess) / 1.5), 4)
