@@ -62,7 +62,7 @@ glmm_collapsed_warmup <- function(sys, post, prop, chains, warm, progress, worke
       W <- matrix(NA_real_, warm, length(ti))
       moved <- 0
       for (i in seq_len(warm)) {
-        s <- glmm_mcmc_step(s, prop, counted)
+        s <- glmm_mcmc_step(s, prop, counted, sys)
         moved <- moved + s$moved
         W[i, ] <- s$theta
         tick()
@@ -100,8 +100,17 @@ glmm_imh_step <- function(s, prop, post) {
   s
 }
 
-# One iteration of the sampler of theta.
-glmm_mcmc_step <- function(s, prop, post) glmm_imh_step(s, prop, post)
+# One iteration of the sampler of theta: a joint independence move, or,
+# with small terms, a joint move of the others and cheap moves of their sds
+# (R/auto-glmm-gaussian-schur.R).
+glmm_mcmc_step <- function(s, prop, post, sys) {
+  if (is.null(sys$schur)) glmm_imh_step(s, prop, post) else glmm_schur_step(s, prop, post, sys)
+}
+
+# One draw of the effects given the state's theta.
+glmm_state_effects_draw <- function(sys, s) {
+  if (is.null(sys$schur)) glmm_effects_draw(sys, s$cond) else glmm_schur_effects_draw(sys, s)
+}
 
 # A progress bar on stderr (or nothing): tick() one step, set(n) steps done,
 # close().
@@ -275,13 +284,13 @@ glmm_collapsed_chains <- function(sys, post, warmed, iter, keep, progress, centr
     theta <- matrix(NA_real_, iter, length(ti))
     sum <- sumsq <- numeric(d)
     kept <- accepted <- 0
-    last <- c(glmm_effects_draw(sys, s$cond), s$theta)
+    last <- c(glmm_state_effects_draw(sys, s), s$theta)
     status <- 3L                                   # "interrupted" until it ends
     interrupted <- FALSE
     tryCatch({
       for (i in seq_len(iter)) {
-        s <- glmm_mcmc_step(s, prop, counted)
-        w <- c(glmm_effects_draw(sys, s$cond), s$theta)
+        s <- glmm_mcmc_step(s, prop, counted, sys)
+        w <- c(glmm_state_effects_draw(sys, s), s$theta)
         theta[i, ] <- s$theta
         draws[i, ] <- if (is.null(keep)) w else to_user_scale(model, matrix(w, 1))[1, keep]
         sum <- sum + (w - centre)

@@ -21,6 +21,11 @@
 # (src/model_glmm.c: decov and exponential sigma with the Jacobians of these
 # coordinates), read from C on a one-row copy of the model.
 #
+# In a large system (1,000 or more effects) sigma and the sds of scalar terms
+# with few levels move by cheap exact updates on the Schur complement of
+# the other terms' block, between joint moves of those terms' coordinates
+# (R/auto-glmm-gaussian-schur.R).
+#
 # Why independence proposals: theta has few coordinates and, the effects
 # integrated out, a smooth, nearly Gaussian marginal (more so as the data
 # grow), so a fitted t is accepted most of the time and its draws are nearly
@@ -63,10 +68,16 @@ auto_glmm_gaussian <- function(model, args, given, call, what) {
   # 1,000 the held-out Penicillin's sd of its 6-level sample sd came out
   # 11.8% off stan_glmer's at seed 2 (Monte Carlo error of a skewed sd; at
   # 2,000, seeds 1-3 within 0.074 sd and 4.8%: bench/glmm-defaults.md)
+  # With cheap moves (R/auto-glmm-gaussian-schur.R) the other coordinates
+  # move between joint moves, so that figure overstates the run needed
+  # (InstEval: ESS per iteration 0.60 at an acceptance of 0.67, where it
+  # says 0.50): the run is planned shorter, and the ESS check below extends
+  # it where that falls short.
   if (!"iter" %in% given || is.null(args$iter)) {
     a <- max(warmed$acceptance, 0.05)
+    plan <- if (is.null(sys$schur)) 1 else auto_glmm_gaussian_schur_plan
     iter <- min(auto_glmm_gaussian_max_iter, max(auto_glmm_gaussian_min_iter,
-               ceiling(auto_target_ess * (2 - a) / a / chains)))
+               ceiling(plan * auto_target_ess * (2 - a) / a / chains)))
   }
   settings <- run_settings(model, lr = 1, batch_size = model$n, iter = iter, burnin = 0,
                            thin = 1, temperature = 1, chains = chains, init = NULL,
@@ -95,17 +106,20 @@ auto_glmm_gaussian <- function(model, args, given, call, what) {
     warmup = warm * rounds, iter = iter, target_ess = auto_target_ess,
     warmup_acceptance = warmed$acceptance, workers = workers,
     evaluations = mode$evaluations + warmed$evaluations + run$evaluations,
-    mode_evaluations = mode$evaluations, acceptance = run$accepted /
+    mode_evaluations = mode$evaluations, cheap_moves = !is.null(sys$schur),
+    acceptance = run$accepted /
       pmax(1, run$kept), extended = extended, theta_mode = mode$par, theta_covariance = mode$covariance,
     proposal = run$proposal, setup_time = mode$time, sampling_time = fit$sampling_time,
     reason = sprintf(paste0(
       "lr = \"auto\" for a gaussian multilevel model: exact collapsed sampling. The ",
       "variance parameters (%d) are drawn from their marginal posterior, the fixed and ",
       "group effects integrated out through a sparse Cholesky factor, by independence ",
-      "Metropolis-Hastings with a t proposal fitted to that marginal (acceptance %s); ",
+      "Metropolis-Hastings with a t proposal fitted to that marginal (acceptance %s)%s; ",
       "the fixed and group effects are then drawn exactly given them. %s warm-up and %s ",
-      "kept iterations per chain."), length(ti), format(acc, digits = 2), warm * rounds,
-      format(iter, big.mark = ",")))
+      "kept iterations per chain."), length(ti), format(acc, digits = 2),
+      if (is.null(sys$schur)) "" else paste0(", sigma and the sds of small terms by slice ",
+                                             "sampling on the Schur complement between those moves"),
+      warm * rounds, format(iter, big.mark = ",")))
   fit$checks <- list(convergence = convergence_check(fit, auto = TRUE))
   fit
 }
@@ -118,7 +132,7 @@ glmm_theta_index <- function(model)
 # centred as C sees it), the fixed effects' prior, the residual at their
 # prior means, its crossproducts, the symbolic factor, and the one-row model
 # whose C prior gives log p(theta).
-glmm_gaussian_system <- function(model) {
+glmm_gaussian_system <- function(model, schur = glmm_schur_terms(model)) {
   p <- model$p
   n <- model$n
   nz <- length(model$b_names)
@@ -162,6 +176,11 @@ glmm_gaussian_system <- function(model) {
   sys$C0 <- if (is.null(model$obs_weight)) Matrix::tcrossprod(Wt)
             else Matrix::tcrossprod(Wt %*% Matrix::Diagonal(x = sqrt(wt)))
   sys$c0 <- as.double(Wt %*% (wt * resid))
+  sys$schur <- glmm_schur_setup(model, schur)
+  if (all(model$r == 1L)) {
+    A <- methods::as(Matrix::forceSymmetric(sys$C0, uplo = "L"), "CsparseMatrix")
+    sys$scaled <- list(A = A, x = A@x, i = A@i + 1L, j = rep(seq_len(ncol(A)), diff(A@p)))
+  }
   # the symbolic factor, at a theta whose factors have no zero entry (sds
   # 1, every CPC's atanh 0.1), so that its pattern holds every theta's
   theta <- replace(numeric(length(glmm_theta_index(model))), glmm_cpc_index(model), 0.1)
@@ -221,16 +240,26 @@ glmm_conditional <- function(sys, theta) {
   log_sigma <- theta[length(theta)]
   s2 <- exp(2 * log_sigma)
   Tt <- glmm_factor_values(sys, theta)
-  # W'W = T' C0 T and W'r = T' c0: nothing of length n per theta
-  A <- Matrix::forceSymmetric(Tt %*% Matrix::tcrossprod(sys$C0, Tt), uplo = "L")
+  # W'W = T' C0 T and W'r = T' c0: nothing of length n per theta; with
+  # scalar terms only, T is diagonal (t) and T' C0 T's values those of C0
+  # times t_i t_j (no sparse product: its S4 dispatch was a third of the
+  # time per theta at 200 groups)
+  if (is.null(sys$scaled)) {
+    A <- Matrix::forceSymmetric(Tt %*% Matrix::tcrossprod(sys$C0, Tt), uplo = "L")
+    c <- as.double(Tt %*% sys$c0)
+  } else {
+    A <- sys$scaled$A
+    A@x <- sys$scaled$x * Tt@x[sys$scaled$i] * Tt@x[sys$scaled$j]
+    c <- Tt@x * sys$c0
+  }
   L <- Matrix::update(sys$factor, A, mult = s2)
-  c <- as.double(Tt %*% sys$c0)
   mean <- as.double(Matrix::solve(L, c, system = "A"))
   q <- sys$p + sys$nz
   logdet <- glmm_chol_logdet(L, sys$new_matrix)
   loglik <- -sys$n / 2 * log(2 * pi) - (sys$n - q) * log_sigma - logdet / 2 -
     (sys$rr - sum(c * mean)) / (2 * s2)
-  list(factor = L, mean = mean, sigma = sqrt(s2), loglik = loglik)
+  list(factor = L, mean = mean, sigma = sqrt(s2), loglik = loglik, quad = sum(c * mean),
+       logdet = logdet)
 }
 
 # log det of the matrix a CHMfactor factors (Matrix < 1.6 gives the
@@ -288,12 +317,32 @@ glmm_theta_mode <- function(post, theta0) {
     -post(th)$value
   }
   opt <- stats::optim(theta0, f, method = "BFGS", control = list(reltol = 1e-9, maxit = 200))
-  H <- stats::optimHess(opt$par, f)
-  H <- (H + t(H)) / 2
+  H <- glmm_hessian(f, opt$par, opt$value)
   e <- eigen(H, symmetric = TRUE)
   lam <- pmax(e$values, 1e-3 * max(abs(e$values)), 1e-8)
   list(par = opt$par, covariance = e$vectors %*% (t(e$vectors) / lam),
        time = proc.time()[["elapsed"]] - t0, evaluations = count)
+}
+
+# The Hessian of f at x (f(x) = fx given) by central second differences:
+# 2 k^2 evaluations for k coordinates, half of stats::optimHess()'s 4 k^2
+# (differences of numerical gradients); each is a factorisation, serial.
+glmm_hessian <- function(f, x, fx, h = 1e-3) {
+  k <- length(x)
+  at <- function(i, a, j = i, b = 0) {
+    y <- x
+    y[i] <- y[i] + a * h
+    y[j] <- y[j] + b * h
+    f(y)
+  }
+  H <- matrix(0, k, k)
+  for (i in seq_len(k)) {
+    H[i, i] <- (at(i, 1) - 2 * fx + at(i, -1)) / h^2
+    for (j in seq_len(i - 1L))
+      H[i, j] <- H[j, i] <- (at(i, 1, j, 1) - at(i, 1, j, -1) - at(i, -1, j, 1) +
+                               at(i, -1, j, -1)) / (4 * h^2)
+  }
+  H
 }
 
 # A multivariate t proposal: location, the Cholesky factor of its scale
@@ -302,9 +351,9 @@ glmm_theta_mode <- function(post, theta0) {
 # target's, which an independence sampler accepts more often than a t of
 # matched covariance (simulated, 4 dimensions, N(0, I) target: 0.88 at 10
 # df against 0.72 for 5 df of matched covariance).
-glmm_t_proposal <- function(location, covariance, df = auto_glmm_gaussian_df)
-  list(location = location, covariance = covariance,
-       chol = auto_glmm_gaussian_widen * chol(covariance), df = df)
+glmm_t_proposal <- function(location, covariance, df = auto_glmm_gaussian_df,
+                            widen = auto_glmm_gaussian_widen)
+  list(location = location, covariance = covariance, chol = widen * chol(covariance), df = df)
 
 glmm_t_draw <- function(prop) {
   k <- length(prop$location)
@@ -320,11 +369,18 @@ glmm_t_logdens <- function(prop, x) {
 }
 
 # One draw of (beta on C's scale, z) given theta's conditional.
-glmm_effects_draw <- function(sys, cond) {
+glmm_effects_draw <- function(sys, cond) glmm_effects_scale(sys, glmm_effects_v(sys, cond))
+
+# v ~ N(mean, sigma^2 M^-1) from the factor of M.
+glmm_effects_v <- function(sys, cond) {
   q <- sys$p + sys$nz
   e <- Matrix::solve(cond$factor, Matrix::solve(cond$factor, stats::rnorm(q), system = "Lt"),
                      system = "Pt")
-  v <- cond$mean + cond$sigma * as.double(e)
+  cond$mean + cond$sigma * as.double(e)
+}
+
+# v (whitened) to (beta on C's scale, z).
+glmm_effects_scale <- function(sys, v) {
   m <- sys$model
   c(m$prior_loc + m$prior_scale * v[seq_len(sys$p)], v[sys$p + seq_len(sys$nz)])
 }

@@ -50,6 +50,16 @@ test_that("the log marginal of theta matches the dense formula to 1e-8", {
     got <- sgld:::glmm_conditional(sys, theta)$loglik
     expect_equal(got, dense_log_marginal(m, f, d, theta), tolerance = 1e-8 / abs(got))
   }
+  # scalar terms only: T'C0T from C0's values (no sparse product)
+  f <- y ~ x + (1 | g) + (1 | h)
+  m <- model_glmer(f, d, offset = o)
+  sys <- sgld:::glmm_gaussian_system(m)
+  expect_false(is.null(sys$scaled))
+  for (i in 1:3) {
+    theta <- c(rnorm(2, -0.5, 0.5), log(0.6) + rnorm(1, 0, 0.3))
+    got <- sgld:::glmm_conditional(sys, theta)$loglik
+    expect_equal(got, dense_log_marginal(m, f, d, theta), tolerance = 1e-8 / abs(got))
+  }
 })
 
 test_that("the prior of theta is the C model's, the other parameters' parts removed", {
@@ -208,4 +218,81 @@ test_that("a model the sampler cannot start is a named error, not an endless loo
   }
   expect_error(sgld:::glmm_collapsed_start(prop, post), "no start", class = "sgld_collapsed_start_error")
   expect_equal(calls, sgld:::auto_glmm_gaussian_start_tries)
+})
+
+# The cheap moves (R/auto-glmm-gaussian-schur.R), forced here on tiny
+# systems (by default only systems of 1,000 or more effects have them).
+test_that("the Schur complement's log marginal matches the factor's to 1e-8", {
+  d <- tiny_data()
+  f <- y ~ x + (1 | g) + (1 | h)
+  m <- model_glmer(f, d, offset = o)
+  expect_null(sgld:::glmm_gaussian_system(m)$schur)   # too small by default
+  for (small in list(integer(), 2L, 1:2)) {
+    sys <- sgld:::glmm_gaussian_system(m, schur = small)
+    sc <- sys$schur
+    theta_f <- c(log(0.6), log(0.3), log(0.5))
+    cond <- sgld:::glmm_theta_logpost(sys, theta_f)
+    st <- sgld:::glmm_schur_state(sys, cond, theta_f)
+    set.seed(8)
+    for (i in 1:3) {
+      # sigma with the big terms' sds in proportion, and the small sds
+      theta <- theta_f + rnorm(1, 0, 0.4) * sc$sigma_line
+      theta[sc$theta_index] <- theta[sc$theta_index] + rnorm(length(sc$theta_index), 0, 0.7)
+      exact <- sgld:::glmm_theta_logpost(sys, theta)$value
+      expect_equal(sgld:::glmm_schur_logpost(sys, st, theta), exact,
+                   tolerance = 1e-8 / abs(exact))
+    }
+  }
+})
+
+test_that("effects drawn through the Schur complement have the exact conditional", {
+  d <- tiny_data()
+  m <- model_glmer(y ~ x + (1 | g) + (1 | h), d)
+  sys <- sgld:::glmm_gaussian_system(m, schur = 2L)
+  theta_f <- c(log(0.7), log(0.2), log(0.5))
+  theta <- c(log(0.7 * 1.3), log(0.6), log(0.5 * 1.3))   # sigma and the small sd moved
+  s <- list(theta = theta, cond = sgld:::glmm_theta_logpost(sys, theta_f))
+  s$schur <- sgld:::glmm_schur_state(sys, s$cond, theta_f)
+  W <- t(as.matrix(sgld:::glmm_scaled_design(sys, theta)))
+  s2 <- (0.5 * 1.3)^2
+  A <- diag(ncol(W)) + crossprod(W) / s2
+  mu <- drop(solve(A, crossprod(W, sys$resid) / s2))
+  set.seed(9)
+  V <- t(replicate(4000, sgld:::glmm_schur_effects_draw(sys, s)))
+  s0 <- c(m$prior_scale, rep(1, ncol(V) - m$p))
+  Vv <- sweep(sweep(V, 2, c(m$prior_loc, rep(0, ncol(V) - m$p))), 2, s0, "/")
+  sd_exact <- sqrt(diag(solve(A)))
+  expect_lt(max(abs(colMeans(Vv) - mu) / (sd_exact / sqrt(4000))), 4)
+  expect_lt(max(abs(apply(Vv, 2, sd) / sd_exact - 1)), 4 / sqrt(2 * 4000))
+  # and their correlations: the covariance's off-diagonal within 4.5 Monte Carlo sds
+  C <- solve(A)
+  se <- sqrt((C^2 + outer(diag(C), diag(C))) / 4000)
+  expect_lt(max(abs(cov(Vv) - C) / se), 4.5)
+})
+
+test_that("the sampler with cheap moves matches the exact posterior (grid)", {
+  d <- tiny_data(5)
+  m <- model_glmer(y ~ x + (1 | g), d)
+  ref <- grid_reference(m, d)
+  ti <- sgld:::glmm_theta_index(m)
+  # the sd of g by the joint move and sigma by the cheap one; then both cheap
+  for (small in list(integer(), 1L)) {
+    sys <- sgld:::glmm_gaussian_system(m, schur = small)
+    post <- function(th) sgld:::glmm_theta_logpost(sys, th)
+    set.seed(3)
+    mode <- sgld:::glmm_theta_mode(post, sgld:::glmm_start(m)[ti])
+    prop <- sgld:::glmm_t_proposal(mode$par, mode$covariance)
+    warmed <- sgld:::glmm_collapsed_warmup(sys, post, prop, chains = 2, warm = 50,
+                                           progress = FALSE)
+    run <- sgld:::glmm_collapsed_chains(sys, post, warmed, iter = 400, keep = NULL,
+                                        progress = FALSE)
+    x <- do.call(rbind, run$draws)
+    U <- sgld:::glmm_draws(m, x)
+    Q <- cbind(U[, c(m$coef_names, m$b_names)], sd_g = exp(x[, ti[1]]), sigma = U[, "sigma"])
+    ess <- vapply(seq_len(ncol(Q)), function(j) sum(vapply(1:2, function(c)
+      coda::effectiveSize(Q[(c - 1) * 400 + 1:400, j]), 0)), 0)
+    se <- ref$sd / sqrt(ess)
+    expect_lt(max(abs(colMeans(Q) - ref$mean[colnames(Q)]) / se), 4)
+    expect_lt(max(abs(apply(Q, 2, sd) / ref$sd[colnames(Q)] - 1) * sqrt(2 * ess) / 1.5), 4)
+  }
 })
