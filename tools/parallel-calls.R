@@ -68,8 +68,8 @@ roots <- grep("_omp_fn", defined, value = TRUE)
 if (!length(roots)) stop("no parallel region found: compile with OpenMP")
 # R's standalone math library (nmath): pure functions that warn only for
 # arguments at or below 0, which no model passes (model_sv.c: nu > 0;
-# model_negbin.c: y + phi > 0).
-nmath <- c("Rf_lgammafn", "Rf_digamma", "Rf_lbeta")
+# model_negbin.c: y + phi > 0 and phi > 0, also for its Hessian's trigamma).
+nmath <- c("Rf_lgammafn", "Rf_digamma", "Rf_trigamma", "Rf_lbeta")
 r_api <- "^(Rf_|R_|Rprintf|REprintf|error|warning|unif_rand|norm_rand|exp_rand|GetRNGstate|PutRNGstate|INTEGER|REAL|RAW|LOGICAL|CHAR|TYPEOF|XLENGTH|LENGTH|VECTOR_ELT|STRING_ELT|SET_|ATTRIB|protect|unprotect|alloc|mkChar|install|Scalar|list_|find_model|find_update)"
 
 # breadth-first from the roots, remembering how each function was reached
