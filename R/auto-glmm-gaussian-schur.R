@@ -40,6 +40,8 @@ auto_glmm_gaussian_schur_levels <- 50L  # a small term: one sd, at most this man
 auto_glmm_gaussian_schur_columns <- 100L  # J's columns (fixed and small): at most
 auto_glmm_gaussian_schur_min_q <- 1000L   # and only in a system at least this large
 auto_glmm_gaussian_slice_sweeps <- 5L     # slice updates of each cheap line per iteration
+# (1, 2, 3, 5 measured on InstEval: 2 looked best on a short proxy, but the
+# whole default call at 2 took more CPU than at 5; bench/glmm-gaussian.md)
 # the joint move's proposal sds over the fitted ones (the t's conditional
 # given the cheap coordinates)
 auto_glmm_gaussian_schur_widen <- 1.3
