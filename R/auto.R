@@ -393,12 +393,11 @@ auto_sgld_phases <- function(model, args, given, call, made) {
   if (step$departure > auto_wall_departure && auto_mala_allowed(model, given))
     return(auto_sgld_mala(model, args, given, call, made, pm, step$precondition, step$curv,
                           step$departure, start, "departure"))
-  # close to Gaussian and cheap to evaluate: independence Metropolis-Hastings
-  # where a pilot's importance weights allow it (R/auto-imh.R)
-  # where its cost is below the alternative's: above auto_full_n rows that
-  # is the subsampled plan, made first (its random numbers come before the
-  # pilot's, which a refusing pilot gives back: the fallback's draws are
-  # those of the plan made after)
+  # independence Metropolis-Hastings (R/auto-imh.R) where a pilot's
+  # importance weights allow it and it costs less than the alternative:
+  # above auto_full_n rows that is the subsampled plan, made first (its
+  # random numbers come before the pilot's, which a refusing pilot gives
+  # back, so the fallback's draws are those the plan alone would give)
   plan <- if (model$n > auto_full_n && imh_pays(model, NULL))
             auto_sgld_plan(model, args, given, pm, step)
   if (auto_imh_wanted(model, given, step, plan)) {
