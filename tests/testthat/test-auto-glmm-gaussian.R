@@ -75,6 +75,20 @@ test_that("the prior of theta is the C model's, the other parameters' parts remo
   expect_equal(sgld:::glmm_theta_logprior(sys, w[ti]), e$logprior - rest, tolerance = 1e-12)
 })
 
+# Draws V (one row each) of the effects against their exact conditional
+# N(mu, A^-1) on the whitened scale (fixed effects less the prior's
+# location, over its scale): means within 4 Monte Carlo sds, sds within 4
+# sds of their estimate. Returns the whitened draws.
+expect_exact_conditional <- function(V, m, A, mu) {
+  s0 <- c(m$prior_scale, rep(1, ncol(V) - m$p))
+  Vv <- sweep(sweep(V, 2, c(m$prior_loc, rep(0, ncol(V) - m$p))), 2, s0, "/")
+  sd_exact <- sqrt(diag(solve(A)))
+  n <- nrow(V)
+  expect_lt(max(abs(colMeans(Vv) - mu) / (sd_exact / sqrt(n))), 4)
+  expect_lt(max(abs(apply(Vv, 2, sd) / sd_exact - 1)), 4 / sqrt(2 * n))
+  Vv
+}
+
 test_that("the fixed and group effects are drawn from their exact conditional", {
   d <- tiny_data()
   m <- model_glmer(y ~ x + (1 + x | g), d)
@@ -88,12 +102,7 @@ test_that("the fixed and group effects are drawn from their exact conditional", 
   expect_equal(cond$mean, drop(mu), tolerance = 1e-10)
   set.seed(4)
   V <- t(replicate(4000, sgld:::glmm_effects_draw(sys, cond)))
-  s0 <- c(m$prior_scale, rep(1, ncol(V) - m$p))
-  Vv <- sweep(sweep(V, 2, c(m$prior_loc, rep(0, ncol(V) - m$p))), 2, s0, "/")
-  sd_exact <- sqrt(diag(solve(A)))
-  # means within 4 Monte Carlo sds, sds within 4 sds of their estimate
-  expect_lt(max(abs(colMeans(Vv) - mu) / (sd_exact / sqrt(4000))), 4)
-  expect_lt(max(abs(apply(Vv, 2, sd) / sd_exact - 1)), 4 / sqrt(2 * 4000))
+  expect_exact_conditional(V, m, A, mu)
 })
 
 # The exact posterior of y ~ x + (1 | g): theta = (log s, log sigma) on a
@@ -259,11 +268,7 @@ test_that("effects drawn through the Schur complement have the exact conditional
   mu <- drop(solve(A, crossprod(W, sys$resid) / s2))
   set.seed(9)
   V <- t(replicate(4000, sgld:::glmm_schur_effects_draw(sys, s)))
-  s0 <- c(m$prior_scale, rep(1, ncol(V) - m$p))
-  Vv <- sweep(sweep(V, 2, c(m$prior_loc, rep(0, ncol(V) - m$p))), 2, s0, "/")
-  sd_exact <- sqrt(diag(solve(A)))
-  expect_lt(max(abs(colMeans(Vv) - mu) / (sd_exact / sqrt(4000))), 4)
-  expect_lt(max(abs(apply(Vv, 2, sd) / sd_exact - 1)), 4 / sqrt(2 * 4000))
+  Vv <- expect_exact_conditional(V, m, A, mu)
   # and their correlations: the covariance's off-diagonal within 4.5 Monte Carlo sds
   C <- solve(A)
   se <- sqrt((C^2 + outer(diag(C), diag(C))) / 4000)
